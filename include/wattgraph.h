@@ -1,0 +1,21 @@
+/* wattgraph.h: the public C API of wattgraph, one header per module.
+ *
+ *   core   status codes, the context, errors, logging, GPU presence
+ *   graph  the host CSR graph, loaders, binary cache, generators, statistics
+ *   sssp   shortest paths, the Dijkstra oracle, the verifier
+ *   power  energy meters (NVML, RAPL) and the power sampler
+ *
+ * Conventions: public names start with wg_; handles are opaque and made by
+ * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
+ * caller's pointer; every fallible call returns wg_status (0 = success);
+ * options structs are initialised with *_defaults().
+ */
+#ifndef WATTGRAPH_H
+#define WATTGRAPH_H
+
+#include "wattgraph/core.h"
+#include "wattgraph/graph.h"
+#include "wattgraph/power.h"
+#include "wattgraph/sssp.h"
+
+#endif

@@ -1,0 +1,127 @@
+/* wattgraph/core.h: status codes, the context, logging and progress.
+ *
+ * Every fallible call in wattgraph returns a wg_status: 0 is success, errors
+ * are negative. wg_strerror() gives the generic message for a status;
+ * wg_ctx_last_error() gives the specific one (file, line, what was wrong) for
+ * the last failure seen by a context. The library never exits, never aborts
+ * on bad input and never prints unless a log callback asks it to.
+ */
+#ifndef WATTGRAPH_CORE_H
+#define WATTGRAPH_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, message): the one table that makes the enum, wg_strerror
+ * and wg_status_name. Add new codes at the end; never renumber. */
+#define WG_STATUS_TABLE(X)                                                   \
+  X(WG_OK, 0, "success")                                                     \
+  X(WG_EINVAL, -1, "invalid argument")                                       \
+  X(WG_ENOMEM, -2, "out of memory or over the memory limit")                 \
+  X(WG_EIO, -3, "input/output error")                                        \
+  X(WG_EPARSE, -4, "malformed input")                                        \
+  X(WG_ENOTSUP, -5, "not supported in this build or on this machine")        \
+  X(WG_ERANGE, -6, "value out of range")                                     \
+  X(WG_EOVERFLOW, -7, "arithmetic overflow")                                 \
+  X(WG_ENOENT, -8, "no such file, vertex or entry")                          \
+  X(WG_EFULL, -9, "capacity exceeded")                                       \
+  X(WG_EVERSION, -10, "unsupported format version")                          \
+  X(WG_ECHECKSUM, -11, "checksum mismatch")                                  \
+  X(WG_EDEVICE, -12, "GPU device error")                                     \
+  X(WG_ENODEV, -13, "no GPU device present")                                 \
+  X(WG_EUNAVAIL, -14, "meter or resource unavailable")                       \
+  X(WG_ETIMEOUT, -15, "timed out")                                           \
+  X(WG_EVERIFY, -16, "verification failed")
+
+typedef enum wg_status_code {
+#define WG__STATUS_ENUM(name, value, msg) name = value,
+  WG_STATUS_TABLE(WG__STATUS_ENUM)
+#undef WG__STATUS_ENUM
+} wg_status_code;
+
+typedef int wg_status;
+
+/* Generic message for a status ("malformed input"); never NULL. */
+const char *wg_strerror(wg_status status);
+/* Symbolic name of a status ("WG_EPARSE"); never NULL. */
+const char *wg_status_name(wg_status status);
+/* Library version as "MAJOR.MINOR.PATCH". */
+const char *wg_version(void);
+
+/* ---- context ----------------------------------------------------------- */
+
+typedef struct wg_ctx wg_ctx_t;
+
+typedef enum wg_log_level {
+  WG_LOG_ERROR = 0,
+  WG_LOG_WARN = 1,
+  WG_LOG_INFO = 2,
+  WG_LOG_DEBUG = 3
+} wg_log_level;
+
+/* Called with one complete line (no trailing newline). */
+typedef void (*wg_log_fn)(void *user, wg_log_level level, const char *msg);
+
+/* Progress of long work: `what` names the phase ("parsing", "dijkstra"),
+ * `done` and `total` are in the phase's own unit (bytes, vertices); total
+ * is 0 when unknown. Called at most a few times per second. */
+typedef void (*wg_progress_fn)(void *user, const char *what, uint64_t done,
+                               uint64_t total);
+
+/* A context carries the last error message, the log and progress callbacks,
+ * the thread count and the memory limit. One context per thread: a context
+ * is not safe for concurrent use, the objects it made are read-only safe.
+ * Returns WG_ENOMEM. */
+wg_status wg_ctx_create(wg_ctx_t **out);
+/* NULL-safe; sets *ctx to NULL. */
+void wg_ctx_destroy(wg_ctx_t **ctx);
+
+/* The message of the last failure ("graph.gr:12: vertex id 0 ..."), or ""
+ * when none. Owned by the context, valid until its next failing call. A NULL
+ * context gives "". */
+const char *wg_ctx_last_error(const wg_ctx_t *ctx);
+void wg_ctx_clear_error(wg_ctx_t *ctx);
+
+void wg_ctx_set_log(wg_ctx_t *ctx, wg_log_fn fn, void *user,
+                    wg_log_level max_level);
+void wg_ctx_set_progress(wg_ctx_t *ctx, wg_progress_fn fn, void *user);
+
+/* CPU threads for parallel work; 0 means all cores (the default). */
+void wg_ctx_set_threads(wg_ctx_t *ctx, int threads);
+int wg_ctx_threads(const wg_ctx_t *ctx);
+
+/* Upper bound on any single allocation whose size comes from untrusted input
+ * (a file header, a command-line count). Default: 90% of physical memory.
+ * A lying header then fails with WG_ENOMEM and a message instead of
+ * exhausting the machine. */
+void wg_ctx_set_memory_limit(wg_ctx_t *ctx, uint64_t bytes);
+uint64_t wg_ctx_memory_limit(const wg_ctx_t *ctx);
+
+/* ---- GPU presence -------------------------------------------------------- */
+
+/* Whether this build has CUDA support compiled in (1) or not (0). */
+int wg_has_cuda(void);
+
+typedef struct wg_device_info {
+  int ordinal;
+  char name[96];
+  int cc_major, cc_minor;
+  int multiprocessors;
+  uint64_t global_memory_bytes;
+  uint64_t l2_bytes;
+} wg_device_info;
+
+/* Number of usable CUDA devices in *count. A build without CUDA returns
+ * WG_ENOTSUP; a machine without a GPU or driver returns WG_ENODEV; both
+ * leave a message saying which. */
+wg_status wg_cuda_device_count(wg_ctx_t *ctx, int *count);
+wg_status wg_cuda_device_info(wg_ctx_t *ctx, int ordinal, wg_device_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

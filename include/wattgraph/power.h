@@ -1,0 +1,89 @@
+/* wattgraph/power.h: energy meters.
+ *
+ * A meter measures a window (begin .. end) and reports, per source, joules,
+ * mean watts and seconds. Sources: every GPU through NVML's energy counter
+ * (libnvidia-ml.so.1 opened with dlopen at run time, so there is no build
+ * dependency), CPU packages and DRAM through the Linux powercap RAPL files
+ * (counter wrap-around handled). A source that cannot be read is listed with
+ * available = 0 and the reason, never silently left out.
+ *
+ * A sampler thread can record a power time series during a window.
+ */
+#ifndef WATTGRAPH_POWER_H
+#define WATTGRAPH_POWER_H
+
+#include "wattgraph/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wg_meter wg_meter_t;
+
+typedef enum wg_meter_kind {
+  WG_METER_GPU = 0,
+  WG_METER_CPU_PACKAGE,
+  WG_METER_DRAM
+} wg_meter_kind;
+
+const char *wg_meter_kind_name(wg_meter_kind kind); /* "gpu", "cpu-package", "dram" */
+
+typedef struct wg_meter_opts {
+  const char *powercap_root;  /* "/sys/class/powercap" */
+  const char *nvml_library;   /* "libnvidia-ml.so.1" */
+  int use_gpu;                /* 1 */
+  int use_rapl;               /* 1 */
+} wg_meter_opts;
+
+void wg_meter_opts_defaults(wg_meter_opts *opts);
+
+typedef struct wg_meter_reading {
+  char name[64];              /* "gpu0 NVIDIA H100 80GB HBM3", "package-0", "dram-0" */
+  wg_meter_kind kind;
+  int available;              /* 0: see why */
+  char why[160];              /* reason when unavailable, else "" */
+  double joules;
+  double mean_watts;
+  double seconds;
+} wg_meter_reading;
+
+/* Discovers sources. Never fails because a meter is missing: missing
+ * meters become unavailable readings. WG_ENOMEM, WG_EINVAL only. */
+wg_status wg_meter_create(wg_ctx_t *ctx, wg_meter_t **out,
+                          const wg_meter_opts *opts);
+/* NULL-safe; stops the sampler; sets *m to NULL. */
+void wg_meter_destroy(wg_meter_t **m);
+
+/* Number of sources, available or not (at least one per kind). */
+size_t wg_meter_source_count(const wg_meter_t *m);
+
+/* Starts a window: reads every counter. */
+wg_status wg_meter_begin(wg_meter_t *m);
+/* Ends the window and fills out[0 .. min(cap, count)) with one reading per
+ * source; *count gets the number of sources. WG_EINVAL without begin. */
+wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
+                       size_t *count);
+
+/* ---- sampler ------------------------------------------------------------- */
+
+typedef struct wg_power_sample {
+  double t;          /* seconds since the sampler started */
+  size_t source;     /* index into the readings' order */
+  double watts;
+} wg_power_sample;
+
+/* Starts a thread sampling every available source's power every
+ * interval_s seconds (at least 0.001). WG_EINVAL if already running. */
+wg_status wg_meter_sampler_start(wg_meter_t *m, double interval_s);
+/* Stops it; samples stay readable until the next start or destroy. */
+wg_status wg_meter_sampler_stop(wg_meter_t *m);
+/* The samples recorded; owned by the meter. */
+const wg_power_sample *wg_meter_samples(const wg_meter_t *m, size_t *count);
+/* Writes "t,source,name,watts" rows to a CSV file. */
+wg_status wg_meter_write_samples_csv(wg_ctx_t *ctx, const wg_meter_t *m,
+                                     const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,116 @@
+/* Checked allocation, timers and the random number generator. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+
+static wg_status alloc_common(wg_ctx_t *ctx, void *ptr, uint64_t count,
+                              uint64_t size, const char *what, int zero) {
+  void **p = (void **)ptr;
+  *p = NULL;
+  size_t bytes;
+  char h[32], l[32];
+  if (wg__mul_size(count, size, &bytes) != 0)
+    return wg__error(ctx, WG_EOVERFLOW,
+                     "%s: %llu elements of %llu bytes overflow the address space",
+                     what, (unsigned long long)count, (unsigned long long)size);
+  if ((uint64_t)bytes > wg_ctx_memory_limit(ctx))
+    return wg__error(ctx, WG_ENOMEM, "%s: %s is over the memory limit of %s",
+                     what, wg__human_bytes(bytes, h, sizeof h),
+                     wg__human_bytes(wg_ctx_memory_limit(ctx), l, sizeof l));
+  if (bytes == 0) bytes = 1; /* a valid, freeable pointer for empty arrays */
+  *p = zero ? calloc(1, bytes) : malloc(bytes);
+  if (!*p)
+    return wg__error(ctx, WG_ENOMEM, "%s: cannot allocate %s", what,
+                     wg__human_bytes(bytes, h, sizeof h));
+  return WG_OK;
+}
+
+wg_status wg__alloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
+                    const char *what) {
+  return alloc_common(ctx, ptr, count, size, what, 0);
+}
+
+wg_status wg__calloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
+                     const char *what) {
+  return alloc_common(ctx, ptr, count, size, what, 1);
+}
+
+wg_status wg__realloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
+                      const char *what) {
+  void **p = (void **)ptr;
+  size_t bytes;
+  char h[32], l[32];
+  if (wg__mul_size(count, size, &bytes) != 0)
+    return wg__error(ctx, WG_EOVERFLOW,
+                     "%s: %llu elements of %llu bytes overflow the address space",
+                     what, (unsigned long long)count, (unsigned long long)size);
+  if ((uint64_t)bytes > wg_ctx_memory_limit(ctx))
+    return wg__error(ctx, WG_ENOMEM, "%s: %s is over the memory limit of %s",
+                     what, wg__human_bytes(bytes, h, sizeof h),
+                     wg__human_bytes(wg_ctx_memory_limit(ctx), l, sizeof l));
+  if (bytes == 0) bytes = 1;
+  void *q = realloc(*p, bytes);
+  if (!q)
+    return wg__error(ctx, WG_ENOMEM, "%s: cannot grow to %s", what,
+                     wg__human_bytes(bytes, h, sizeof h));
+  *p = q;
+  return WG_OK;
+}
+
+void wg__free(void *ptr) {
+  void **p = (void **)ptr;
+  if (!p) return;
+  free(*p);
+  *p = NULL;
+}
+
+const char *wg__human_bytes(uint64_t bytes, char *buf, size_t cap) {
+  static const char *unit[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 6) {
+    v /= 1000.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+  else
+    snprintf(buf, cap, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+double wg__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void wg__rng_seed(wg__rng *r, uint64_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++) {
+    x = wg__mix64(x);
+    r->s[i] = x;
+  }
+  if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t wg__rng_next(wg__rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}

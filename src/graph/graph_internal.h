@@ -1,0 +1,79 @@
+/* The graph's private layout and the builder every loader and generator
+ * feeds: an edge list goes in, a deduplicated CSR comes out. */
+#ifndef WG_GRAPH_INTERNAL_H
+#define WG_GRAPH_INTERNAL_H
+
+#include "core/internal.h"
+#include "wattgraph/graph.h"
+
+#define WG__GRAPH_MAGIC 0x57474752u /* "WGGR" */
+#define WG__GRAPH_DEAD 0xdead6666u
+
+struct wg_graph {
+  uint32_t magic;
+  uint32_t n;
+  uint64_t m;
+  uint64_t *offsets;   /* n + 1 */
+  uint32_t *targets;   /* m */
+  uint32_t *weights;   /* m */
+  double *lon, *lat;   /* n each, or NULL */
+  uint64_t *file_ids;  /* n, ascending, when info.sparse_ids; else NULL */
+  wg_graph_info info;
+  /* When the arrays live in one mapped or read block (the binary cache),
+   * block/block_size describe it and the arrays are not freed one by one. */
+  void *block;
+  size_t block_size;
+  int block_is_mmap;
+};
+
+/* One input edge; loaders collect these, then call wg__graph_build. */
+typedef struct wg__edge {
+  uint32_t u, v, w;
+} wg__edge;
+
+typedef struct wg__edgelist {
+  wg__edge *e;
+  uint64_t count, cap;
+} wg__edgelist;
+
+/* Appends an edge, growing geometrically (memory-limit checked). */
+wg_status wg__edgelist_grow(wg_ctx_t *ctx, wg__edgelist *el);
+static inline wg_status wg__edgelist_push(wg_ctx_t *ctx, wg__edgelist *el,
+                                          uint32_t u, uint32_t v, uint32_t w) {
+  if (WG__UNLIKELY(el->count == el->cap)) {
+    wg_status st = wg__edgelist_grow(ctx, el);
+    if (st != WG_OK) return st;
+  }
+  wg__edge *e = &el->e[el->count++];
+  e->u = u;
+  e->v = v;
+  e->w = w;
+  return WG_OK;
+}
+/* Reserves room for `cap` edges up front (a hint; may be smaller than
+ * what is pushed later). */
+wg_status wg__edgelist_reserve(wg_ctx_t *ctx, wg__edgelist *el, uint64_t cap);
+void wg__edgelist_free(wg__edgelist *el);
+
+/* Allocates an empty graph shell (magic set, arrays NULL). */
+wg_status wg__graph_alloc(wg_ctx_t *ctx, wg_graph_t **out);
+
+/* Builds the CSR of n vertices from el (every id must be < n; checked).
+ * undirected: each edge becomes two arcs. Self loops are dropped and
+ * counted; parallel arcs collapse to the lightest and are counted. The
+ * edge list is freed (consumed) in every case. On success the new graph's
+ * info has input_edges, self_loops, duplicates, undirected_input set; the
+ * caller fills in the rest. */
+wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
+                          wg__edgelist *el, int undirected);
+
+/* Hash-based weight of the arc u->v for the given seed and range; the same
+ * for v->u. */
+static inline uint32_t wg__edge_weight(uint64_t seed, uint32_t u, uint32_t v,
+                                       uint32_t lo, uint32_t hi) {
+  uint32_t a = u < v ? u : v, b = u < v ? v : u;
+  uint64_t h = wg__mix64(seed ^ wg__mix64(((uint64_t)a << 32) | b));
+  return lo + (uint32_t)wg__bounded(h, (uint64_t)hi - lo + 1);
+}
+
+#endif
