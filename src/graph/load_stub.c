@@ -8,8 +8,3 @@ wg_status wg_graph_load(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   return wg__error(ctx, WG_ENOTSUP, "%s: loaders not built yet", path);
 }
 
-wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g,
-                              const char *path) {
-  (void)g;
-  return wg__error(ctx, WG_ENOTSUP, "%s: cache not built yet", path);
-}
