@@ -78,6 +78,13 @@ wg_status wg_graph_load(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
 wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g,
                               const char *path);
 
+/* Writes 9th DIMACS shortest-path text: "p sp n m" then one "a u v w" line
+ * per arc, ids 1-based in internal order (file ids are not kept; use the
+ * cache for that). Compressed with gzip when path ends in ".gz". Written to
+ * "path.tmp" and renamed, so a failure never leaves half a file. */
+wg_status wg_graph_save_dimacs(wg_ctx_t *ctx, const wg_graph_t *g,
+                               const char *path);
+
 /* NULL-safe; sets *g to NULL. */
 void wg_graph_destroy(wg_graph_t **g);
 
@@ -130,6 +137,27 @@ wg_status wg_graph_vertex_of(const wg_graph_t *g, uint64_t file_id,
                              uint32_t *v);
 /* Internal id -> file id; v must be < n. */
 uint64_t wg_graph_file_id(const wg_graph_t *g, uint32_t v);
+
+/* ---- the graph on a GPU --------------------------------------------------- */
+
+typedef struct wg_device_graph wg_device_graph_t;
+
+/* Copies the CSR (offsets, targets, weights) to GPU `device`. Checks free
+ * device memory first: a graph that does not fit fails with WG_ENOMEM and a
+ * message giving both sizes. A build without CUDA gives WG_ENOTSUP, a
+ * machine without a GPU WG_ENODEV. The device copy is independent of g. */
+wg_status wg_graph_upload(wg_ctx_t *ctx, const wg_graph_t *g, int device,
+                          wg_device_graph_t **out);
+/* NULL-safe; frees the device memory; sets *dg to NULL. */
+void wg_device_graph_destroy(wg_device_graph_t **dg);
+/* The device arrays (device pointers; lon/lat are NULL). Valid until
+ * destroy; usable on the device the graph was uploaded to. */
+void wg_device_graph_csr(const wg_device_graph_t *dg, wg_csr *out);
+/* Checksums computed on the GPU over the device arrays (sum of offsets,
+ * targets and weights, each modulo 2^64) -- a cheap end-to-end check that
+ * the copy is intact. */
+wg_status wg_device_graph_checksum(wg_ctx_t *ctx, const wg_device_graph_t *dg,
+                                   uint64_t sums[3]);
 
 /* ---- generators ---------------------------------------------------------- */
 

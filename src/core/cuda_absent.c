@@ -21,3 +21,20 @@ wg_status wg__cuda_device_info(int ordinal, wg_device_info *out, char *why,
   (void)out;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_csr_upload(int device, uint32_t n, uint64_t m,
+                              const uint64_t *offsets, const uint32_t *targets,
+                              const uint32_t *weights, wg__cuda_csr *out,
+                              char *why, size_t why_cap) {
+  (void)device, (void)n, (void)m, (void)offsets, (void)targets, (void)weights;
+  (void)out;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_csr_free(wg__cuda_csr *csr) { (void)csr; }
+
+wg_status wg__cuda_csr_checksum(const wg__cuda_csr *csr, uint64_t sums[3],
+                                char *why, size_t why_cap) {
+  (void)csr, (void)sums;
+  return absent(why, why_cap);
+}

@@ -17,6 +17,24 @@ wg_status wg__cuda_device_count(int *count, char *why, size_t why_cap);
 wg_status wg__cuda_device_info(int ordinal, wg_device_info *out, char *why,
                                size_t why_cap);
 
+/* Device CSR: allocate on `device` and copy the three host arrays. */
+typedef struct wg__cuda_csr {
+  int device;
+  uint32_t n;
+  uint64_t m;
+  uint64_t *offsets;
+  uint32_t *targets;
+  uint32_t *weights;
+} wg__cuda_csr;
+
+wg_status wg__cuda_csr_upload(int device, uint32_t n, uint64_t m,
+                              const uint64_t *offsets, const uint32_t *targets,
+                              const uint32_t *weights, wg__cuda_csr *out,
+                              char *why, size_t why_cap);
+void wg__cuda_csr_free(wg__cuda_csr *csr);
+wg_status wg__cuda_csr_checksum(const wg__cuda_csr *csr, uint64_t sums[3],
+                                char *why, size_t why_cap);
+
 #ifdef __cplusplus
 }
 #endif

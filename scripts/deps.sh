@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages wattgraph needs to build and test, when they
+# are missing. As root it installs them; otherwise it prints the command to
+# run and fails. CUDA (nvcc) is optional and never installed here: without it
+# the CPU library is complete.
+set -euo pipefail
+
+packages=(
+  cmake make gcc pkg-config          # build
+  clang libclang-rt-14-dev libomp-14-dev  # sanitizer and fuzzing build
+  zlib1g-dev liblzma-dev libbz2-dev   # .gz .xz .bz2 input
+  libreadosm-dev                      # OpenStreetMap .osm and .osm.pbf
+  libcmocka-dev                       # unit test framework
+  libigraph-dev                       # independent Dijkstra for tests and benchmarks
+  xz-utils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "wattgraph needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with:  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,140 @@
+/* Shared pieces of the wattgraph command line: the option table parser
+ * (which also writes --help), progress bar, energy windows, JSON output. */
+#ifndef WG_CLI_H
+#define WG_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "wattgraph.h"
+
+/* Exit statuses. */
+#define CLI_OK 0
+#define CLI_FAIL 1    /* the work failed (bad input, I/O, verification) */
+#define CLI_USAGE 2   /* the command line was wrong */
+
+typedef enum cli_opt_type {
+  OPT_FLAG,    /* int, set to 1 */
+  OPT_STRING,  /* const char * */
+  OPT_U64,     /* uint64_t, range-checked */
+  OPT_U32,     /* uint32_t, range-checked */
+  OPT_INT,     /* int, range-checked */
+  OPT_DOUBLE,  /* double, range-checked */
+  OPT_RANGE    /* "LO:HI" into uint32_t[2] */
+} cli_opt_type;
+
+typedef struct cli_opt {
+  const char *name;     /* long name without "--" */
+  char short_name;      /* 0 if none */
+  cli_opt_type type;
+  void *dest;
+  const char *metavar;  /* "SRC", "FILE" */
+  const char *help;     /* one line; the default is appended from `def` */
+  const char *def;      /* shown as "(default: ...)", or NULL */
+  double min, max;      /* numeric range, inclusive */
+  int *seen;            /* optional: set to 1 when given */
+} cli_opt;
+
+typedef struct cli_command {
+  const char *name;
+  const char *usage;    /* "FILE [options]" */
+  const char *summary;  /* one line */
+  const char *details;  /* paragraphs printed after the options, or NULL */
+  const cli_opt *opts;  /* terminated by {0} */
+  int min_args, max_args;
+} cli_command;
+
+/* Parses argv (after the subcommand name) into the table's destinations and
+ * collects positional arguments into args (at most max_args). Prints help
+ * and returns -1 (exit 0) on --help; returns CLI_USAGE after printing a
+ * one-line error on bad input; 0 on success. */
+int cli_parse(const cli_command *cmd, int argc, char **argv, const char **args,
+              int *nargs);
+void cli_print_help(const cli_command *cmd, FILE *to);
+
+/* "wattgraph: error: ..." on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports a failed library call: the context's message, or the generic
+ * status text if it is empty. Returns CLI_FAIL. */
+int cli_fail(wg_ctx_t *ctx, wg_status st, const char *what);
+
+/* Context with the CLI's log and progress callbacks; threads from
+ * --threads (0: all). */
+wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet);
+/* Ends a progress bar line if one is showing. */
+void cli_progress_done(void);
+
+/* Loads a graph with the common loading options. */
+typedef struct cli_load_args {
+  const char *format;    /* name or NULL */
+  const char *coords;    /* .co path or NULL */
+  const char *weights;   /* "file", "random", "auto" */
+  uint32_t range[2];     /* weight range */
+  uint64_t seed;
+} cli_load_args;
+void cli_load_args_defaults(cli_load_args *a, const char *weights);
+int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
+             wg_graph_t **g, double *seconds);
+
+/* Meter helpers: a meter for timed runs (never fails: on error returns
+ * NULL and the report says meters are unavailable). */
+wg_meter_t *cli_meter(wg_ctx_t *ctx);
+/* Prints "energy" lines for readings; per_run divides joules by runs. */
+void cli_print_energy(FILE *to, const wg_meter_reading *r, size_t count,
+                      unsigned runs);
+
+/* Minimal JSON writer: one object per line. */
+typedef struct cli_json {
+  FILE *to;
+  int depth;
+  int first[16];
+} cli_json;
+void json_begin(cli_json *j, FILE *to);
+void json_end(cli_json *j);
+void json_key(cli_json *j, const char *key);
+void json_obj_open(cli_json *j, const char *key);  /* key NULL inside arrays */
+void json_obj_close(cli_json *j);
+void json_arr_open(cli_json *j, const char *key);
+void json_arr_close(cli_json *j);
+void json_str(cli_json *j, const char *key, const char *value); /* NULL -> null */
+void json_u64(cli_json *j, const char *key, uint64_t value);
+void json_i64(cli_json *j, const char *key, int64_t value);
+void json_num(cli_json *j, const char *key, double value);
+void json_bool(cli_json *j, const char *key, int value);
+void json_null(cli_json *j, const char *key);
+void json_energy(cli_json *j, const wg_meter_reading *r, size_t count,
+                 unsigned runs);
+void json_graph(cli_json *j, const char *key, const char *path,
+                const wg_graph_t *g);
+
+/* Median of v[0..n) (sorts v). */
+double cli_median(double *v, unsigned n);
+/* Formats 1234567 as "1,234,567". */
+const char *cli_commas(uint64_t v, char *buf, size_t cap);
+/* Prints a duration with a fitting unit. */
+const char *cli_duration(double seconds, char *buf, size_t cap);
+
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_sssp(int argc, char **argv);
+
+#endif
+
+/* Table rows for the loading options every graph-reading command takes. */
+#define CLI_LOAD_OPTS(la, weights_default, weights_help)                           \
+  {"format", 0, OPT_STRING, &(la).format, "FMT",                                    \
+   "input format: auto, dimacs, pace, mtx, snap, osm, osm.pbf, cache", "auto",      \
+   0, 0, NULL},                                                                      \
+  {"coords", 0, OPT_STRING, &(la).coords, "FILE.co",                                 \
+   "DIMACS coordinate file for the graph", NULL, 0, 0, NULL},                        \
+  {"weights", 0, OPT_STRING, &(la).weights, "HOW", weights_help, weights_default,    \
+   0, 0, NULL},                                                                      \
+  {"weight-range", 0, OPT_RANGE, (la).range, "LO:HI",                                \
+   "range of drawn weights", "1:255", 0, 0, NULL},                                   \
+  {"seed", 0, OPT_U64, &(la).seed, "S", "seed of drawn weights", "1", 0,            \
+   18446744073709551615.0, NULL}
+
+#define CLI_THREADS_OPT(var)                                                       \
+  {"threads", 't', OPT_INT, &(var), "N", "CPU threads, 0 for all cores", "0", 0,   \
+   4096, NULL}

@@ -1,0 +1,235 @@
+/* wattgraph sssp FILE: shortest paths from one source, timed over repeats,
+ * with energy from every meter present and optional verification against
+ * the oracle. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_READINGS 32
+
+static int write_distances(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
+                           const wg_sssp_result *r) {
+  (void)ctx;
+  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  if (!f) {
+    cli_error("%s: cannot write: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  static char buf[1 << 16];
+  setvbuf(f, buf, _IOFBF, sizeof buf);
+  /* Internal ids keep the file's id order, so this is the file's order. */
+  for (uint32_t v = 0; v < r->n; v++) {
+    unsigned long long id = (unsigned long long)wg_graph_file_id(g, v);
+    if (r->dist[v] == WG_DIST_INF)
+      fprintf(f, "%llu inf\n", id);
+    else
+      fprintf(f, "%llu %llu\n", id, (unsigned long long)r->dist[v]);
+  }
+  int bad = ferror(f);
+  if (f != stdout) bad |= fclose(f) != 0;
+  else fflush(f);
+  if (bad) {
+    cli_error("%s: write failed: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+int cmd_sssp(int argc, char **argv) {
+  cli_load_args la;
+  cli_load_args_defaults(&la, "auto");
+  uint64_t source_id = 0;
+  int have_source = 0, verify = 0, json = 0, threads = 0, quiet = 0, no_pred = 0;
+  uint32_t repeat = 1;
+  const char *algo_name = "dijkstra", *backend_name = "auto", *out = NULL;
+  const cli_opt opts[] = {
+      {"source", 's', OPT_U64, &source_id, "SRC",
+       "source vertex, as the file numbers it (DIMACS: 1-based, OSM: node id)",
+       "lowest vertex of the largest strong component", 0, 18446744073709551615.0,
+       &have_source},
+      {"algo", 'a', OPT_STRING, &algo_name, "ALGO", "algorithm: dijkstra",
+       "dijkstra", 0, 0, NULL},
+      {"backend", 'b', OPT_STRING, &backend_name, "B", "auto, cpu or cuda", "auto",
+       0, 0, NULL},
+      {"repeat", 'n', OPT_U32, &repeat, "N", "runs; the time shown is the median",
+       "1", 1, 100000, NULL},
+      {"verify", 'v', OPT_FLAG, &verify, NULL,
+       "check every distance and the path tree against the Dijkstra oracle",
+       NULL, 0, 0, NULL},
+      {"out", 'o', OPT_STRING, &out, "FILE",
+       "write '<id> <distance>' per vertex in file id order ('inf' if "
+       "unreachable; - for stdout)", NULL, 0, 0, NULL},
+      {"no-pred", 0, OPT_FLAG, &no_pred, NULL,
+       "do not compute predecessors (verification then checks distances only)",
+       NULL, 0, 0, NULL},
+      CLI_LOAD_OPTS(la, "auto",
+                    "weights: auto (file's; drawn from --weight-range if the "
+                    "file has none, as GAP does), file (unweighted: 1), random"),
+      CLI_THREADS_OPT(threads),
+      {"json", 0, OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, 0, NULL},
+      {"quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress bar or warnings", NULL, 0, 0, NULL},
+      {0}};
+  const cli_command cmd = {
+      "sssp", "FILE [-s SRC] [options]",
+      "Single-source shortest paths: time (median of --repeat runs), "
+      "energy per run\nfrom every meter present, and optional verification.",
+      "Energy is measured over all runs together and divided by their number; "
+      "meters\nthat are missing (no NVIDIA GPU, no readable RAPL) are listed "
+      "with the reason.\nDistances are exact integers (uint64).",
+      opts, 1, 1};
+  const char *args[1];
+  int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+
+  wg_sssp_opts so;
+  wg_sssp_opts_defaults(&so);
+  if (wg_sssp_algo_from_name(algo_name, &so.algo) != WG_OK) {
+    cli_error("sssp: unknown algorithm '%s' (known: dijkstra)", algo_name);
+    return CLI_USAGE;
+  }
+  if (wg_backend_from_name(backend_name, &so.backend) != WG_OK) {
+    cli_error("sssp: unknown backend '%s' (auto, cpu or cuda)", backend_name);
+    return CLI_USAGE;
+  }
+  so.predecessors = !no_pred;
+
+  wg_ctx_t *ctx = NULL;
+  wg_graph_t *g = NULL;
+  wg_meter_t *meter = NULL;
+  wg_sssp_result *res = NULL;
+  double *times = NULL;
+  wg_meter_reading readings[MAX_READINGS];
+  size_t nread = 0;
+  double load_s = 0;
+  uint32_t source = 0;
+  int verified = -1; /* -1 not asked, 0 failed, 1 passed */
+  wg_verify_report report;
+  char b1[32], b2[32], b3[32];
+  wg_status st;
+
+  if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
+  if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
+  if (have_source) {
+    if (wg_graph_vertex_of(g, source_id, &source) != WG_OK) {
+      wg_graph_info info;
+      wg_graph_get_info(g, &info);
+      uint32_t n = wg_graph_num_vertices(g);
+      if (n && !info.sparse_ids)
+        cli_error("source %llu is not a vertex of %s (ids run from %llu to %llu)",
+                  (unsigned long long)source_id, args[0],
+                  (unsigned long long)wg_graph_file_id(g, 0),
+                  (unsigned long long)wg_graph_file_id(g, n - 1));
+      else
+        cli_error("source %llu is not a vertex of %s", (unsigned long long)source_id,
+                  args[0]);
+      rc = CLI_FAIL;
+      goto done;
+    }
+  } else if ((st = wg_graph_default_source(ctx, g, &source)) != WG_OK) {
+    rc = cli_fail(ctx, st, "default source");
+    goto done;
+  }
+
+  times = calloc(repeat, sizeof *times);
+  if (!times) {
+    cli_error("out of memory");
+    rc = CLI_FAIL;
+    goto done;
+  }
+  meter = cli_meter(ctx);
+  if (meter) wg_meter_begin(meter);
+  for (uint32_t i = 0; i < repeat; i++) {
+    wg_sssp_result_destroy(&res);
+    st = wg_sssp(ctx, g, source, &so, &res);
+    if (st != WG_OK) {
+      cli_progress_done();
+      rc = cli_fail(ctx, st, "sssp");
+      goto done;
+    }
+    times[i] = res->seconds;
+  }
+  if (meter) wg_meter_end(meter, readings, MAX_READINGS, &nread);
+  if (nread > MAX_READINGS) nread = MAX_READINGS;
+  cli_progress_done();
+  double median = cli_median(times, repeat);
+
+  if (verify) {
+    st = wg_sssp_verify(ctx, g, source, res->dist, res->pred, &report);
+    cli_progress_done();
+    if (st == WG_OK)
+      verified = 1;
+    else if (st == WG_EVERIFY)
+      verified = 0;
+    else {
+      rc = cli_fail(ctx, st, "verify");
+      goto done;
+    }
+  }
+  if (out && (rc = write_distances(ctx, out, g, res)) != CLI_OK) goto done;
+
+  if (json) {
+    cli_json j;
+    json_begin(&j, stdout);
+    json_str(&j, "command", "sssp");
+    json_graph(&j, "graph", args[0], g);
+    json_num(&j, "load_seconds", load_s);
+    json_u64(&j, "source", wg_graph_file_id(g, source));
+    json_str(&j, "algo", res->algo);
+    json_str(&j, "backend", res->backend);
+    json_u64(&j, "threads", (uint64_t)wg_ctx_threads(ctx));
+    json_u64(&j, "reached", res->reached);
+    json_u64(&j, "max_distance", res->max_dist);
+    json_u64(&j, "iterations", res->iterations);
+    json_u64(&j, "repeat", repeat);
+    json_num(&j, "median_seconds", median);
+    json_arr_open(&j, "seconds");
+    for (uint32_t i = 0; i < repeat; i++) json_num(&j, NULL, times[i]);
+    json_arr_close(&j);
+    json_energy(&j, readings, nread, repeat);
+    if (verified < 0)
+      json_null(&j, "verified");
+    else
+      json_bool(&j, "verified", verified);
+    json_end(&j);
+  } else {
+    wg_graph_info info;
+    wg_graph_get_info(g, &info);
+    printf("%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", args[0],
+           cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
+           cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
+           cli_duration(load_s, b3, sizeof b3));
+    if (info.weights_assigned)
+      printf("%-10s drawn uniformly from [%u, %u], seed %llu\n", "weights",
+             info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
+    printf("%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
+           have_source ? "" : " (default: lowest vertex of the largest strong component)");
+    printf("%-10s %s on %s\n", "algorithm", res->algo, res->backend);
+    printf("%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
+           cli_commas(res->n, b2, sizeof b2));
+    printf("%-10s %llu\n", "max dist", (unsigned long long)res->max_dist);
+    printf("%-10s %s (median of %u run%s)\n", "time", cli_duration(median, b1, sizeof b1),
+           repeat, repeat == 1 ? "" : "s");
+    if (median > 0)
+      printf("%-10s %.3f M arcs/s\n", "rate", (double)wg_graph_num_arcs(g) / median / 1e6);
+    cli_print_energy(stdout, readings, nread, repeat);
+    if (verified == 1)
+      printf("%-10s PASS (%s vertices match the oracle; path tree checked)\n", "verify",
+             cli_commas(report.checked, b1, sizeof b1));
+  }
+  if (verified == 0) {
+    cli_error("verification FAILED: %llu distance mismatches, %llu tree violations",
+              (unsigned long long)report.dist_mismatches,
+              (unsigned long long)report.tree_violations);
+    fprintf(stderr, "%s", report.text);
+    rc = CLI_FAIL;
+  }
+done:
+  free(times);
+  wg_sssp_result_destroy(&res);
+  wg_meter_destroy(&meter);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+  return rc;
+}
