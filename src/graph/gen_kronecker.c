@@ -28,15 +28,14 @@
 #define KRON_T_AB ((uint64_t)(0.76 * 4294967296.0))
 #define KRON_T_ABC ((uint64_t)(0.95 * 4294967296.0))
 
+/* One level: quadrant (0,0) below a, (0,1) below a+b, (1,0) below a+b+c,
+ * else (1,1). Written without branches: the draw is random, so a branch
+ * here would be mispredicted about half the time. */
 static inline void rmat_level(uint64_t r32, uint32_t *src, uint32_t *dst) {
-  *src <<= 1;
-  *dst <<= 1;
-  if (r32 < KRON_T_AB) {
-    if (r32 >= KRON_T_A) *dst |= 1;
-  } else {
-    *src |= 1;
-    if (r32 >= KRON_T_ABC) *dst |= 1;
-  }
+  const uint32_t s = r32 >= KRON_T_AB;
+  const uint32_t d = ((r32 >= KRON_T_A) & (r32 < KRON_T_AB)) | (r32 >= KRON_T_ABC);
+  *src = (*src << 1) | s;
+  *dst = (*dst << 1) | d;
 }
 
 static void rmat_block(uint64_t seed, uint64_t block, uint64_t first,
