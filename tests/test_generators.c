@@ -207,6 +207,11 @@ static void kron_bad_arguments(void **state) {
   wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 30, 64, NULL), WG_ENOMEM);
   assert_null(g);
   wgt_assert_error_has(ctx, "memory limit");
+  /* fails in the CSR build, after the edges were drawn: nothing leaks */
+  wg_ctx_set_memory_limit(ctx, 7 << 19); /* edges 3.1 MB pass, CSR 4.2 MB not */
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 14, 16, NULL), WG_ENOMEM);
+  assert_null(g);
+  wgt_assert_error_has(ctx, "CSR");
   wg_ctx_destroy(&ctx);
 }
 
@@ -353,6 +358,16 @@ static void road_structure(void **state) {
   wgt_assert_status(ctx, wg_gen_road(ctx, &g, 0, NULL), WG_ERANGE);
   assert_null(g);
   wgt_assert_error_has(ctx, "0 vertices");
+  /* a billion vertices under a 64 MB limit: refused with a message */
+  wg_ctx_set_memory_limit(ctx, 64 << 20);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 1000000000, NULL), WG_ENOMEM);
+  assert_null(g);
+  wgt_assert_error_has(ctx, "memory limit");
+  /* fails late (in the CSR build), after its own arrays were allocated */
+  wg_ctx_set_memory_limit(ctx, 4 << 20);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 200000, NULL), WG_ENOMEM);
+  assert_null(g);
+  wgt_assert_error_has(ctx, "CSR");
   wg_ctx_destroy(&ctx);
 }
 
