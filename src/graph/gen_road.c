@@ -135,8 +135,8 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
     goto done;
   for (uint64_t v = 0; v < n; v++) parent[v] = (uint32_t)v;
   /* Tree edges are n - 1; the extras about ROAD_EXTRA of the rest. */
-  if ((st = wg__edgelist_reserve(ctx, &el, n + (uint64_t)(ROAD_EXTRA * 1.1 * (double)n) + 16)) != WG_OK)
-    goto done;
+  const uint64_t expect = n + (uint64_t)(ROAD_EXTRA * 1.1 * (double)n) + 16;
+  if ((st = wg__edgelist_reserve(ctx, &el, expect)) != WG_OK) goto done;
   {
     const uint64_t eseed = wg__mix64(o.seed ^ 0x6578747261ull);
     for (uint64_t i = 0; i < nslots; i++) {
