@@ -171,7 +171,8 @@ void wg_gen_opts_defaults(wg_gen_opts *opts);
 
 /* Graph500 Kronecker (R-MAT a=0.57, b=0.19, c=0.19): 2^scale vertices,
  * edge_factor * 2^scale undirected edges before merging, ids permuted,
- * weights uniform in [lo, hi]. Deterministic in seed, not in thread count. */
+ * weights uniform in [lo, hi]. Deterministic in seed and independent of the
+ * thread count. */
 wg_status wg_gen_kronecker(wg_ctx_t *ctx, wg_graph_t **out, unsigned scale,
                            unsigned edge_factor, const wg_gen_opts *opts);
 /* rows x cols 4-neighbour grid, undirected, weights uniform in [lo, hi],
