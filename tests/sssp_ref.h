@@ -1,7 +1,7 @@
 /* Independent references for the SSSP tests: a graph builder from an edge
  * array, Bellman-Ford, and (when the build found it) igraph's Dijkstra.
- * Included by test_dijkstra.c, test_verify.c and test_sssp_real.c; every
- * function is static so each test program gets its own copy. */
+ * Included by test_dijkstra.c, test_verify.c and test_sssp_real.c; all
+ * functions are static inline so each program takes only what it uses. */
 #ifndef WG_TEST_SSSP_REF_H
 #define WG_TEST_SSSP_REF_H
 
@@ -23,7 +23,7 @@ typedef struct ref_edge {
 
 /* Builds a graph of n vertices from k edges through the CSR builder (the
  * same path every loader takes). Fails the test on error. */
-static wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,
+static inline wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,
                              size_t k, int undirected) {
   wg__edgelist el = {0};
   wg_graph_t *g = NULL;
@@ -37,7 +37,7 @@ static wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,
 /* Bellman-Ford over the CSR: rounds of relaxing every arc until nothing
  * changes (at most n - 1 rounds with non-negative weights). Shares no code
  * with the oracle; O(n m) in the worst case, meant for small graphs. */
-static void ref_bellman_ford(const wg_graph_t *g, uint32_t s, wg_dist_t *dist) {
+static inline void ref_bellman_ford(const wg_graph_t *g, uint32_t s, wg_dist_t *dist) {
   wg_csr c;
   wg_graph_csr(g, &c);
   for (uint32_t v = 0; v < c.n; v++) dist[v] = WG_DIST_INF;
@@ -60,7 +60,7 @@ static void ref_bellman_ford(const wg_graph_t *g, uint32_t s, wg_dist_t *dist) {
 
 /* Compares two distance arrays element by element; prints the first few
  * mismatches and returns how many there were. */
-static uint64_t ref_compare(const char *what, const wg_dist_t *got,
+static inline uint64_t ref_compare(const char *what, const wg_dist_t *got,
                             const wg_dist_t *want, uint32_t n) {
   uint64_t bad = 0;
   for (uint32_t v = 0; v < n; v++) {
@@ -82,7 +82,7 @@ typedef struct ref_igraph {
   igraph_vector_t w;
 } ref_igraph;
 
-static void ref_igraph_init(ref_igraph *ig, const wg_graph_t *g) {
+static inline void ref_igraph_init(ref_igraph *ig, const wg_graph_t *g) {
   wg_csr c;
   wg_graph_csr(g, &c);
   igraph_vector_int_t edges;
@@ -101,13 +101,13 @@ static void ref_igraph_init(ref_igraph *ig, const wg_graph_t *g) {
   igraph_vector_int_destroy(&edges);
 }
 
-static void ref_igraph_free(ref_igraph *ig) {
+static inline void ref_igraph_free(ref_igraph *ig) {
   igraph_destroy(&ig->g);
   igraph_vector_destroy(&ig->w);
 }
 
 /* igraph's Dijkstra from s into dist (WG_DIST_INF for infinity). */
-static void ref_igraph_dijkstra(ref_igraph *ig, uint32_t s, wg_dist_t *dist) {
+static inline void ref_igraph_dijkstra(ref_igraph *ig, uint32_t s, wg_dist_t *dist) {
   igraph_matrix_t res;
   const igraph_integer_t n = igraph_vcount(&ig->g);
   assert_int_equal(igraph_matrix_init(&res, 1, n), IGRAPH_SUCCESS);
