@@ -47,8 +47,10 @@ typedef struct heap_entry {
   uint32_t v;
 } heap_entry;
 
+/* Bitwise, not short-circuit: heap comparisons are data-dependent coin
+ * flips, and branch mispredictions dominate a naive heap's run time. */
 static inline int entry_less(heap_entry a, heap_entry b) {
-  return a.d < b.d || (a.d == b.d && a.v < b.v);
+  return (a.d < b.d) | ((a.d == b.d) & (a.v < b.v));
 }
 
 /* Places x at or above slot i, moving larger parents down. */
@@ -65,20 +67,26 @@ static inline void sift_up(heap_entry *h, uint32_t *pos, uint64_t i,
   pos[x.v] = (uint32_t)i;
 }
 
-/* Places x at or below slot i of a heap of `size` entries. */
-static inline void sift_down(heap_entry *h, uint32_t *pos, uint64_t size,
-                             uint64_t i, heap_entry x) {
+/* Removes the root of a heap of size + 1 entries (size counted after the
+ * removal) and refills the hole from the last entry h[size]. Floyd's
+ * bottom-up variant: the hole first walks down to a leaf along the smaller
+ * children (one comparison per level instead of two), then the displaced
+ * last entry, which is usually large, sifts up the short way back. */
+static inline void pop_root(heap_entry *h, uint32_t *pos, uint64_t size) {
+  const heap_entry x = h[size];
+  uint64_t i = 0;
   for (;;) {
     uint64_t c = 2 * i + 1;
     if (c >= size) break;
-    if (c + 1 < size && entry_less(h[c + 1], h[c])) c++;
-    if (!entry_less(h[c], x)) break;
+    /* h[size] is still readable (the entry being re-placed), so the
+     * right child may be compared unconditionally and the choice made
+     * without a branch */
+    c += (uint64_t)((c + 1 < size) & entry_less(h[c + 1], h[c]));
     h[i] = h[c];
     pos[h[i].v] = (uint32_t)i;
     i = c;
   }
-  h[i] = x;
-  pos[x.v] = (uint32_t)i;
+  sift_up(h, pos, i, x);
 }
 
 wg_status wg__sssp_dijkstra(wg_ctx_t *ctx, const wg_graph_t *g,
@@ -119,7 +127,7 @@ wg_status wg__sssp_dijkstra(wg_ctx_t *ctx, const wg_graph_t *g,
 
   while (size > 0) {
     const heap_entry top = heap[0];
-    if (--size > 0) sift_down(heap, pos, size, 0, heap[size]);
+    if (--size > 0) pop_root(heap, pos, size);
     const uint32_t u = top.v;
     const wg_dist_t du = top.d;
     /* A popped vertex's distance is final; any later relaxation into it
@@ -132,10 +140,9 @@ wg_status wg__sssp_dijkstra(wg_ctx_t *ctx, const wg_graph_t *g,
       if (nd >= dv) continue;
       dist[v] = nd;
       if (pred) pred[v] = u;
-      if (dv == WG_DIST_INF)
-        sift_up(heap, pos, size++, (heap_entry){nd, v});
-      else
-        sift_up(heap, pos, pos[v], (heap_entry){nd, v});
+      /* first reach: insert at the end; else decrease-key where it sits */
+      const uint64_t at = dv == WG_DIST_INF ? size++ : pos[v];
+      sift_up(heap, pos, at, (heap_entry){nd, v});
     }
     if (WG__UNLIKELY((++popped & 0xffff) == 0))
       wg__progress(ctx, "dijkstra", popped, n);
