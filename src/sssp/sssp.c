@@ -1,0 +1,147 @@
+/* wg_sssp: the public entry point. It checks its arguments, picks the
+ * backend for the requested algorithm, allocates the result and times the
+ * computation alone (allocation and result bookkeeping are outside the
+ * timed region). Today the only algorithm is the serial Dijkstra oracle,
+ * which runs on the CPU; new algorithms add a row to the name table and a
+ * case to the dispatch below.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sssp/sssp_internal.h"
+
+static const char *const algo_names[] = {
+    [WG_ALGO_DIJKSTRA] = "dijkstra",
+};
+#define ALGO_COUNT (sizeof algo_names / sizeof *algo_names)
+
+static const char *const backend_names[] = {
+    [WG_BACKEND_AUTO] = "auto",
+    [WG_BACKEND_CPU] = "cpu",
+    [WG_BACKEND_CUDA] = "cuda",
+};
+#define BACKEND_COUNT (sizeof backend_names / sizeof *backend_names)
+
+const char *wg_sssp_algo_name(wg_sssp_algo algo) {
+  if ((unsigned)algo < ALGO_COUNT) return algo_names[algo];
+  return "unknown";
+}
+
+wg_status wg_sssp_algo_from_name(const char *name, wg_sssp_algo *out) {
+  if (!name || !out) return WG_EINVAL;
+  for (unsigned i = 0; i < ALGO_COUNT; i++)
+    if (strcasecmp(name, algo_names[i]) == 0) {
+      *out = (wg_sssp_algo)i;
+      return WG_OK;
+    }
+  return WG_EINVAL;
+}
+
+const char *wg_backend_name(wg_backend backend) {
+  if ((unsigned)backend < BACKEND_COUNT) return backend_names[backend];
+  return "unknown";
+}
+
+wg_status wg_backend_from_name(const char *name, wg_backend *out) {
+  if (!name || !out) return WG_EINVAL;
+  for (unsigned i = 0; i < BACKEND_COUNT; i++)
+    if (strcasecmp(name, backend_names[i]) == 0) {
+      *out = (wg_backend)i;
+      return WG_OK;
+    }
+  return WG_EINVAL;
+}
+
+void wg_sssp_opts_defaults(wg_sssp_opts *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->algo = WG_ALGO_DIJKSTRA;
+  opts->backend = WG_BACKEND_AUTO;
+  opts->predecessors = 1;
+}
+
+void wg_sssp_result_destroy(wg_sssp_result **r) {
+  if (!r || !*r) return;
+  wg__free(&(*r)->dist);
+  wg__free(&(*r)->pred);
+  free(*r);
+  *r = NULL;
+}
+
+/* The backend that will run `algo`, or an error naming why none can. */
+static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
+                              wg_backend requested, wg_backend *out) {
+  switch (algo) {
+  case WG_ALGO_DIJKSTRA:
+    if (requested == WG_BACKEND_CUDA)
+      return wg__error(ctx, WG_ENOTSUP,
+                       "dijkstra runs on the CPU only; use --backend cpu or "
+                       "auto");
+    *out = WG_BACKEND_CPU;
+    return WG_OK;
+  }
+  return wg__error(ctx, WG_EINVAL, "unknown SSSP algorithm %d", (int)algo);
+}
+
+wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
+                  const wg_sssp_opts *opts, wg_sssp_result **out) {
+  wg_status st = WG_OK;
+  wg_sssp_result *r = NULL;
+  wg_sssp_opts defaults;
+  wg_backend backend = WG_BACKEND_CPU;
+  if (!out) return wg__error(ctx, WG_EINVAL, "sssp: no result pointer");
+  *out = NULL;
+  if (!g || g->magic != WG__GRAPH_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "sssp: no graph");
+  if (!opts) {
+    wg_sssp_opts_defaults(&defaults);
+    opts = &defaults;
+  }
+  if ((unsigned)opts->algo >= ALGO_COUNT)
+    return wg__error(ctx, WG_EINVAL, "unknown SSSP algorithm %d",
+                     (int)opts->algo);
+  if ((unsigned)opts->backend >= BACKEND_COUNT)
+    return wg__error(ctx, WG_EINVAL, "unknown backend %d", (int)opts->backend);
+  if (source >= g->n)
+    return wg__error(ctx, WG_ERANGE,
+                     "source vertex %lu is out of range [0, %lu)",
+                     (unsigned long)source, (unsigned long)g->n);
+  st = pick_backend(ctx, opts->algo, opts->backend, &backend);
+  if (st != WG_OK) return st;
+
+  st = wg__calloc(ctx, &r, 1, sizeof *r, "sssp result");
+  if (st != WG_OK) goto done;
+  r->n = g->n;
+  r->source = source;
+  r->algo = wg_sssp_algo_name(opts->algo);
+  r->backend = wg_backend_name(backend);
+  st = wg__alloc(ctx, &r->dist, g->n, sizeof *r->dist, "sssp distances");
+  if (st != WG_OK) goto done;
+  if (opts->predecessors) {
+    st = wg__alloc(ctx, &r->pred, g->n, sizeof *r->pred, "sssp predecessors");
+    if (st != WG_OK) goto done;
+  }
+
+  const double t0 = wg__now();
+  switch (opts->algo) {
+  case WG_ALGO_DIJKSTRA:
+    st = wg__sssp_dijkstra(ctx, g, source, r->dist, r->pred, &r->iterations);
+    break;
+  }
+  r->seconds = wg__now() - t0;
+  if (st != WG_OK) goto done;
+
+  for (uint32_t v = 0; v < g->n; v++) {
+    const wg_dist_t d = r->dist[v];
+    if (d == WG_DIST_INF) continue;
+    r->reached++;
+    if (d > r->max_dist) r->max_dist = d;
+  }
+  *out = r;
+  r = NULL;
+
+done:
+  wg_sssp_result_destroy(&r);
+  return st;
+}

@@ -1,0 +1,126 @@
+/* Independent references for the SSSP tests: a graph builder from an edge
+ * array, Bellman-Ford, and (when the build found it) igraph's Dijkstra.
+ * Included by test_dijkstra.c, test_verify.c and test_sssp_real.c; all
+ * functions are static inline so each program takes only what it uses. */
+#ifndef WG_TEST_SSSP_REF_H
+#define WG_TEST_SSSP_REF_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_internal.h"
+#include "testutil.h"
+
+#ifdef WG_HAVE_IGRAPH
+#include <igraph.h>
+#endif
+
+typedef struct ref_edge {
+  uint32_t u, v, w;
+} ref_edge;
+
+/* Builds a graph of n vertices from k edges through the CSR builder (the
+ * same path every loader takes). Fails the test on error. */
+static inline wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,
+                             size_t k, int undirected) {
+  wg__edgelist el = {0};
+  wg_graph_t *g = NULL;
+  for (size_t i = 0; i < k; i++)
+    wgt_assert_status(ctx, wg__edgelist_push(ctx, &el, e[i].u, e[i].v, e[i].w),
+                      WG_OK);
+  wgt_assert_status(ctx, wg__graph_build(ctx, &g, n, &el, undirected), WG_OK);
+  return g;
+}
+
+/* Bellman-Ford over the CSR: rounds of relaxing every arc until nothing
+ * changes (at most n - 1 rounds with non-negative weights). Shares no code
+ * with the oracle; O(n m) in the worst case, meant for small graphs. */
+static inline void ref_bellman_ford(const wg_graph_t *g, uint32_t s, wg_dist_t *dist) {
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  for (uint32_t v = 0; v < c.n; v++) dist[v] = WG_DIST_INF;
+  dist[s] = 0;
+  for (uint32_t round = 0; round < c.n; round++) {
+    int changed = 0;
+    for (uint32_t u = 0; u < c.n; u++) {
+      if (dist[u] == WG_DIST_INF) continue;
+      for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) {
+        wg_dist_t nd = dist[u] + c.weights[i];
+        if (nd < dist[c.targets[i]]) {
+          dist[c.targets[i]] = nd;
+          changed = 1;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+/* Compares two distance arrays element by element; prints the first few
+ * mismatches and returns how many there were. */
+static inline uint64_t ref_compare(const char *what, const wg_dist_t *got,
+                            const wg_dist_t *want, uint32_t n) {
+  uint64_t bad = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    if (got[v] == want[v]) continue;
+    if (bad++ < 10)
+      fprintf(stderr, "%s: vertex %u: got %llu, expected %llu%s\n", what, v,
+              (unsigned long long)got[v], (unsigned long long)want[v],
+              want[v] == WG_DIST_INF ? " (inf)" : "");
+  }
+  if (bad) fprintf(stderr, "%s: %llu mismatches\n", what, (unsigned long long)bad);
+  return bad;
+}
+
+#ifdef WG_HAVE_IGRAPH
+/* igraph copy of a wg graph: same arcs, weights as doubles (exact while
+ * path sums stay below 2^53). */
+typedef struct ref_igraph {
+  igraph_t g;
+  igraph_vector_t w;
+} ref_igraph;
+
+static inline void ref_igraph_init(ref_igraph *ig, const wg_graph_t *g) {
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  igraph_vector_int_t edges;
+  assert_int_equal(igraph_vector_int_init(&edges, (igraph_integer_t)(2 * c.m)),
+                   IGRAPH_SUCCESS);
+  assert_int_equal(igraph_vector_init(&ig->w, (igraph_integer_t)c.m),
+                   IGRAPH_SUCCESS);
+  for (uint32_t u = 0; u < c.n; u++)
+    for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) {
+      VECTOR(edges)[2 * i] = u;
+      VECTOR(edges)[2 * i + 1] = c.targets[i];
+      VECTOR(ig->w)[i] = (double)c.weights[i];
+    }
+  assert_int_equal(igraph_create(&ig->g, &edges, c.n, IGRAPH_DIRECTED),
+                   IGRAPH_SUCCESS);
+  igraph_vector_int_destroy(&edges);
+}
+
+static inline void ref_igraph_free(ref_igraph *ig) {
+  igraph_destroy(&ig->g);
+  igraph_vector_destroy(&ig->w);
+}
+
+/* igraph's Dijkstra from s into dist (WG_DIST_INF for infinity). */
+static inline void ref_igraph_dijkstra(ref_igraph *ig, uint32_t s, wg_dist_t *dist) {
+  igraph_matrix_t res;
+  const igraph_integer_t n = igraph_vcount(&ig->g);
+  assert_int_equal(igraph_matrix_init(&res, 1, n), IGRAPH_SUCCESS);
+  assert_int_equal(igraph_distances_dijkstra(&ig->g, &res, igraph_vss_1(s),
+                                             igraph_vss_all(), &ig->w,
+                                             IGRAPH_OUT),
+                   IGRAPH_SUCCESS);
+  for (igraph_integer_t v = 0; v < n; v++) {
+    double d = MATRIX(res, 0, v);
+    dist[v] = isinf(d) ? WG_DIST_INF : (wg_dist_t)d;
+  }
+  igraph_matrix_destroy(&res);
+}
+#endif
+
+#endif
