@@ -8,7 +8,8 @@
  * threshold (rho is the true alpha), so raising the threshold by D pulls
  * about rho D vertices in and lowering it pushes as many (at most X4) out.
  * Partition sizes are what a caller that applies every decision would count:
- * rho times the part of [bound[i-1], bound[i]) above the threshold. */
+ * rho times the part of [bound[i-1], bound[i]) above the threshold.
+ * WGT_TRACE=1 in the environment prints every iteration of the plants. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
