@@ -1,0 +1,173 @@
+/* wattgraph/control.h: the self-tuning SSSP controller (plain C over counts).
+ *
+ * Karamati, Young and Vuduc ("An Energy-Efficient Single-Source Shortest Path
+ * Algorithm", IPDPS workshops 2018) steer the threshold of a near-far
+ * delta-stepping SSSP so that each advance produces about P relaxations, P
+ * being a parallelism set-point the user picks for the hardware. Two tiny
+ * online models, each one scalar learned by vSGD (Schaul, Zhang and LeCun,
+ * "No More Pesky Learning Rates", ICML 2013), predict the plant:
+ *
+ *   ADVANCE-MODEL  X2 = d * X1              (advance output per input vertex)
+ *   BISECT-MODEL   X1(k+1) = X4(k) + alpha * (delta(k+1) - delta(k))
+ *                                           (far-queue vertices per unit of
+ *                                            distance pulled in)
+ *
+ * and the next threshold is delta + (P/d - X4) / alpha. The far queue is kept
+ * in distance partitions whose boundaries only move down.
+ *
+ * Nothing here touches a graph or allocates: the state is a fixed-size
+ * struct and every function is a pure computation over numbers, so the same
+ * code compiles for the host (C11) or for the GPU (nvcc, with WG_HD expanding
+ * to __host__ __device__). docs/control.md has the derivations and the
+ * rules; the SSSP loop owns the vertices and applies the decisions.
+ */
+#ifndef WATTGRAPH_CONTROL_H
+#define WATTGRAPH_CONTROL_H
+
+#include <stdint.h>
+
+#include "wattgraph/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks functions that may run on the GPU too. Empty for a C compiler. */
+#if defined(__CUDACC__)
+#define WG_HD __host__ __device__
+#else
+#define WG_HD
+#endif
+
+/* ---- vSGD: one scalar of a linear model y = theta * x -------------------- */
+
+/* The parameter and the running averages of vSGD (all per parameter):
+ * g the gradient, v the squared gradient, h the curvature, tau the memory
+ * (samples). The curvature of the loss 0.5 (y - theta x)^2 is exactly x^2,
+ * so h averages x^2 (the "bbprop" estimate is exact for a linear model). */
+typedef struct wg_vsgd {
+  double theta;
+  double g, v, h, tau;
+  uint64_t updates; /* samples that carried information (x != 0) */
+} wg_vsgd;
+
+/* Small constant of the initialisation: tau = 2 (1 + eps), v = eps. */
+#define WG_VSGD_EPS 1e-9
+/* Bounds of the memory: the upper keeps 1/tau away from 0 (a parameter
+ * never freezes for good), the lower keeps it off the fixed point tau = 1
+ * where every average is just the last sample. */
+#define WG_VSGD_TAU_MIN 1.05
+#define WG_VSGD_TAU_MAX 1e6
+
+/* Starts theta at theta0 with tau = 2(1+eps), g = 0, h = 1, v = eps.
+ * A non-finite theta0 starts at 1. */
+WG_HD void wg_vsgd_init(wg_vsgd *m, double theta0);
+/* One sample (x, y): one vSGD step on 0.5 (y - theta x)^2 with the
+ * adaptive rate g^2 / (h v). The step never moves theta past the exact fit
+ * of this sample (rate <= 1 / x^2). A sample with x == 0 or a non-finite x
+ * or y carries no information and is ignored. Returns the new theta. */
+WG_HD double wg_vsgd_update(wg_vsgd *m, double x, double y);
+WG_HD double wg_vsgd_value(const wg_vsgd *m);
+
+/* ---- the self-tuning controller ------------------------------------------ */
+
+/* Far-queue partitions at most (the last one is unbounded above). */
+#define WG_SELFTUNE_MAX_PARTS 64
+/* Bisect-model updates after which alpha counts as settled; before, alpha is
+ * estimated from the sizes at hand (the paper's bootstrap). */
+#define WG_SELFTUNE_SETTLE 5
+/* Per step the threshold grows by at most GROW * max(delta, mean weight) and
+ * shrinks by at most half; see docs/control.md. */
+#define WG_SELFTUNE_GROW 8.0
+/* A new or split partition is sized for FILL * P vertices, so noise in the
+ * density estimate rarely pushes a partition over P. */
+#define WG_SELFTUNE_FILL 0.8
+/* Largest threshold (2^62): converts to uint64 exactly, far above any
+ * distance a real graph reaches. */
+#define WG_SELFTUNE_DELTA_MAX 4611686018427387904.0
+
+/* Upper bound of the last partition. */
+#define WG_SELFTUNE_INF UINT64_MAX
+
+/* What one near-far iteration k measured, in the partition layout of the
+ * last decision (or of init). */
+typedef struct wg_selftune_counts {
+  uint64_t x1;        /* input frontier size */
+  uint64_t x2;        /* advance output (improving relaxations, before dedup) */
+  uint64_t x3;        /* after the filter (duplicates and stale dropped) */
+  uint64_t x4;        /* part of x3 below the threshold: the next frontier
+                         before rebalancing; x3 - x4 went to the far queue */
+  uint64_t far_min;   /* smallest distance in the far queue, or
+                         WG_SELFTUNE_INF when unknown or empty; needed only
+                         when x4 == 0 (so the loop never stalls) */
+  uint32_t nparts;    /* partitions the caller reports: must equal the
+                         controller's current count */
+  uint64_t part_size[WG_SELFTUNE_MAX_PARTS]; /* vertices in each partition */
+} wg_selftune_counts;
+
+/* What to do before iteration k+1. Apply in this order:
+ *  1. Move old partitions [0, drop) wholly into the frontier (their
+ *     vertices have distances below `threshold`, unless a boundary moved
+ *     down after they were binned; such early vertices are harmless in a
+ *     label-correcting loop but may also be filtered back out).
+ *  2. grow > 0: move the vertices of the new partition 0 (old partition
+ *     `drop`) with distance < threshold into the frontier.
+ *     grow < 0: move the frontier vertices with distance >= threshold into
+ *     the new partition 0.
+ *  3. For i ascending with bit i of `moved` set: boundary i moved down (or
+ *     partition i is new): move the vertices of partition i with distance
+ *     >= bound[i] into partition i + 1. One ascending pass is enough.
+ * Partition i then holds the far vertices with bound[i-1] <= dist < bound[i]
+ * (bound[-1] = threshold); bound[nparts-1] == WG_SELFTUNE_INF. */
+typedef struct wg_selftune_decision {
+  double delta;       /* next threshold, finite, in [1, DELTA_MAX] */
+  uint64_t threshold; /* ceil(delta): the frontier is dist < threshold */
+  int grow;           /* +1 threshold rose, -1 fell, 0 unchanged */
+  int done;           /* 1: frontier and far queue are empty, stop */
+  uint32_t drop;      /* leading partitions consumed (see 1.) */
+  uint32_t nparts;    /* partitions in the new layout */
+  uint32_t appended;  /* partitions added at the end this step */
+  uint64_t moved;     /* bit i: bound[i] decreased, rebin partition i (3.) */
+  uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds, new layout */
+  double target;      /* P / d: the input frontier the step aims at */
+  double d, alpha;    /* the model values the step used */
+} wg_selftune_decision;
+
+typedef struct wg_selftune {
+  double P;              /* set-point: wanted advance output size */
+  double mean_weight;    /* mean edge weight (>= 1): scale of delta */
+  double delta;          /* current threshold */
+  double delta_prev;     /* threshold of the previous iteration */
+  uint64_t x4_prev;      /* X4 of the previous iteration */
+  uint64_t iter;         /* steps taken */
+  int alpha_settled;     /* alpha model has >= WG_SELFTUNE_SETTLE updates */
+  wg_vsgd d;             /* ADVANCE-MODEL */
+  wg_vsgd alpha;         /* BISECT-MODEL */
+  uint32_t nparts;       /* partitions (>= 1) */
+  uint64_t dropped;      /* partitions consumed so far (names boundaries:
+                            bound[i] is boundary number dropped + i) */
+  uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds, increasing;
+                                            bound[nparts-1] == INF */
+} wg_selftune;
+
+/* Starts the controller for set-point P (> 0), first threshold delta0
+ * (clamped to [1, DELTA_MAX]) and the graph's mean edge weight (clamped to
+ * >= 1). Partitions start as the paper's (mean weight, infinity): bound[0]
+ * = max(ceil(mean_weight), threshold + 1), bound[1] = INF. The caller's
+ * first counts are those of the source alone (X1 = 1). WG_EINVAL when st is
+ * NULL or P is not a positive finite number. */
+WG_HD wg_status wg_selftune_init(wg_selftune *st, double P, double delta0,
+                                 double mean_weight);
+
+/* Feeds the counts of one iteration, learns the models and fills *out with
+ * the next threshold and partition layout (also adopted by st). No
+ * allocation, no I/O, constant time (O(WG_SELFTUNE_MAX_PARTS)).
+ * WG_EINVAL (st unchanged) when an argument is NULL or c->nparts differs
+ * from st->nparts. */
+WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
+                                 wg_selftune_decision *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
