@@ -4,6 +4,7 @@
  *   graph  the host CSR graph, loaders, binary cache, generators, statistics
  *   sssp   shortest paths, the Dijkstra oracle, the verifier
  *   power  energy meters (NVML, RAPL) and the power sampler
+ *   control  plain-C controllers: vSGD online models, the self-tuning delta
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -13,6 +14,7 @@
 #ifndef WATTGRAPH_H
 #define WATTGRAPH_H
 
+#include "wattgraph/control.h"
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"
 #include "wattgraph/power.h"
