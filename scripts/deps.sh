@@ -9,7 +9,7 @@ packages=(
   cmake make gcc pkg-config          # build
   clang libclang-rt-14-dev libomp-14-dev  # sanitizer and fuzzing build
   zlib1g-dev liblzma-dev libbz2-dev   # .gz .xz .bz2 input
-  libreadosm-dev                      # OpenStreetMap .osm and .osm.pbf
+  libreadosm-dev libexpat1-dev        # OpenStreetMap .osm and .osm.pbf (expat pre-checks XML)
   libcmocka-dev                       # unit test framework
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
   xz-utils
