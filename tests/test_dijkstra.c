@@ -328,7 +328,11 @@ static void names_and_defaults(void **state) {
   assert_string_equal(wg_sssp_algo_name(WG_ALGO_DIJKSTRA), "dijkstra");
   assert_int_equal(wg_sssp_algo_from_name("dijkstra", &a), WG_OK);
   assert_int_equal(a, WG_ALGO_DIJKSTRA);
-  assert_int_equal(wg_sssp_algo_from_name("nearfar", &a), WG_EINVAL);
+  assert_int_equal(wg_sssp_algo_from_name("nearfar", &a), WG_OK);
+  assert_int_equal(a, WG_ALGO_NEARFAR);
+  assert_int_equal(wg_sssp_algo_from_name("selftune", &a), WG_OK);
+  assert_int_equal(a, WG_ALGO_SELFTUNE);
+  assert_int_equal(wg_sssp_algo_from_name("bellman", &a), WG_EINVAL);
   assert_int_equal(wg_sssp_algo_from_name(NULL, &a), WG_EINVAL);
   assert_string_equal(wg_backend_name(WG_BACKEND_AUTO), "auto");
   assert_string_equal(wg_backend_name(WG_BACKEND_CPU), "cpu");

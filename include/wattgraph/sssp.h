@@ -18,8 +18,42 @@ typedef uint64_t wg_dist_t;
 #define WG_DIST_INF UINT64_MAX
 
 typedef enum wg_sssp_algo {
-  WG_ALGO_DIJKSTRA = 0 /* serial, binary heap: the oracle */
+  WG_ALGO_DIJKSTRA = 0, /* serial, binary heap: the oracle */
+  WG_ALGO_NEARFAR,      /* delta-stepping's near-far form, fixed delta */
+  WG_ALGO_SELFTUNE      /* near-far with delta steered to hold parallelism P */
 } wg_sssp_algo;
+
+/* Load-balancing policy of the frontier operators (advance + filter).
+ * GPU: THREAD = one vertex per thread; TWC = neighbour lists of >= 512 arcs
+ * to a block, >= 32 to a warp, the rest to threads; LB = scan of frontier
+ * degrees, then an even split of arcs (merge-path search arc -> vertex);
+ * LB_CULL = LB fused with the filter (bitmask, warp and block hashes,
+ * labels). CPU (OpenMP): THREAD = static schedule over frontier vertices;
+ * TWC = dynamic schedule, heavy vertices split; LB and LB_CULL = even split
+ * of arcs over threads (LB_CULL fuses the filter). */
+typedef enum wg_lb_policy {
+  WG_LB_AUTO = 0,
+  WG_LB_THREAD,
+  WG_LB_TWC,
+  WG_LB_LB,
+  WG_LB_LB_CULL
+} wg_lb_policy;
+
+const char *wg_lb_name(wg_lb_policy lb); /* "auto", "thread", "twc", "lb", "lb_cull" */
+wg_status wg_lb_from_name(const char *name, wg_lb_policy *out);
+
+/* One row of the per-iteration trace (near-far and self-tuning runs):
+ * X1..X4 of the controller, the far-queue size, delta and the time. */
+typedef struct wg_sssp_iter {
+  uint64_t iter;
+  uint64_t frontier_in;  /* X1: input frontier */
+  uint64_t advance_out;  /* X2: advance output (improving relaxations) */
+  uint64_t filter_out;   /* X3: after removing duplicates and stale entries */
+  uint64_t near_out;     /* X4: below the threshold: the next frontier */
+  uint64_t far_size;     /* vertices waiting in the far queue */
+  double delta;          /* the threshold width in force */
+  double time_us;        /* wall time of the iteration */
+} wg_sssp_iter;
 
 typedef enum wg_backend {
   WG_BACKEND_AUTO = 0,
@@ -36,6 +70,13 @@ typedef struct wg_sssp_opts {
   wg_sssp_algo algo;     /* WG_ALGO_DIJKSTRA */
   wg_backend backend;    /* WG_BACKEND_AUTO */
   int predecessors;      /* 1: fill pred[] */
+  uint64_t delta;        /* near-far: 0 = from the graph, 32 x mean weight /
+                            mean degree, as Gunrock and cuGraph do */
+  double parallelism;    /* self-tuning set-point P (wanted advance output);
+                            0 = a default for the backend */
+  wg_lb_policy lb;       /* WG_LB_AUTO */
+  int device;            /* CUDA device ordinal, 0 */
+  int trace;             /* 1: record one wg_sssp_iter per iteration */
 } wg_sssp_opts;
 
 void wg_sssp_opts_defaults(wg_sssp_opts *opts);
@@ -53,6 +94,10 @@ typedef struct wg_sssp_result {
                             Dijkstra) */
   const char *algo;      /* static string */
   const char *backend;   /* "cpu" or "cuda" */
+  const char *lb;        /* policy used, static string ("" for Dijkstra) */
+  uint64_t delta;        /* near-far: the delta used (initial, self-tuned) */
+  wg_sssp_iter *trace;   /* trace_len rows when opts.trace, else NULL */
+  uint64_t trace_len;
 } wg_sssp_result;
 
 /* Shortest paths from internal vertex `source`. WG_ERANGE with a message if

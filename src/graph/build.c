@@ -33,6 +33,7 @@ wg_status wg__graph_alloc(wg_ctx_t *ctx, wg_graph_t **out) {
   *out = NULL;
   if (!g) return wg__error(ctx, WG_ENOMEM, "cannot allocate a graph");
   g->magic = WG__GRAPH_MAGIC;
+  pthread_mutex_init(&g->device_lock, NULL);
   *out = g;
   return WG_OK;
 }

@@ -61,3 +61,16 @@ wg_status wg_device_graph_checksum(wg_ctx_t *ctx, const wg_device_graph_t *dg,
   if (st != WG_OK) return wg__error(ctx, st, "device checksum: %s", why);
   return WG_OK;
 }
+
+wg_status wg__graph_device(wg_ctx_t *ctx, const wg_graph_t *g, int device,
+                           const wg_device_graph_t **out) {
+  wg_graph_t *mg = (wg_graph_t *)g; /* the cache is logically const */
+  wg_status st = WG_OK;
+  pthread_mutex_lock(&mg->device_lock);
+  if (mg->device_copy && mg->device_copy->csr.device != device)
+    wg_device_graph_destroy(&mg->device_copy);
+  if (!mg->device_copy) st = wg_graph_upload(ctx, g, device, &mg->device_copy);
+  *out = mg->device_copy;
+  pthread_mutex_unlock(&mg->device_lock);
+  return st;
+}

@@ -56,6 +56,8 @@ void wg_gen_opts_defaults(wg_gen_opts *opts) {
 void wg_graph_destroy(wg_graph_t **gp) {
   if (!gp || !*gp) return;
   wg_graph_t *g = *gp;
+  wg_device_graph_destroy(&g->device_copy);
+  pthread_mutex_destroy(&g->device_lock);
   if (g->block) {
     if (g->block_is_mmap)
       munmap(g->block, g->block_size);
@@ -134,6 +136,9 @@ wg_status wg_graph_assign_weights(wg_ctx_t *ctx, wg_graph_t *g, uint32_t lo,
   if (lo > hi)
     return wg__error(ctx, WG_EINVAL, "weight range [%lu, %lu] is empty",
                      (unsigned long)lo, (unsigned long)hi);
+  pthread_mutex_lock(&g->device_lock);
+  wg_device_graph_destroy(&g->device_copy); /* its weights are stale now */
+  pthread_mutex_unlock(&g->device_lock);
   const int64_t n = g->n;
 #pragma omp parallel for schedule(dynamic, 4096) num_threads(wg__threads(ctx))
   for (int64_t u = 0; u < n; u++)

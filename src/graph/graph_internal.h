@@ -3,6 +3,8 @@
 #ifndef WG_GRAPH_INTERNAL_H
 #define WG_GRAPH_INTERNAL_H
 
+#include <pthread.h>
+
 #include "core/internal.h"
 #include "wattgraph/graph.h"
 
@@ -24,7 +26,17 @@ struct wg_graph {
   void *block;
   size_t block_size;
   int block_is_mmap;
+  /* A device copy made on first GPU use and kept until destroy, so repeated
+   * GPU runs do not upload again. Guarded by device_lock; invalidated by
+   * wg_graph_assign_weights. */
+  pthread_mutex_t device_lock;
+  wg_device_graph_t *device_copy;
 };
+
+/* The graph's device copy on `device`, uploading it on first use (a copy on
+ * another device is replaced). The graph keeps ownership. */
+wg_status wg__graph_device(wg_ctx_t *ctx, const wg_graph_t *g, int device,
+                           const wg_device_graph_t **out);
 
 /* One input edge; loaders collect these, then call wg__graph_build. */
 typedef struct wg__edge {

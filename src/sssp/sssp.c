@@ -13,6 +13,8 @@
 
 static const char *const algo_names[] = {
     [WG_ALGO_DIJKSTRA] = "dijkstra",
+    [WG_ALGO_NEARFAR] = "nearfar",
+    [WG_ALGO_SELFTUNE] = "selftune",
 };
 #define ALGO_COUNT (sizeof algo_names / sizeof *algo_names)
 
@@ -38,6 +40,49 @@ wg_status wg_sssp_algo_from_name(const char *name, wg_sssp_algo *out) {
   return WG_EINVAL;
 }
 
+static const char *const lb_names[] = {
+    [WG_LB_AUTO] = "auto", [WG_LB_THREAD] = "thread", [WG_LB_TWC] = "twc",
+    [WG_LB_LB] = "lb",     [WG_LB_LB_CULL] = "lb_cull",
+};
+#define LB_COUNT (sizeof lb_names / sizeof *lb_names)
+
+const char *wg_lb_name(wg_lb_policy lb) {
+  if ((unsigned)lb < LB_COUNT) return lb_names[lb];
+  return "unknown";
+}
+
+wg_status wg_lb_from_name(const char *name, wg_lb_policy *out) {
+  if (!name || !out) return WG_EINVAL;
+  for (unsigned i = 0; i < LB_COUNT; i++)
+    if (strcasecmp(name, lb_names[i]) == 0) {
+      *out = (wg_lb_policy)i;
+      return WG_OK;
+    }
+  return WG_EINVAL;
+}
+
+uint64_t wg__sssp_default_delta(const wg_graph_t *g) {
+  if (!g || g->m == 0 || g->n == 0) return 1;
+  double wsum = 0;
+  for (uint64_t i = 0; i < g->m; i++) wsum += g->weights[i];
+  double mean_w = wsum / (double)g->m, mean_deg = (double)g->m / g->n;
+  double d = 32.0 * mean_w / mean_deg;
+  return d < 1.0 ? 1 : d > 9.0e18 ? UINT64_C(9000000000000000000) : (uint64_t)d;
+}
+
+wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
+                              const wg_sssp_iter *row) {
+  if (job->trace_len == job->trace_cap) {
+    uint64_t cap = job->trace_cap ? job->trace_cap * 2 : 256;
+    wg_status st = wg__realloc(ctx, &job->trace, cap, sizeof *job->trace,
+                               "sssp trace");
+    if (st != WG_OK) return st;
+    job->trace_cap = cap;
+  }
+  job->trace[job->trace_len++] = *row;
+  return WG_OK;
+}
+
 const char *wg_backend_name(wg_backend backend) {
   if ((unsigned)backend < BACKEND_COUNT) return backend_names[backend];
   return "unknown";
@@ -59,12 +104,14 @@ void wg_sssp_opts_defaults(wg_sssp_opts *opts) {
   opts->algo = WG_ALGO_DIJKSTRA;
   opts->backend = WG_BACKEND_AUTO;
   opts->predecessors = 1;
+  opts->lb = WG_LB_AUTO;
 }
 
 void wg_sssp_result_destroy(wg_sssp_result **r) {
   if (!r || !*r) return;
   wg__free(&(*r)->dist);
   wg__free(&(*r)->pred);
+  wg__free(&(*r)->trace);
   free(*r);
   *r = NULL;
 }
@@ -79,6 +126,29 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
                        "dijkstra runs on the CPU only; use --backend cpu or "
                        "auto");
     *out = WG_BACKEND_CPU;
+    return WG_OK;
+  case WG_ALGO_NEARFAR:
+  case WG_ALGO_SELFTUNE:
+    if (requested == WG_BACKEND_CPU) {
+      *out = WG_BACKEND_CPU;
+      return WG_OK;
+    }
+    if (requested == WG_BACKEND_CUDA) {
+      int count = 0;
+      wg_status st = wg_cuda_device_count(ctx, &count);
+      if (st != WG_OK) return st; /* the message says why: no CUDA, no GPU */
+      *out = WG_BACKEND_CUDA;
+      return WG_OK;
+    }
+    {
+      int count = 0;
+      wg_ctx_t *quiet = NULL; /* auto: a missing GPU is not an error */
+      *out = (wg_ctx_create(&quiet) == WG_OK &&
+              wg_cuda_device_count(quiet, &count) == WG_OK && count > 0)
+                 ? WG_BACKEND_CUDA
+                 : WG_BACKEND_CPU;
+      wg_ctx_destroy(&quiet);
+    }
     return WG_OK;
   }
   return wg__error(ctx, WG_EINVAL, "unknown SSSP algorithm %d", (int)algo);
@@ -103,6 +173,13 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
                      (int)opts->algo);
   if ((unsigned)opts->backend >= BACKEND_COUNT)
     return wg__error(ctx, WG_EINVAL, "unknown backend %d", (int)opts->backend);
+  if ((unsigned)opts->lb >= LB_COUNT)
+    return wg__error(ctx, WG_EINVAL, "unknown load-balancing policy %d",
+                     (int)opts->lb);
+  if (!(opts->parallelism >= 0.0) || opts->parallelism > 1e15)
+    return wg__error(ctx, WG_EINVAL,
+                     "parallelism set-point %g must be in [1, 1e15] (0: default)",
+                     opts->parallelism);
   if (source >= g->n)
     return wg__error(ctx, WG_ERANGE,
                      "source vertex %lu is out of range [0, %lu)",
@@ -123,13 +200,30 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
     if (st != WG_OK) goto done;
   }
 
+  wg__sssp_job job;
+  memset(&job, 0, sizeof job);
+  job.g = g;
+  job.source = source;
+  job.opts = opts;
+  job.dist = r->dist;
+  job.pred = r->pred;
   const double t0 = wg__now();
   switch (opts->algo) {
   case WG_ALGO_DIJKSTRA:
-    st = wg__sssp_dijkstra(ctx, g, source, r->dist, r->pred, &r->iterations);
+    st = wg__sssp_dijkstra(ctx, g, source, r->dist, r->pred, &job.iterations);
+    break;
+  case WG_ALGO_NEARFAR:
+  case WG_ALGO_SELFTUNE:
+    st = backend == WG_BACKEND_CUDA ? wg__sssp_nearfar_cuda(ctx, &job)
+                                    : wg__sssp_nearfar_cpu(ctx, &job);
     break;
   }
-  r->seconds = wg__now() - t0;
+  r->seconds = job.seconds > 0 ? job.seconds : wg__now() - t0;
+  r->iterations = job.iterations;
+  r->delta = job.delta;
+  r->lb = opts->algo == WG_ALGO_DIJKSTRA ? "" : wg_lb_name(job.lb);
+  r->trace = job.trace;
+  r->trace_len = job.trace_len;
   if (st != WG_OK) goto done;
 
   for (uint32_t v = 0; v < g->n; v++) {

@@ -12,4 +12,35 @@ wg_status wg__sssp_dijkstra(wg_ctx_t *ctx, const wg_graph_t *g,
                             uint32_t source, wg_dist_t *dist, uint32_t *pred,
                             uint64_t *pops);
 
+/* One SSSP computation as the backends see it. wg_sssp fills the inputs and
+ * the output arrays (n entries; pred may be NULL), then calls the backend,
+ * which fills the rest. */
+typedef struct wg__sssp_job {
+  const wg_graph_t *g;
+  uint32_t source;
+  const wg_sssp_opts *opts;
+  wg_dist_t *dist;
+  uint32_t *pred;
+  /* outputs */
+  uint64_t iterations;
+  uint64_t delta;        /* the delta used (the initial one if self-tuned) */
+  wg_lb_policy lb;       /* the policy used */
+  double seconds;        /* computation alone (no upload/download); 0 = let
+                            wg_sssp use the wall time of the call */
+  wg_sssp_iter *trace;   /* grown by wg__sssp_trace_push when opts->trace */
+  uint64_t trace_len, trace_cap;
+} wg__sssp_job;
+
+/* Appends a trace row (amortised O(1); memory-limit checked). */
+wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
+                              const wg_sssp_iter *row);
+
+/* The default delta: 32 x mean weight / mean out-degree, at least 1, as
+ * Gunrock and cuGraph choose it. */
+uint64_t wg__sssp_default_delta(const wg_graph_t *g);
+
+/* Near-far and self-tuning SSSP (opts->algo NEARFAR or SELFTUNE). */
+wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job);
+wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job);
+
 #endif
