@@ -1,0 +1,529 @@
+/* Near-far and self-tuning SSSP on the CPU (OpenMP).
+ *
+ * The algorithm. Near-far is the GPU form of delta-stepping (Davidson,
+ * Baxter, Garland and Owens, "Work-Efficient Parallel GPU Methods for
+ * Single-Source Shortest Paths", IPDPS 2014). The frontier is every vertex
+ * whose tentative distance lies below a threshold; each iteration advances
+ * it (relaxes all out-arcs with an atomic min), filters the improved heads
+ * (duplicates dropped) and bisects them: below the threshold they form the
+ * next frontier, the rest wait in a far queue. When the frontier empties the
+ * threshold rises by delta and the far entries below it come in. It is
+ * label-correcting: a vertex may be expanded more than once, and delta
+ * trades that extra work against parallelism per iteration.
+ *
+ * Self-tuning (Karamati, Young and Vuduc, "An Energy-Efficient Single-Source
+ * Shortest Path Algorithm", IPDPSW 2018) replaces the fixed delta by the
+ * controller of control.h, which moves the threshold every iteration so the
+ * advance output stays near a set-point P. The far queue is then a list of
+ * distance partitions (at most 64) whose bounds the controller sets; this
+ * file is the rebalancer that applies each decision exactly as
+ * docs/control.md prescribes (pull dropped partitions, pull or push back at
+ * partition 0, re-bin partitions whose bound moved down, in ascending
+ * order) and feeds back exact counts, far_min included.
+ *
+ * Design choices.
+ * - Distances stay uint64 (the caller's array, no copy): the 32-bit variant
+ *   would halve the distance traffic but doubles the code, and a 64-bit CAS
+ *   costs the same as a 32-bit one on x86-64.
+ * - Far entries are (distance at push, vertex) pairs. An entry is stale
+ *   exactly when dist[v] < d (the vertex improved since), so stale entries
+ *   and duplicates are dropped whenever a partition is scanned, and a
+ *   pulled entry is never already in the frontier: each (v, d) pair is
+ *   pushed at most once, since pushes follow strict improvements.
+ * - Predecessors are not tracked during the run (a 64-bit distance and a
+ *   32-bit id do not fit one atomic word). After convergence one pass over
+ *   all arcs gives each vertex the lowest-id tail of a tight arc of positive
+ *   weight (atomic min, deterministic); vertices reached only through tight
+ *   zero-weight arcs then get their predecessor by a breadth-first search
+ *   over tight zero arcs from the vertices already placed, which keeps the
+ *   tree acyclic even on zero-weight cycles.
+ * - Bisect and the far-queue bookkeeping are serial where they touch the
+ *   partitions (at most the iteration's far pushes); advance and filter are
+ *   parallel (src/frontier).
+ * - AUTO load balancing is chosen once per graph: LB_CULL when the degrees
+ *   are skewed (max >= 512 or > 8 x mean + 8), THREAD otherwise.
+ * - Default P (self-tuning, opts->parallelism == 0): see default_p().
+ */
+#include <math.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "frontier/frontier.h"
+#include "sssp/sssp_internal.h"
+#include "wattgraph/control.h"
+
+typedef struct far_entry {
+  wg_dist_t d;
+  uint32_t v;
+} far_entry;
+
+typedef struct far_part {
+  far_entry *e;
+  uint64_t len, cap;
+} far_part;
+
+typedef struct nf {
+  wg_ctx_t *ctx;
+  wg_csr c;
+  wg_dist_t *dist;
+  wg__frontier_ws ws;
+  wg__frontier front, adv, filt;
+  far_part parts[WG_SELFTUNE_MAX_PARTS];
+  uint32_t nparts;
+  uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds; last = INF */
+  far_part *tfar;                        /* per-thread far pushes */
+  uint64_t rebinned;                     /* entries moved by the rebalancer */
+} nf;
+
+static wg_status part_reserve(wg_ctx_t *ctx, far_part *p, uint64_t extra) {
+  if (p->len + extra <= p->cap) return WG_OK;
+  uint64_t cap = p->cap ? 2 * p->cap : 1024;
+  if (cap < p->len + extra) cap = p->len + extra;
+  wg_status st = wg__realloc(ctx, &p->e, cap, sizeof *p->e, "sssp far queue");
+  if (st == WG_OK) p->cap = cap;
+  return st;
+}
+
+static uint64_t far_total(const nf *s) {
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < s->nparts; i++) t += s->parts[i].len;
+  return t;
+}
+
+/* Partition of distance d: the first with d < bound. */
+static uint32_t part_of(const nf *s, wg_dist_t d) {
+  uint32_t lo = 0, hi = s->nparts - 1; /* bound[nparts-1] == INF */
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (d < s->bound[mid]) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Moves the live entries of partition i with d < limit into the frontier,
+ * drops stale ones, keeps the rest. *pulled: entries moved; *min_kept: the
+ * smallest distance kept (WG_DIST_INF if none). */
+static wg_status pull_part(nf *s, uint32_t i, wg_dist_t limit, uint64_t *pulled,
+                           wg_dist_t *min_kept) {
+  far_part *p = &s->parts[i];
+  wg_status st = wg__frontier_reserve(s->ctx, &s->front, s->front.len + p->len);
+  if (st != WG_OK) return st;
+  uint64_t keep = 0, moved = 0;
+  wg_dist_t mk = WG_DIST_INF;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (s->dist[en.v] < en.d) continue; /* stale */
+    if (en.d < limit) {
+      s->front.v[s->front.len++] = en.v;
+      moved++;
+    } else {
+      p->e[keep++] = en;
+      if (en.d < mk) mk = en.d;
+    }
+  }
+  p->len = keep;
+  if (pulled) *pulled += moved;
+  if (min_kept) *min_kept = mk;
+  return WG_OK;
+}
+
+/* Frontier vertices with dist >= thr go back to partition 0. */
+static wg_status push_back(nf *s, wg_dist_t thr) {
+  uint64_t keep = 0;
+  for (uint64_t j = 0; j < s->front.len; j++) {
+    const uint32_t v = s->front.v[j];
+    const wg_dist_t d = s->dist[v];
+    if (d < thr) {
+      s->front.v[keep++] = v;
+      continue;
+    }
+    wg_status st = part_reserve(s->ctx, &s->parts[0], 1);
+    if (st != WG_OK) return st;
+    s->parts[0].e[s->parts[0].len++] = (far_entry){d, v};
+    s->rebinned++;
+  }
+  s->front.len = keep;
+  return WG_OK;
+}
+
+/* Entries of partition i with d >= bound[i] move to partition i + 1. */
+static wg_status rebin(nf *s, uint32_t i) {
+  far_part *p = &s->parts[i], *q = &s->parts[i + 1];
+  const uint64_t b = s->bound[i];
+  uint64_t keep = 0;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (s->dist[en.v] < en.d) continue;
+    if (en.d < b) {
+      p->e[keep++] = en;
+      continue;
+    }
+    wg_status st = part_reserve(s->ctx, q, 1);
+    if (st != WG_OK) return st;
+    q->e[q->len++] = en;
+    s->rebinned++;
+  }
+  p->len = keep;
+  return WG_OK;
+}
+
+/* Smallest live far distance (stale entries of the scanned partitions are
+ * compacted away on the way). */
+static wg_dist_t far_min(nf *s) {
+  for (uint32_t i = 0; i < s->nparts; i++) {
+    far_part *p = &s->parts[i];
+    uint64_t keep = 0;
+    wg_dist_t m = WG_DIST_INF;
+    for (uint64_t j = 0; j < p->len; j++) {
+      const far_entry en = p->e[j];
+      if (s->dist[en.v] < en.d) continue;
+      p->e[keep++] = en;
+      if (en.d < m) m = en.d;
+    }
+    p->len = keep;
+    if (keep) return m;
+  }
+  return WG_DIST_INF;
+}
+
+/* Splits the filtered vertices: dist < thr to the frontier (replaced),
+ * the rest to their far partitions. */
+static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr,
+                        uint64_t *x4) {
+  wg__frontier_ws *ws = &s->ws;
+  const uint64_t n_in = in->len;
+  const wg_dist_t *dist = s->dist;
+  wg__frontier_begin(ws);
+  for (int t = 0; t < ws->threads; t++) s->tfar[t].len = 0;
+  int failed = 0;
+  const int nt = wg__frontier_threads(ws, n_in / 2);
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+  {
+    const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+    wg__tbuf *b = &ws->tbuf[t];
+    far_part *f = &s->tfar[t];
+    const uint64_t lo = n_in * (uint64_t)t / (uint64_t)nth;
+    const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
+    if (wg__tbuf_reserve(b, hi - lo, ws->limit)) {
+      for (uint64_t i = lo; i < hi; i++) {
+        const uint32_t v = in->v[i];
+        const wg_dist_t d = dist[v];
+        if (d < thr) {
+          b->v[b->len++] = v;
+        } else {
+          if (f->len == f->cap) {
+            const uint64_t cap = f->cap ? 2 * f->cap : 1024;
+            void *q = cap * sizeof *f->e <= ws->limit
+                          ? realloc(f->e, cap * sizeof *f->e)
+                          : NULL;
+            if (!q) {
+              failed = 1;
+              break;
+            }
+            f->e = q;
+            f->cap = cap;
+          }
+          f->e[f->len++] = (far_entry){d, v};
+        }
+      }
+    }
+    wg__frontier_gather(ws, &s->front);
+  }
+  wg_status st = wg__frontier_end(ws, &s->front, NULL);
+  if (st != WG_OK) return st;
+  if (failed)
+    return wg__error(s->ctx, WG_ENOMEM, "sssp far queue: cannot grow a thread buffer");
+  *x4 = s->front.len;
+  for (int t = 0; t < ws->threads; t++) {
+    const far_part *f = &s->tfar[t];
+    if (s->nparts == 1) {
+      st = part_reserve(s->ctx, &s->parts[0], f->len);
+      if (st != WG_OK) return st;
+      memcpy(s->parts[0].e + s->parts[0].len, f->e, (size_t)f->len * sizeof *f->e);
+      s->parts[0].len += f->len;
+      continue;
+    }
+    for (uint64_t j = 0; j < f->len; j++) {
+      far_part *p = &s->parts[part_of(s, f->e[j].d)];
+      st = part_reserve(s->ctx, p, 1);
+      if (st != WG_OK) return st;
+      p->e[p->len++] = f->e[j];
+    }
+  }
+  return WG_OK;
+}
+
+/* advance + filter + bisect; fills X1..X4 of the row. */
+static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) {
+  wg_status st;
+  row->frontier_in = s->front.len;
+  st = wg__advance(&s->ws, &s->c, s->dist, &s->front, &s->adv, lb,
+                   &row->advance_out, NULL);
+  if (st != WG_OK) return st;
+  const wg__frontier *filtered = &s->adv;
+  if (lb != WG_LB_LB_CULL) {
+    st = wg__filter(&s->ws, &s->adv, &s->filt);
+    if (st != WG_OK) return st;
+    filtered = &s->filt;
+  }
+  row->filter_out = filtered->len;
+  return bisect(s, filtered, thr, &row->near_out);
+}
+
+static wg_dist_t sat_add(wg_dist_t a, wg_dist_t b) {
+  return a > WG_DIST_INF - b ? WG_DIST_INF : a + b;
+}
+
+static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
+                           uint64_t delta) {
+  wg_status st = WG_OK;
+  wg_dist_t thr = delta;
+  uint64_t iter = 0;
+  while (s->front.len > 0) {
+    const double t0 = job->opts->trace ? wg__now() : 0.0;
+    wg_sssp_iter row = {0};
+    row.iter = iter;
+    st = step(s, lb, thr, &row);
+    if (st != WG_OK) return st;
+    /* frontier empty: raise the threshold by delta until a band holds a
+     * live far entry (empty bands are skipped in one jump) */
+    while (s->front.len == 0 && s->parts[0].len > 0) {
+      wg_dist_t kept_min = WG_DIST_INF;
+      thr = sat_add(thr, delta);
+      uint64_t pulled = 0;
+      st = pull_part(s, 0, thr, &pulled, &kept_min);
+      if (st != WG_OK) return st;
+      if (pulled || kept_min == WG_DIST_INF) break;
+      const uint64_t k = (kept_min - thr) / delta + 1;
+      thr = k > (WG_DIST_INF - thr) / delta ? WG_DIST_INF : thr + k * delta;
+      st = pull_part(s, 0, thr, &pulled, &kept_min);
+      if (st != WG_OK) return st;
+    }
+    iter++;
+    if (job->opts->trace) {
+      row.far_size = s->parts[0].len;
+      row.delta = (double)delta;
+      row.time_us = (wg__now() - t0) * 1e6;
+      st = wg__sssp_trace_push(s->ctx, job, &row);
+      if (st != WG_OK) return st;
+    }
+  }
+  job->iterations = iter;
+  return WG_OK;
+}
+
+/* Default set-point: about 1000 improving relaxations per thread and
+ * iteration, and never fewer than n / 1000 -- measured on this machine
+ * (docs/nearfar.md): below ~1000 per thread the barriers dominate, far
+ * above it the label-correcting overhead grows. */
+static double default_p(const wg_graph_t *g, int threads) {
+  double p = 1000.0 * threads;
+  if ((double)g->n / 1000.0 > p) p = (double)g->n / 1000.0;
+  return p;
+}
+
+static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
+                              uint64_t delta0, double P, double mean_w) {
+  wg_selftune ctl;
+  wg_selftune_decision dec;
+  wg_status st = wg_selftune_init(&ctl, P, (double)delta0, mean_w);
+  if (st != WG_OK)
+    return wg__error(s->ctx, st, "self-tuning: bad set-point %g", P);
+  wg_dist_t thr = (wg_dist_t)ceil(ctl.delta);
+  s->nparts = ctl.nparts;
+  memcpy(s->bound, ctl.bound, sizeof s->bound);
+  uint64_t iter = 0;
+  for (;;) {
+    const double t0 = job->opts->trace ? wg__now() : 0.0;
+    wg_sssp_iter row = {0};
+    row.iter = iter;
+    row.delta = ctl.delta;
+    st = step(s, lb, thr, &row);
+    if (st != WG_OK) return st;
+    wg_selftune_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    cnt.x1 = row.frontier_in;
+    cnt.x2 = row.advance_out;
+    cnt.x3 = row.filter_out;
+    cnt.x4 = row.near_out;
+    cnt.far_min = cnt.x4 == 0 ? far_min(s) : WG_SELFTUNE_INF;
+    cnt.nparts = s->nparts;
+    for (uint32_t i = 0; i < s->nparts; i++) cnt.part_size[i] = s->parts[i].len;
+    row.far_size = far_total(s);
+    iter++;
+    if (cnt.x4 == 0 && row.far_size == 0) goto traced; /* converged */
+    st = wg_selftune_step(&ctl, &cnt, &dec);
+    if (st != WG_OK)
+      return wg__error(s->ctx, WG_EINVAL, "self-tuning: controller rejected the counts");
+    if (dec.done) goto traced;
+    /* 1. whole partitions [0, drop) come in; the layout shifts down */
+    const uint32_t old = s->nparts;
+    for (uint32_t i = 0; i < dec.drop && i < old; i++) {
+      st = pull_part(s, i, WG_DIST_INF, NULL, NULL);
+      if (st != WG_OK) return st;
+    }
+    if (dec.drop) {
+      far_part tmp[WG_SELFTUNE_MAX_PARTS];
+      const uint32_t d = dec.drop < old ? dec.drop : old;
+      memcpy(tmp, s->parts, sizeof tmp);
+      for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++)
+        s->parts[i] = tmp[(i + d) % WG_SELFTUNE_MAX_PARTS];
+      for (uint32_t i = old - d; i < WG_SELFTUNE_MAX_PARTS; i++) s->parts[i].len = 0;
+    }
+    /* layouts shorter than what is left (never expected): fold the excess
+     * into the new last partition so no entry is lost */
+    for (uint32_t i = dec.nparts; i < old - (dec.drop < old ? dec.drop : old); i++) {
+      far_part *p = &s->parts[i], *q = &s->parts[dec.nparts - 1];
+      st = part_reserve(s->ctx, q, p->len);
+      if (st != WG_OK) return st;
+      memcpy(q->e + q->len, p->e, (size_t)p->len * sizeof *p->e);
+      q->len += p->len;
+      p->len = 0;
+    }
+    s->nparts = dec.nparts;
+    memcpy(s->bound, dec.bound, sizeof s->bound);
+    /* 2. the threshold moves: pull from or push back into partition 0 */
+    const wg_dist_t nthr = dec.threshold;
+    if (dec.grow > 0 || nthr > thr) {
+      st = pull_part(s, 0, nthr, NULL, NULL);
+    } else if (dec.grow < 0 || nthr < thr) {
+      st = push_back(s, nthr);
+    }
+    if (st != WG_OK) return st;
+    thr = nthr;
+    /* 3. partitions whose bound moved down spill upwards, ascending */
+    for (uint32_t i = 0; i + 1 < s->nparts; i++)
+      if (i < 64 && (dec.moved >> i) & 1) {
+        st = rebin(s, i);
+        if (st != WG_OK) return st;
+      }
+  traced:
+    if (job->opts->trace) {
+      row.time_us = (wg__now() - t0) * 1e6;
+      st = wg__sssp_trace_push(s->ctx, job, &row);
+      if (st != WG_OK) return st;
+    }
+    if ((cnt.x4 == 0 && row.far_size == 0) || dec.done) break;
+  }
+  job->iterations = iter;
+  return WG_OK;
+}
+
+/* Predecessors from the final distances (see the design notes above). */
+static wg_status fill_pred(wg_ctx_t *ctx, const wg_csr *c, uint32_t source,
+                           const wg_dist_t *dist, uint32_t *pred, int threads) {
+  const uint32_t n = c->n;
+  int zero = 0;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (uint32_t v = 0; v < n; v++) pred[v] = WG_NO_VERTEX;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) reduction(| : zero)
+  for (uint32_t u = 0; u < n; u++) {
+    const wg_dist_t du = dist[u];
+    if (du == WG_DIST_INF) continue;
+    for (uint64_t a = c->offsets[u]; a < c->offsets[u + 1]; a++) {
+      const uint32_t v = c->targets[a], w = c->weights[a];
+      if (w == 0) {
+        zero |= 1;
+        continue;
+      }
+      if (du + w != dist[v] || v == source) continue;
+      uint32_t old = __atomic_load_n(&pred[v], __ATOMIC_RELAXED);
+      while (u < old && !__atomic_compare_exchange_n(&pred[v], &old, u, 1,
+                                                     __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED)) {
+      }
+    }
+  }
+  if (!zero) return WG_OK;
+  /* tight zero-weight arcs: breadth-first from every placed vertex */
+  uint32_t *queue = NULL;
+  wg_status st = wg__alloc(ctx, &queue, n, sizeof *queue, "sssp predecessor queue");
+  if (st != WG_OK) return st;
+  uint64_t head = 0, tail = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (dist[v] != WG_DIST_INF && (v == source || pred[v] != WG_NO_VERTEX))
+      queue[tail++] = v;
+  while (head < tail) {
+    const uint32_t u = queue[head++];
+    for (uint64_t a = c->offsets[u]; a < c->offsets[u + 1]; a++) {
+      const uint32_t v = c->targets[a];
+      if (c->weights[a] != 0 || v == source || pred[v] != WG_NO_VERTEX ||
+          dist[v] != dist[u])
+        continue;
+      pred[v] = u;
+      queue[tail++] = v;
+    }
+  }
+  wg__free(&queue);
+  return WG_OK;
+}
+
+static wg_lb_policy pick_graph_lb(const wg_csr *c) {
+  uint32_t max = 0;
+  for (uint32_t v = 0; v < c->n; v++) {
+    const uint64_t d = c->offsets[v + 1] - c->offsets[v];
+    if (d > max) max = (uint32_t)d;
+  }
+  const double mean = c->n ? (double)c->m / c->n : 0.0;
+  return (max >= 512 || max > 8.0 * mean + 8.0) ? WG_LB_LB_CULL : WG_LB_THREAD;
+}
+
+wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
+  wg_status st = WG_OK;
+  const wg_graph_t *g = job->g;
+  const wg_sssp_opts *o = job->opts;
+  nf s;
+  memset(&s, 0, sizeof s);
+  s.ctx = ctx;
+  s.dist = job->dist;
+  wg_graph_csr(g, &s.c);
+  const int threads = wg__threads(ctx);
+  const uint32_t n = g->n;
+  const uint64_t delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+  wg_lb_policy lb = o->lb == WG_LB_AUTO ? pick_graph_lb(&s.c) : o->lb;
+  job->delta = delta;
+  job->lb = lb;
+
+  st = wg__frontier_ws_init(ctx, &s.ws, n, threads);
+  if (st != WG_OK) goto done;
+  st = wg__calloc(ctx, &s.tfar, (uint64_t)threads, sizeof *s.tfar, "sssp far buffers");
+  if (st != WG_OK) goto done;
+  st = wg__frontier_reserve(ctx, &s.front, 1);
+  if (st != WG_OK) goto done;
+
+  const double t0 = wg__now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (uint32_t v = 0; v < n; v++) s.dist[v] = WG_DIST_INF;
+  s.dist[job->source] = 0;
+  s.front.v[0] = job->source;
+  s.front.len = 1;
+  s.nparts = 1;
+  s.bound[0] = WG_SELFTUNE_INF;
+
+  if (o->algo == WG_ALGO_SELFTUNE) {
+    double wsum = 0;
+    for (uint64_t a = 0; a < g->m; a++) wsum += g->weights[a];
+    const double mean_w = g->m ? wsum / (double)g->m : 1.0;
+    const double P = o->parallelism > 0 ? o->parallelism : default_p(g, threads);
+    st = run_selftune(&s, job, lb, delta, P, mean_w);
+  } else {
+    st = run_fixed(&s, job, lb, delta);
+  }
+  if (st != WG_OK) goto done;
+  if (job->pred) st = fill_pred(ctx, &s.c, job->source, s.dist, job->pred, threads);
+  job->seconds = wg__now() - t0;
+  wg__log(ctx, WG_LOG_DEBUG, "nearfar cpu: %llu iterations, %llu entries re-binned",
+          (unsigned long long)job->iterations, (unsigned long long)s.rebinned);
+
+done:
+  wg__frontier_ws_free(&s.ws);
+  wg__frontier_free(&s.front);
+  wg__frontier_free(&s.adv);
+  wg__frontier_free(&s.filt);
+  for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) wg__free(&s.parts[i].e);
+  for (int t = 0; s.tfar && t < threads; t++) wg__free(&s.tfar[t].e);
+  wg__free(&s.tfar);
+  return st;
+}

@@ -1,0 +1,363 @@
+/* Near-far and self-tuning SSSP on the CPU backend: the correctness matrix
+ * (both algorithms x every load-balancing policy) against the oracle through
+ * wg_sssp_verify, element by element, on generated graphs of every shape the
+ * issue lists (grids, road-like, Kronecker 10..20, zero weights,
+ * disconnected, single vertex, sink source, the largest weights), the
+ * bundled Monaco map and the shared DIMACS roads (skipped while
+ * wg_graph_load is a stub or the data is missing); then the self-tuning
+ * checks computed from the trace: after the first iterations the median
+ * advance_out is within 25% of P and its IQR / median is below the
+ * fixed-delta run's. */
+#include <omp.h>
+
+#include "graph/loaders.h"
+#include "sssp_ref.h"
+
+static const wg_lb_policy policies[] = {WG_LB_AUTO, WG_LB_THREAD, WG_LB_TWC,
+                                        WG_LB_LB, WG_LB_LB_CULL};
+static const wg_sssp_algo algos[] = {WG_ALGO_NEARFAR, WG_ALGO_SELFTUNE};
+
+static wg_ctx_t *new_ctx(void) {
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_ctx_set_threads(ctx, 2);
+  return ctx;
+}
+
+/* One run, verified against the oracle (distances and the tree). */
+static wg_sssp_result *run_verified(wg_ctx_t *ctx, const wg_graph_t *g,
+                                    uint32_t s, wg_sssp_algo algo,
+                                    wg_lb_policy lb, uint64_t delta, double P,
+                                    const char *what) {
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.algo = algo;
+  o.backend = WG_BACKEND_CPU;
+  o.lb = lb;
+  o.delta = delta;
+  o.parallelism = P;
+  wg_sssp_result *r = NULL;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, s, &o, &r), WG_OK);
+  assert_string_equal(r->backend, "cpu");
+  if (lb != WG_LB_AUTO) assert_string_equal(r->lb, wg_lb_name(lb));
+  wg_verify_report *rep = malloc(sizeof *rep);
+  assert_non_null(rep);
+  wg_status st = wg_sssp_verify(ctx, g, s, r->dist, r->pred, rep);
+  if (st != WG_OK) {
+    fprintf(stderr, "%s: %s lb %s source %u: %llu distance mismatches, %llu tree "
+                    "violations\n%s\n",
+            what, wg_sssp_algo_name(algo), wg_lb_name(lb), s,
+            (unsigned long long)rep->dist_mismatches,
+            (unsigned long long)rep->tree_violations, rep->text);
+    fail_msg("%s: verification failed", what);
+  }
+  free(rep);
+  return r;
+}
+
+/* Every algorithm and policy from each source. */
+static void matrix(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *src,
+                   int nsrc, uint64_t delta, const char *what) {
+  for (int a = 0; a < 2; a++)
+    for (int p = 0; p < 5; p++)
+      for (int i = 0; i < nsrc; i++) {
+        wg_sssp_result *r = run_verified(ctx, g, src[i], algos[a], policies[p],
+                                         delta, 0.0, what);
+        wg_sssp_result_destroy(&r);
+      }
+}
+
+static void grids_and_roads(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 70, 90, &go), WG_OK);
+  const uint32_t s1[] = {0, 3150, 6299};
+  matrix(ctx, g, s1, 3, 0, "grid 70x90");
+  matrix(ctx, g, s1, 1, 7, "grid 70x90 delta 7");
+  matrix(ctx, g, s1, 1, 100000, "grid 70x90 delta 1e5");
+  wg_graph_destroy(&g);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 30000, &go), WG_OK);
+  const uint32_t s2[] = {0, wg_graph_num_vertices(g) / 2};
+  matrix(ctx, g, s2, 2, 0, "road 30000");
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+static void kronecker(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  const unsigned scales[] = {10, 14};
+  for (int k = 0; k < 2; k++) {
+    wg_graph_t *g = NULL;
+    wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, scales[k], 16, &go), WG_OK);
+    const uint32_t s[] = {0, 5};
+    char what[64];
+    snprintf(what, sizeof what, "kronecker %u", scales[k]);
+    matrix(ctx, g, s, 2, 0, what);
+    wg_graph_destroy(&g);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
+static void kronecker_20(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 20, 16, &go), WG_OK);
+  wg_sssp_result *r = run_verified(ctx, g, 1, WG_ALGO_SELFTUNE, WG_LB_AUTO, 0, 0,
+                                   "kronecker 20");
+  wg_sssp_result_destroy(&r);
+  r = run_verified(ctx, g, 1, WG_ALGO_NEARFAR, WG_LB_LB_CULL, 0, 0, "kronecker 20");
+  wg_sssp_result_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+/* Random directed graph with weights in [0, 3] (many zero arcs, zero
+ * cycles) plus a second component and isolated vertices. */
+static void zero_weights_disconnected(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  const uint32_t n = 3000;
+  ref_edge *e = malloc(20000 * sizeof *e);
+  assert_non_null(e);
+  uint64_t x = 42;
+  size_t k = 0;
+  for (; k < 12000; k++) { /* component A: vertices [0, 2000) */
+    x = wg__mix64(x);
+    e[k] = (ref_edge){(uint32_t)(x % 2000), (uint32_t)((x >> 20) % 2000),
+                      (uint32_t)((x >> 40) % 4)};
+  }
+  for (; k < 16000; k++) { /* component B: [2000, 2900); 2900.. isolated */
+    x = wg__mix64(x);
+    e[k] = (ref_edge){2000 + (uint32_t)(x % 900), 2000 + (uint32_t)((x >> 20) % 900),
+                      (uint32_t)((x >> 40) % 2)};
+  }
+  for (int und = 0; und < 2; und++) {
+    wg_graph_t *g = ref_build(ctx, n, e, k, und);
+    const uint32_t s[] = {0, 2001, 2950};
+    matrix(ctx, g, s, 3, 0, und ? "zero weights undirected" : "zero weights directed");
+    matrix(ctx, g, s, 1, 1, "zero weights delta 1");
+    wg_graph_destroy(&g);
+  }
+  free(e);
+  wg_ctx_destroy(&ctx);
+}
+
+static void tiny_graphs(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  /* a single vertex */
+  wg_graph_t *g = ref_build(ctx, 1, NULL, 0, 0);
+  const uint32_t s0[] = {0};
+  matrix(ctx, g, s0, 1, 0, "single vertex");
+  /* out of range and explicit delta 0 (= default) */
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.algo = WG_ALGO_NEARFAR;
+  o.backend = WG_BACKEND_CPU;
+  wg_sssp_result *r = NULL;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 1, &o, &r), WG_ERANGE);
+  wgt_assert_error_has(ctx, "out of range");
+  assert_null(r);
+  wg_graph_destroy(&g);
+  /* a source with no out-arcs in a directed graph */
+  const ref_edge e[] = {{1, 0, 5}, {1, 2, 3}, {2, 3, 1}, {3, 0, 1}};
+  g = ref_build(ctx, 4, e, 4, 0);
+  const uint32_t s1[] = {0, 1};
+  matrix(ctx, g, s1, 2, 0, "sink source");
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+static void largest_weights(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  /* a path of UINT32_MAX arcs: distances far beyond 32 bits */
+  const uint32_t n1 = 2000;
+  ref_edge *e = malloc(10000 * sizeof *e);
+  assert_non_null(e);
+  for (uint32_t i = 0; i + 1 < n1; i++) e[i] = (ref_edge){i, i + 1, UINT32_MAX};
+  wg_graph_t *g = ref_build(ctx, n1, e, n1 - 1, 1);
+  const uint32_t s[] = {0, n1 / 2};
+  matrix(ctx, g, s, 2, 0, "path of UINT32_MAX arcs");
+  matrix(ctx, g, s, 1, UINT64_MAX, "path of UINT32_MAX arcs, delta max");
+  wg_sssp_result *r = run_verified(ctx, g, 0, WG_ALGO_SELFTUNE, WG_LB_AUTO, 0, 0, "path");
+  assert_true(r->max_dist == (wg_dist_t)(n1 - 1) * UINT32_MAX);
+  wg_sssp_result_destroy(&r);
+  wg_graph_destroy(&g);
+  /* (n - 1) * max_w == UINT32_MAX - 2 exactly: 9241 * 464773, plus a few
+   * cheaper shortcuts so the answer is not just the path */
+  const uint32_t n2 = 9242;
+  size_t k = 0;
+  for (uint32_t i = 0; i + 1 < n2; i++) e[k++] = (ref_edge){i, i + 1, 464773};
+  g = ref_build(ctx, n2, e, k, 0);
+  r = run_verified(ctx, g, 0, WG_ALGO_NEARFAR, WG_LB_LB_CULL, 0, 0, "32-bit edge");
+  assert_true(r->max_dist == UINT32_MAX - 2);
+  wg_sssp_result_destroy(&r);
+  const uint32_t s2[] = {0};
+  matrix(ctx, g, s2, 1, 0, "32-bit edge");
+  wg_graph_destroy(&g);
+  free(e);
+  wg_ctx_destroy(&ctx);
+}
+
+static void monaco(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  const char *repo = getenv("WG_REPO");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+  wg_load_opts lo;
+  wg_load_opts_defaults(&lo);
+  wg_graph_t *g = NULL;
+  wg_status st = wg_graph_load(ctx, &g, path, &lo);
+  if (st == WG_ENOTSUP) /* the dispatcher is not merged: call the reader */
+    st = wg__load_osm(ctx, &g, path, path, WG_FORMAT_OSM_PBF, &lo);
+  wgt_assert_status(ctx, st, WG_OK);
+  const uint32_t n = wg_graph_num_vertices(g);
+  const uint32_t s[] = {0, n / 3, n - 1};
+  matrix(ctx, g, s, 3, 0, "monaco.osm.pbf");
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+/* The shared roads through the loader, [1, 255] seed 1; cmocka skip when
+ * the loader is still a stub or the files are missing. */
+static wg_graph_t *load_road(wg_ctx_t *ctx, const char *file) {
+  char *path = wgt_shared(file);
+  if (!path) return NULL;
+  wg_load_opts lo;
+  wg_load_opts_defaults(&lo);
+  lo.weights = WG_WEIGHTS_RANDOM_IF_UNWEIGHTED;
+  wg_graph_t *g = NULL;
+  wg_status st = wg_graph_load(ctx, &g, path, &lo);
+  free(path);
+  if (st == WG_ENOTSUP) return NULL;
+  wgt_assert_status(ctx, st, WG_OK);
+  return g;
+}
+
+static void shared_roads(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  const char *files[] = {"dimacs9-USA-road-NY.pace16-topology.gr.xz",
+                         "dimacs9-USA-road-BAY.pace16-topology.gr.xz",
+                         "dimacs9-USA-road-COL.pace16-topology.gr.xz",
+                         "dimacs9-USA-road-FLA.pace16-topology.gr.xz"};
+  int done = 0;
+  for (int f = 0; f < 4; f++) {
+    wg_graph_t *g = load_road(ctx, files[f]);
+    if (!g) continue;
+    done++;
+    const uint32_t s[] = {0};
+    /* the full matrix on NY, the default policy on the larger ones */
+    if (f == 0) {
+      matrix(ctx, g, s, 1, 0, files[f]);
+    } else {
+      for (int a = 0; a < 2; a++) {
+        wg_sssp_result *r = run_verified(ctx, g, 0, algos[a], WG_LB_AUTO, 0, 0, files[f]);
+        wg_sssp_result_destroy(&r);
+      }
+    }
+    wg_graph_destroy(&g);
+  }
+  wg_ctx_destroy(&ctx);
+  if (!done) {
+    fprintf(stderr, "shared roads: wg_graph_load unavailable or data missing\n");
+    skip();
+  }
+}
+
+/* ---- self-tuning, from the trace ------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median and IQR / median of advance_out over rows [skip, len). */
+static void profile(const wg_sssp_result *r, uint64_t skip_rows, double *median,
+                    double *spread) {
+  assert_true(r->trace_len > skip_rows + 4);
+  const uint64_t k = r->trace_len - skip_rows;
+  uint64_t *x = malloc(k * sizeof *x);
+  assert_non_null(x);
+  for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip_rows + i].advance_out;
+  qsort(x, k, sizeof *x, cmp_u64);
+  *median = (double)x[k / 2];
+  *spread = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
+  free(x);
+}
+
+static void selftune_case(wg_ctx_t *ctx, const wg_graph_t *g, double P,
+                          const char *what) {
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.backend = WG_BACKEND_CPU;
+  o.trace = 1;
+  o.algo = WG_ALGO_SELFTUNE;
+  o.parallelism = P;
+  wg_sssp_result *st = NULL, *fx = NULL;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &st), WG_OK);
+  o.algo = WG_ALGO_NEARFAR;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &fx), WG_OK);
+  assert_int_equal(st->trace_len, st->iterations);
+  assert_int_equal(fx->trace_len, fx->iterations);
+  for (uint32_t v = 0; v < st->n; v++)
+    if (st->dist[v] != fx->dist[v]) fail_msg("%s: vertex %u differs", what, v);
+  double med_s, spr_s, med_f, spr_f;
+  profile(st, 10, &med_s, &spr_s);
+  profile(fx, 10, &med_f, &spr_f);
+  printf("%s: P %.0f; self-tuned: %llu iterations, median advance_out %.0f "
+         "(%.1f%% off P), IQR/median %.3f; fixed delta %llu: %llu iterations, "
+         "median %.0f, IQR/median %.3f\n",
+         what, P, (unsigned long long)st->iterations, med_s,
+         100.0 * fabs(med_s - P) / P, spr_s, (unsigned long long)fx->delta,
+         (unsigned long long)fx->iterations, med_f, spr_f);
+  assert_true(fabs(med_s - P) <= 0.25 * P);
+  assert_true(spr_s < spr_f);
+  wg_sssp_result_destroy(&st);
+  wg_sssp_result_destroy(&fx);
+}
+
+static void selftune_profile(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = load_road(ctx, "dimacs9-USA-road-FLA.pace16-topology.gr.xz");
+  const char *what = "FLA";
+  if (!g) {
+    wgt_assert_status(ctx, wg_gen_road(ctx, &g, 1000000, &go), WG_OK);
+    what = "wg_gen_road 1M";
+  }
+  selftune_case(ctx, g, 2000, what);
+  wg_graph_destroy(&g);
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 18, 16, &go), WG_OK);
+  selftune_case(ctx, g, 20000, "kronecker 18");
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(tiny_graphs),
+      cmocka_unit_test(largest_weights),
+      cmocka_unit_test(zero_weights_disconnected),
+      cmocka_unit_test(grids_and_roads),
+      cmocka_unit_test(kronecker),
+      cmocka_unit_test(monaco),
+      cmocka_unit_test(kronecker_20),
+      cmocka_unit_test(shared_roads),
+      cmocka_unit_test(selftune_profile),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
