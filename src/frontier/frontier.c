@@ -17,7 +17,7 @@ wg_status wg__frontier_ws_init(wg_ctx_t *ctx, wg__frontier_ws *ws, uint32_t n,
   ws->threads = threads < 1 ? 1 : threads;
   ws->n = n;
   ws->twc_heavy = 512;
-  ws->par_cutoff = 1024;
+  ws->par_cutoff = 16384;
   ws->limit = wg_ctx_memory_limit(ctx);
   ws->round = 0;
   st = wg__calloc(ctx, &ws->tbuf, (uint64_t)ws->threads, sizeof *ws->tbuf,

@@ -23,8 +23,10 @@
  *            twc_heavy or max > 8 x mean), else THREAD.
  * Outputs go to per-thread buffers (no shared counter per arc) which are
  * concatenated at the end of the same parallel region. Small frontiers (<
- * par_cutoff arcs) run on one thread: waking the team costs more than
- * relaxing a few hundred arcs.
+ * par_cutoff arcs, 16384) run on one thread: waking the team costs more
+ * than relaxing them, and on a shared, oversubscribed machine every barrier
+ * risks waiting a whole scheduler slice (measured: 24 ms) for a preempted
+ * thread.
  */
 #ifndef WG_FRONTIER_H
 #define WG_FRONTIER_H
