@@ -239,6 +239,7 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr,
   *x4 = s->front.len;
   for (int t = 0; t < ws->threads; t++) {
     const far_part *f = &s->tfar[t];
+    if (f->len == 0) continue;
     if (s->nparts == 1) {
       st = part_reserve(s->ctx, &s->parts[0], f->len);
       if (st != WG_OK) return st;
@@ -379,6 +380,7 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
      * into the new last partition so no entry is lost */
     for (uint32_t i = dec.nparts; i < old - (dec.drop < old ? dec.drop : old); i++) {
       far_part *p = &s->parts[i], *q = &s->parts[dec.nparts - 1];
+      if (p->len == 0) continue;
       st = part_reserve(s->ctx, q, p->len);
       if (st != WG_OK) return st;
       memcpy(q->e + q->len, p->e, (size_t)p->len * sizeof *p->e);
