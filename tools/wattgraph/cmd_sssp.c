@@ -258,35 +258,37 @@ int cmd_sssp(int argc, char **argv) {
       json_bool(&j, "verified", verified);
     json_end(&j);
   } else {
+    /* With --out -, distances own stdout and the summary goes to stderr. */
+    FILE *tbl = out && strcmp(out, "-") == 0 ? stderr : stdout;
     wg_graph_info info;
     wg_graph_get_info(g, &info);
-    printf("%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", args[0],
+    fprintf(tbl, "%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", args[0],
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            cli_duration(load_s, b3, sizeof b3));
     if (info.weights_assigned)
-      printf("%-10s drawn uniformly from [%u, %u], seed %llu\n", "weights",
+      fprintf(tbl, "%-10s drawn uniformly from [%u, %u], seed %llu\n", "weights",
              info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
-    printf("%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
+    fprintf(tbl, "%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
            have_source ? "" : " (default: lowest vertex of the largest strong component)");
     if (so.algo == WG_ALGO_DIJKSTRA)
-      printf("%-10s %s on %s\n", "algorithm", res->algo, res->backend);
+      fprintf(tbl, "%-10s %s on %s\n", "algorithm", res->algo, res->backend);
     else
-      printf("%-10s %s on %s, load balancing %s, delta %llu%s, %llu iterations\n",
+      fprintf(tbl, "%-10s %s on %s, load balancing %s, delta %llu%s, %llu iterations\n",
              "algorithm", res->algo, res->backend, res->lb,
              (unsigned long long)res->delta,
              so.algo == WG_ALGO_SELFTUNE ? " at the start" : "",
              (unsigned long long)res->iterations);
-    printf("%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
+    fprintf(tbl, "%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
            cli_commas(res->n, b2, sizeof b2));
-    printf("%-10s %llu\n", "max dist", (unsigned long long)res->max_dist);
-    printf("%-10s %s (median of %u run%s)\n", "time", cli_duration(median, b1, sizeof b1),
+    fprintf(tbl, "%-10s %llu\n", "max dist", (unsigned long long)res->max_dist);
+    fprintf(tbl, "%-10s %s (median of %u run%s)\n", "time", cli_duration(median, b1, sizeof b1),
            repeat, repeat == 1 ? "" : "s");
     if (median > 0)
-      printf("%-10s %.3f M arcs/s\n", "rate", (double)wg_graph_num_arcs(g) / median / 1e6);
-    cli_print_energy(stdout, readings, nread, repeat);
+      fprintf(tbl, "%-10s %.3f M arcs/s\n", "rate", (double)wg_graph_num_arcs(g) / median / 1e6);
+    cli_print_energy(tbl, readings, nread, repeat);
     if (verified == 1)
-      printf("%-10s PASS (%s vertices match the oracle; path tree checked)\n", "verify",
+      fprintf(tbl, "%-10s PASS (%s vertices match the oracle; path tree checked)\n", "verify",
              cli_commas(report.checked, b1, sizeof b1));
   }
   if (verified == 0) {
