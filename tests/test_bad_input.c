@@ -393,6 +393,25 @@ static void line_numbers_across_chunks(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Running out of memory in the builder still names the file. */
+static void memory_limit_names_file(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_ctx_set_memory_limit(ctx, 1 << 20);
+  size_t len;
+  char *text = numbered_dimacs(200000, &len);
+  char *path = wgt_write_temp("tight.gr", text, len);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_ENOMEM);
+  wgt_assert_error_has(ctx, "tight.gr: ");
+  wgt_assert_error_has(ctx, "over the memory limit");
+  assert_null(g);
+  free(path);
+  free(text);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(each_bad_case),
@@ -400,6 +419,7 @@ int main(void) {
       cmocka_unit_test(bad_coordinates),
       cmocka_unit_test(truncated_and_corrupt_streams),
       cmocka_unit_test(line_numbers_across_chunks),
+      cmocka_unit_test(memory_limit_names_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
