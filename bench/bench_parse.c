@@ -6,7 +6,8 @@
  * the median throughput in MB/s of uncompressed input, for the whole load
  * (parse + CSR build) and for the line reader alone (wg__reader, which
  * bounds what any parser can reach). The files are deleted afterwards
- * unless -k. With -f FILE only that file is measured.
+ * unless -k. With -f FILE only that file is measured (a compressed one
+ * too: rates are then of the decompressed text, decompression included).
  *
  * The generated graphs look like the DIMACS USA road files: arcs sorted by
  * source, targets near their source, 1-based ids of 7 digits, weights up to
@@ -107,7 +108,7 @@ static int measure(const char *label, const char *path, int trials) {
   wg_ctx_t *ctx = NULL;
   double *load_t = calloc((size_t)trials, sizeof(double));
   double *read_t = calloc((size_t)trials, sizeof(double));
-  uint64_t bytes = file_size(path), lines = 0;
+  uint64_t raw_bytes = file_size(path), bytes = raw_bytes, lines = 0;
   uint32_t n = 0;
   uint64_t m = 0;
   int rc = 0;
@@ -125,6 +126,7 @@ static int measure(const char *label, const char *path, int trials) {
     }
     lines = 0;
     while ((got = wg__reader_line(&r, &line, &len)) > 0) lines++;
+    bytes = r.out_done; /* uncompressed */
     wg__reader_close(&r);
     read_t[t] = wg__now() - t0;
     if (got < 0) rc = 1;
@@ -145,6 +147,9 @@ static int measure(const char *label, const char *path, int trials) {
     qsort(load_t, (size_t)trials, sizeof(double), cmp_double);
     qsort(read_t, (size_t)trials, sizeof(double), cmp_double);
     double mb = (double)bytes / 1e6, lt = load_t[trials / 2], rt = read_t[trials / 2];
+    if (bytes != raw_bytes)
+      printf("%s: %.1f MB compressed, rates below are of the %.1f MB of text\n", path,
+             (double)raw_bytes / 1e6, (double)bytes / 1e6);
     printf("%-8s %8.1f MB %10llu lines  n=%-9u arcs=%-10llu  load %6.3f s = %6.1f MB/s "
            "(min %.3f s, max %.3f s)  lines only %6.1f MB/s\n",
            label, mb, (unsigned long long)lines, n, (unsigned long long)m, lt, mb / lt,
