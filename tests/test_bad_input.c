@@ -172,6 +172,7 @@ static void each_bad_case(void **state) {
       failures++;
     }
     wg_graph_destroy(&g);
+    unlink(path);
     free(path);
   }
   if (failures) fail_msg("%d bad-input cases misbehaved", failures);
@@ -203,6 +204,7 @@ static void missing_directory_unreadable(void **state) {
   }
   assert_null(g);
   wgt_assert_status(ctx, wg_graph_load(ctx, &g, NULL, NULL), WG_EINVAL);
+  unlink(f);
   free(f);
   free(dir);
   wg_ctx_destroy(&ctx);
@@ -241,6 +243,7 @@ static void bad_coordinates(void **state) {
     wgt_assert_status(ctx, wg_graph_load(ctx, &g, gr, &o), co[i].status);
     wgt_assert_error_has(ctx, co[i].what);
     assert_null(g);
+    unlink(path);
     free(path);
   }
   free(gr);
@@ -307,6 +310,7 @@ static void truncated_and_corrupt_streams(void **state) {
     wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_EPARSE);
     wgt_assert_error_has(ctx, bad[i].what);
     assert_null(g);
+    unlink(path);
     free(path);
   }
   /* flipped bytes inside the compressed data */
@@ -325,6 +329,7 @@ static void truncated_and_corrupt_streams(void **state) {
     wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_EPARSE);
     wgt_assert_error_has(ctx, flip[i].what);
     assert_null(g);
+    unlink(path);
     free(path);
   }
   free(gz);
@@ -345,6 +350,7 @@ static void truncated_and_corrupt_streams(void **state) {
     wg_graph_t *g = NULL;
     wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_EPARSE);
     wgt_assert_error_has(ctx, "junk.gr.gz: corrupt gz stream (unexpected data after the end");
+    unlink(path);
     free(path);
   }
   free(xz);
@@ -372,6 +378,7 @@ static void line_numbers_across_chunks(void **state) {
   snprintf(where, sizeof where, "late.gr:%d: weight '", m + 1);
   wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_EPARSE);
   wgt_assert_error_has(ctx, where);
+  unlink(path);
   free(path);
 
   /* A line of 2 MiB is refused, not buffered without end. */
@@ -387,8 +394,29 @@ static void line_numbers_across_chunks(void **state) {
   wgt_assert_status(ctx, wg__graph_load_memory(ctx, &g, huge, big + 20, "long.gr",
                                                WG_FORMAT_AUTO, NULL), WG_EPARSE);
   wgt_assert_error_has(ctx, "long.gr:2: line longer than");
+  unlink(path);
   free(path);
   free(huge);
+  free(text);
+  wg_ctx_destroy(&ctx);
+}
+
+/* Running out of memory in the builder still names the file. */
+static void memory_limit_names_file(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_ctx_set_memory_limit(ctx, 1 << 20);
+  size_t len;
+  char *text = numbered_dimacs(200000, &len);
+  char *path = wgt_write_temp("tight.gr", text, len);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, NULL), WG_ENOMEM);
+  wgt_assert_error_has(ctx, "tight.gr: ");
+  wgt_assert_error_has(ctx, "over the memory limit");
+  assert_null(g);
+  unlink(path);
+  free(path);
   free(text);
   wg_ctx_destroy(&ctx);
 }
@@ -400,6 +428,7 @@ int main(void) {
       cmocka_unit_test(bad_coordinates),
       cmocka_unit_test(truncated_and_corrupt_streams),
       cmocka_unit_test(line_numbers_across_chunks),
+      cmocka_unit_test(memory_limit_names_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

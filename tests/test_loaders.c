@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "graph/graph_internal.h"
@@ -33,6 +34,7 @@ static wg_graph_t *load_text(wg_ctx_t *ctx, const char *name, const char *text,
                              const wg_load_opts *opts) {
   char *path = wgt_write_temp_str(name, text);
   wg_graph_t *g = load_path(ctx, path, opts);
+  unlink(path);
   free(path);
   return g;
 }
@@ -424,6 +426,7 @@ static void compressed_same_graph(void **state) {
                                                  WG_FORMAT_AUTO, NULL), WG_OK);
     check_same_graph(plain, g);
     wg_graph_destroy(&g);
+    unlink(path);
     free(path);
     free(z);
   }
@@ -444,6 +447,7 @@ static void compressed_same_graph(void **state) {
   free(z2);
   free(both);
   wg_graph_destroy(&plain);
+  unlink(plain_path);
   free(plain_path);
   free(text);
   wg_ctx_destroy(&ctx);
@@ -477,6 +481,7 @@ static void progress_reports_compressed_bytes(void **state) {
   assert_int_equal(log.last_total, zlen);
   assert_int_equal(log.last_done, zlen);
   wg_graph_destroy(&g);
+  unlink(path);
   free(path);
   free(z);
   free(text);
@@ -528,6 +533,7 @@ static void detect_format(void **state) {
   assert_string_equal(info_of(g).format, "snap");
   assert_string_equal(info_of(g).compression, "gz");
   wg_graph_destroy(&g);
+  unlink(path);
   free(path);
   free(z);
 
@@ -595,6 +601,7 @@ static void weight_policies(void **state) {
   char *path = wgt_write_temp_str("w3.gr", dimacs_text);
   wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, &o), WG_EINVAL);
   assert_null(g);
+  unlink(path);
   free(path);
   wg_ctx_destroy(&ctx);
 }

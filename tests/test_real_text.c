@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "graph/graph_internal.h"
@@ -131,6 +132,7 @@ static void luxembourg_mtx(void **state) {
       if (!back) fail_msg("arc %u -> %u has no reverse", u, v);
     }
   wg_graph_destroy(&g);
+  unlink(fixed);
   free(fixed);
   free(full);
   free(body);

@@ -235,6 +235,18 @@ static wg_status check_opts(wg_ctx_t *ctx, const wg_load_opts *o, const char *di
   return WG_OK;
 }
 
+/* Makes sure a failure's message names the input: the builder and the
+ * allocator speak of arrays ("CSR targets: ... over the memory limit"),
+ * not files. */
+static void name_the_input(wg_ctx_t *ctx, wg_status st, const char *display) {
+  const char *msg = wg_ctx_last_error(ctx);
+  size_t len = strlen(display);
+  if (strncmp(msg, display, len) == 0 && (msg[len] == ':' || msg[len] == '\0')) return;
+  char copy[WG__ERRMSG];
+  snprintf(copy, sizeof copy, "%s", msg);
+  wg__error(ctx, st, "%s: %s", display, copy);
+}
+
 /* Loads from an open reader. path is the real file (NULL for memory). */
 static wg_status load_reader(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
                              const char *path, const char *display,
@@ -311,6 +323,7 @@ static wg_status load_reader(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
   g = NULL;
 done:
   wg_graph_destroy(&g);
+  if (st != WG_OK) name_the_input(ctx, st, display);
   return st;
 }
 
