@@ -12,6 +12,7 @@ packages=(
   libreadosm-dev libexpat1-dev        # OpenStreetMap .osm and .osm.pbf (expat pre-checks XML)
   libcmocka-dev                       # unit test framework
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
+  gnuplot-nox                         # wattgraph plot
   xz-utils
 )
 

@@ -127,5 +127,33 @@ expect_in info-road "$tmp/out" "components"
 check gen-no-output 2 "$bin" gen grid
 one_line_error gen-no-output
 
+# near-far and self-tuning through the CLI: verified, traced, plotted
+check sssp-nearfar 0 "$bin" sssp "$tmp/grid.wgc" --algo nearfar --delta 50 --backend cpu --verify --trace "$tmp/base.csv"
+expect_in sssp-nearfar "$tmp/out" "nearfar on cpu"
+expect_in sssp-nearfar "$tmp/out" "PASS"
+check sssp-selftune 0 "$bin" sssp "$tmp/grid.wgc" --parallelism 20 --backend cpu --verify --trace "$tmp/p20.csv"
+expect_in sssp-selftune "$tmp/out" "selftune on cpu"
+expect_in trace-header "$tmp/p20.csv" "iter,frontier_in,advance_out,filter_out,near_out,far_size,delta,time_us"
+if [ "$(wc -l <"$tmp/p20.csv")" -gt 2 ]; then pass=$((pass + 1)); else
+  echo "FAIL trace: too few rows in the self-tuned trace"; failures=$((failures + 1)); fi
+check delta-zero 2 "$bin" sssp "$tmp/grid.wgc" --algo nearfar --delta 0
+one_line_error delta-zero
+check delta-dijkstra 2 "$bin" sssp "$tmp/grid.wgc" --delta 5
+one_line_error delta-dijkstra
+check bad-lb 2 "$bin" sssp "$tmp/grid.wgc" --algo nearfar --lb sideways
+one_line_error bad-lb
+if command -v gnuplot >/dev/null; then
+  check plot-profile 0 "$bin" plot profile -o "$tmp/profile.png" "$tmp/base.csv" "$tmp/p20.csv"
+  check plot-dist 0 "$bin" plot distribution -o "$tmp/dist.png" "$tmp/base.csv" "$tmp/p20.csv"
+  for f in profile dist; do
+    if [ "$(head -c 4 "$tmp/$f.png" | od -An -c | tr -d ' ')" = "211PNG" ]; then pass=$((pass + 1)); else
+      echo "FAIL plot-$f: $tmp/$f.png is not a PNG"; failures=$((failures + 1)); fi
+  done
+  check plot-not-trace 1 "$bin" plot profile -o "$tmp/x.png" "$data/tiny.gr"
+  one_line_error plot-not-trace
+else
+  echo "note: gnuplot not installed; plot checks skipped"
+fi
+
 echo "$pass passed, $failures failed"
 [ "$failures" -eq 0 ]

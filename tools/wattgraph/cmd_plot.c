@@ -124,13 +124,13 @@ int cmd_plot(int argc, char **argv) {
   if (profile) {
     fprintf(f, "set multiplot layout 1,2 columns%s%s%s\n", title ? " title \"" : "",
             title ? title : "", title ? "\"" : "");
-    fprintf(f, "set size 0.72,1\nset origin 0,0\nset logscale y\n"
+    fprintf(f, "set tmargin 3\nset size 0.72,1\nset origin 0,0\nset logscale y\n"
                "set xlabel 'iteration'\nset ylabel 'advance output (parallelism)'\n"
                "set key top right\nplot ");
     for (int i = 0; i < n; i++) {
       char label[128];
       label_of(args[1 + i], label, sizeof label);
-      fprintf(f, "%s'%s' every ::1 using 1:3 with lines lw 1.5 title \"%s\"",
+      fprintf(f, "%s'%s' every ::1 using 1:($3 > 0 ? $3 : NaN) with lines lw 1.5 title \"%s\"",
               i ? ", " : "", args[1 + i], label);
     }
     fprintf(f, "\nset size 0.28,1\nset origin 0.72,0\nunset xlabel\nunset ylabel\n");
@@ -148,8 +148,8 @@ int cmd_plot(int argc, char **argv) {
   }
   fprintf(f, ") rotate by -30\nset xrange [0.5:%d.5]\nunset key\nplot ", n);
   for (int i = 0; i < n; i++)
-    fprintf(f, "%s'%s' every ::%u using (%d):3", i ? ", " : "", args[1 + i], skip + 1,
-            i + 1);
+    fprintf(f, "%s'%s' every ::%u using (%d):($3 > 0 ? $3 : NaN) with boxplot", i ? ", " : "",
+            args[1 + i], skip + 1, i + 1);
   fprintf(f, "\n%s", profile ? "unset multiplot\n" : "");
   fclose(f);
 
