@@ -543,6 +543,11 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   if (map != MAP_FAILED) {
     g->block = map;
     g->block_is_mmap = 1;
+    /* Not MAP_POPULATE: on a private writable mapping it pre-copies every
+     * page (4.5 ms for a 30 MB cache, more than the whole checked load).
+     * Warm pages fault in cheaply (large folios, ~0.1 ms for 30 MB), so
+     * WILLNEED only matters for a cold file: read-ahead starts at once. */
+    (void)madvise(map, (size_t)file_size, MADV_WILLNEED);
   } else {
     /* No mmap (some file systems): read the whole file into one block. */
     if ((st = wg__alloc(ctx, &g->block, file_size, 1, "cache")) != WG_OK) goto done;
