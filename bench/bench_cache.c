@@ -7,7 +7,9 @@
  * (about n * d arcs), saves it as a cache and times loading it with and
  * without the checksum: median of the trials, in ms and MB/s of cache file.
  * With -f FILE: times wg_graph_load(FILE) (the text or OSM parser), saves
- * its cache, times loading that, and prints the ratio parse / cache load.
+ * its cache, times loading that with and without the checksum, and prints
+ * the ratios parse / cache load at the same thread count: for 1 and 2
+ * threads, or only for -p THREADS when given. Trials default to 7.
  * The cache is read from the page cache (warm), which is what repeated runs
  * see; the first run after a reboot is bounded by the disk instead.
  */
@@ -101,8 +103,29 @@ static int time_cache(wg_ctx_t *ctx, const char *path, int verify, int trials, d
   return 0;
 }
 
+/* Median seconds of `trials` loads of `file` by its own parser. */
+static int time_parse(wg_ctx_t *ctx, const char *file, int trials, double *sec) {
+  double *t = calloc((size_t)trials, sizeof *t);
+  for (int i = 0; i < trials; i++) {
+    wg_graph_t *g = NULL;
+    double t0 = wg__now();
+    wg_status st = wg_graph_load(ctx, &g, file, NULL);
+    t[i] = wg__now() - t0;
+    wg_graph_destroy(&g);
+    if (st != WG_OK) {
+      fprintf(stderr, "bench_cache: %s\n", wg_ctx_last_error(ctx));
+      free(t);
+      return -1;
+    }
+  }
+  *sec = median(t, trials);
+  free(t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  uint64_t n = 2000000, d = 4, trials = 5, threads = 0;
+  uint64_t n = 2000000, d = 4, trials = 7, threads = 0;
+  int threads_given = 0;
   const char *file = NULL, *cache = NULL;
   char cache_buf[512];
   int opt;
@@ -111,7 +134,7 @@ int main(int argc, char **argv) {
     case 'n': if (parse_u64(optarg, 1, WG_MAX_VERTICES, &n)) return usage(); break;
     case 'd': if (parse_u64(optarg, 1, 1000, &d)) return usage(); break;
     case 't': if (parse_u64(optarg, 1, 1000, &trials)) return usage(); break;
-    case 'p': if (parse_u64(optarg, 0, 4096, &threads)) return usage(); break;
+    case 'p': if (parse_u64(optarg, 0, 4096, &threads)) return usage(); threads_given = 1; break;
     case 'o': cache = optarg; break;
     case 'f': file = optarg; break;
     default: return usage();
@@ -129,23 +152,12 @@ int main(int argc, char **argv) {
   wg_ctx_set_threads(ctx, (int)threads);
   int rc = 1;
   wg_graph_t *g = NULL;
-  double parse_s = 0;
 
   if (file) {
-    double *t = calloc(trials, sizeof *t);
-    for (uint64_t i = 0; i < trials; i++) {
-      wg_graph_destroy(&g);
-      double t0 = wg__now();
-      wg_status st = wg_graph_load(ctx, &g, file, NULL);
-      t[i] = wg__now() - t0;
-      if (st != WG_OK) {
-        fprintf(stderr, "bench_cache: %s\n", wg_ctx_last_error(ctx));
-        free(t);
-        goto done;
-      }
+    if (wg_graph_load(ctx, &g, file, NULL) != WG_OK) {
+      fprintf(stderr, "bench_cache: %s\n", wg_ctx_last_error(ctx));
+      goto done;
     }
-    parse_s = median(t, (int)trials);
-    free(t);
   } else {
     double t0 = wg__now();
     if (build_random(ctx, &g, (uint32_t)n, (uint32_t)d) != WG_OK) {
@@ -165,23 +177,37 @@ int main(int argc, char **argv) {
   struct stat sb;
   if (stat(cache, &sb) != 0) goto done;
   const double mb = (double)sb.st_size / 1e6;
-  printf("cache %s: %.1f MB, n=%u m=%llu, saved in %.1f ms (%.0f MB/s), threads %d\n", cache,
-         mb, g->n, (unsigned long long)g->m, save_s * 1e3, mb / save_s, wg__threads(ctx));
+  printf("cache %s: %.1f MB, n=%u m=%llu, saved in %.1f ms (%.0f MB/s)\n", cache, mb, g->n,
+         (unsigned long long)g->m, save_s * 1e3, mb / save_s);
   wg_graph_destroy(&g);
 
-  double with_crc, without_crc;
-  if (time_cache(ctx, cache, 1, (int)trials, &with_crc) ||
-      time_cache(ctx, cache, 0, (int)trials, &without_crc))
-    goto done;
-  printf("load with checksum:    %8.2f ms  %8.0f MB/s  (median of %llu)\n", with_crc * 1e3,
-         mb / with_crc, (unsigned long long)trials);
-  printf("load without checksum: %8.2f ms  %8.0f MB/s\n", without_crc * 1e3, mb / without_crc);
-  if (file) {
-    struct stat fb;
-    double in_mb = stat(file, &fb) == 0 ? (double)fb.st_size / 1e6 : 0;
-    printf("parse %s: %8.2f ms  %8.0f MB/s of input\n", file, parse_s * 1e3, in_mb / parse_s);
-    printf("ratio parse / cache load: %.1fx (with checksum), %.1fx (without)\n",
-           parse_s / with_crc, parse_s / without_crc);
+  /* With -f and no -p: 1 and 2 threads, each ratio at one thread count. */
+  const int counts[2] = {1, 2};
+  const int runs = file && !threads_given ? 2 : 1;
+  struct stat fb;
+  const double in_mb = file && stat(file, &fb) == 0 ? (double)fb.st_size / 1e6 : 0;
+  if (file)
+    printf("%7s %10s %14s %14s %12s %12s  (medians of %llu)\n", "threads", "parse ms",
+           "cache+sum ms", "cache-sum ms", "ratio+sum", "ratio-sum", (unsigned long long)trials);
+  for (int r = 0; r < runs; r++) {
+    if (runs == 2) wg_ctx_set_threads(ctx, counts[r]);
+    double with_sum, without_sum, parse_s = 0;
+    if ((file && time_parse(ctx, file, (int)trials, &parse_s)) ||
+        time_cache(ctx, cache, 1, (int)trials, &with_sum) ||
+        time_cache(ctx, cache, 0, (int)trials, &without_sum))
+      goto done;
+    if (file) {
+      printf("%7d %10.2f %14.3f %14.3f %11.1fx %11.1fx\n", wg__threads(ctx), parse_s * 1e3,
+             with_sum * 1e3, without_sum * 1e3, parse_s / with_sum, parse_s / without_sum);
+      printf("        parse %.0f MB/s of input; cache %.0f / %.0f MB/s\n", in_mb / parse_s,
+             mb / with_sum, mb / without_sum);
+    } else {
+      printf("threads %d\n", wg__threads(ctx));
+      printf("load with checksum:    %8.2f ms  %8.0f MB/s  (median of %llu)\n", with_sum * 1e3,
+             mb / with_sum, (unsigned long long)trials);
+      printf("load without checksum: %8.2f ms  %8.0f MB/s\n", without_sum * 1e3,
+             mb / without_sum);
+    }
   }
   rc = 0;
 done:

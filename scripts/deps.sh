@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev libomp-14-dev  # sanitizer and fuzzing build
   zlib1g-dev liblzma-dev libbz2-dev   # .gz .xz .bz2 input
   libreadosm-dev libexpat1-dev        # OpenStreetMap .osm and .osm.pbf (expat pre-checks XML)
+  libxxhash-dev                       # XXH3-64: fast checksum of the binary cache
   libcmocka-dev                       # unit test framework
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
   gnuplot-nox                         # wattgraph plot

@@ -1,12 +1,14 @@
 /* Binary cache: round trips, mmap + assign_weights, and every kind of
  * broken cache giving its own status and message. The byte offsets used
- * here are the documented layout (docs/cache.md), and the CRC is
- * recomputed with a bitwise reference, so the test checks the format, not
- * just that save and load agree with each other. */
+ * here are the documented layout (docs/cache.md), and the checksum is
+ * recomputed over the file image with xxHash's one-shot XXH3_64bits (the
+ * cache streams it in chunks, fused with its CSR checks), so the test checks
+ * the format, not just that save and load agree with each other. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "graph/loaders.h"
 #include "testutil.h"
@@ -17,17 +19,8 @@
 #define H_N 24
 #define H_M 32
 #define H_SIZE 40
-#define H_CRC 48
+#define H_SUM 48 /* u64 XXH3-64 of the file with this field zero */
 #define H_TABLE 168 /* offsets, targets, weights, lon, lat, file_ids */
-
-static uint32_t ref_crc32(const unsigned char *p, size_t len) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < len; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
 
 static uint64_t get_le(const unsigned char *p, int bytes) {
   uint64_t v = 0;
@@ -38,10 +31,10 @@ static void put_le(unsigned char *p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Rewrites the stored CRC so a deliberately edited file passes it. */
-static void fix_crc(unsigned char *buf, size_t len) {
-  put_le(buf + H_CRC, 0, 4);
-  put_le(buf + H_CRC, ref_crc32(buf, len), 4);
+/* Rewrites the stored checksum so a deliberately edited file passes it. */
+static void fix_sum(unsigned char *buf, size_t len) {
+  put_le(buf + H_SUM, 0, 8);
+  put_le(buf + H_SUM, XXH3_64bits(buf, len), 8);
 }
 
 static unsigned char *slurp(const char *path, size_t *len) {
@@ -130,9 +123,9 @@ static wg_graph_t *round_trip(wg_ctx_t *ctx, const wg_graph_t *g, const char *na
   unsigned char *buf = slurp(path, &len);
   assert_true(wg__cache_sniff(buf, len));
   assert_int_equal(get_le(buf + H_SIZE, 8), len);
-  uint32_t stored = (uint32_t)get_le(buf + H_CRC, 4);
-  put_le(buf + H_CRC, 0, 4);
-  assert_int_equal(stored, ref_crc32(buf, len));
+  uint64_t stored = get_le(buf + H_SUM, 8);
+  put_le(buf + H_SUM, 0, 8);
+  assert_int_equal(stored, XXH3_64bits(buf, len));
   for (int s = 0; s < 6; s++) assert_int_equal(get_le(buf + H_TABLE + 16 * s, 8) % 64, 0);
   free(buf);
   wg_graph_t *back = NULL;
@@ -297,11 +290,11 @@ static void bad_caches(void **state) {
   FRESH();
   b[len - 3] ^= 0x01;
   expect_bad(ctx, b, len, 1, WG_ECHECKSUM, "checksum");
-  /* ... and without it (or with a forged CRC) the CSR checks still do. */
+  /* ... and without it (or with a forged checksum) the CSR checks still do. */
   FRESH();
   put_le(b + targets_at + 4 * 17, n, 4);
   expect_bad(ctx, b, len, 0, WG_EPARSE, "arc 17 points to vertex 300 >= n = 300");
-  fix_crc(b, len);
+  fix_sum(b, len);
   expect_bad(ctx, b, len, 1, WG_EPARSE, "corrupt targets");
   FRESH();
   put_le(b + offsets_at + 8 * 5, get_le(b + offsets_at + 8 * 7, 8), 8);
@@ -370,12 +363,87 @@ static void bad_caches(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The load checks the CSR in the same pass that hashes the file, chunk by
+ * chunk; this mirrors the chunk size in cache.c so the damage below sits on
+ * chunk boundaries (pairs of offsets or file ids split across two chunks),
+ * where an off-by-one in the fused pass would hide it. */
+#define PASS_CHUNK (256u << 10)
+
+/* First index whose 8-byte element starts at or after the first chunk
+ * boundary past section byte `at` + 8. */
+static uint64_t index_at_boundary(uint64_t at) {
+  uint64_t b = (at / PASS_CHUNK + 1) * PASS_CHUNK;
+  return (b - at) / 8;
+}
+
+static void bad_large_cache(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_graph_t *g = random_graph(ctx, 200000, 11);
+  add_coords_and_ids(g);
+  char *path = wgt_write_temp("large.wgc", "", 0);
+  wgt_assert_status(ctx, wg_graph_save_cache(ctx, g, path), WG_OK);
+  size_t len;
+  unsigned char *good = slurp(path, &len);
+  assert_true(len > 8 * PASS_CHUNK);
+  unsigned char *b = malloc(len);
+  const uint64_t offsets_at = get_le(good + H_TABLE, 8);
+  const uint64_t targets_at = get_le(good + H_TABLE + 16, 8);
+  const uint64_t ids_at = get_le(good + H_TABLE + 80, 8);
+  char msg[128];
+  wg_graph_t *ok = NULL;
+  wgt_assert_status(ctx, wg__load_cache(ctx, &ok, path, NULL), WG_OK);
+  wg_graph_destroy(&ok);
+
+  /* offsets[v + 1] is the first element of a chunk: vertex v descends. */
+  uint64_t v = index_at_boundary(offsets_at) - 1;
+  assert_true(v > 0 && v < g->n);
+  memcpy(b, good, len);
+  put_le(b + offsets_at + 8 * (v + 1), g->offsets[v] - 1, 8);
+  snprintf(msg, sizeof msg, "corrupt offsets: vertex %llu ends", (unsigned long long)v);
+  expect_bad(ctx, b, len, 0, WG_EPARSE, msg);
+  fix_sum(b, len);
+  expect_bad(ctx, b, len, 1, WG_EPARSE, msg);
+  /* A descent from 2^64 - 1 (an unsigned difference would call it a rise). */
+  memcpy(b, good, len);
+  put_le(b + offsets_at + 8 * 150000, UINT64_MAX, 8);
+  expect_bad(ctx, b, len, 0, WG_EPARSE, "corrupt offsets: vertex 150000 ends");
+  /* The very last arc, in the last chunk of targets, with the largest id. */
+  memcpy(b, good, len);
+  put_le(b + targets_at + 4 * (g->m - 1), UINT32_MAX, 4);
+  snprintf(msg, sizeof msg, "arc %llu points to vertex 4294967295",
+           (unsigned long long)(g->m - 1));
+  expect_bad(ctx, b, len, 0, WG_EPARSE, msg);
+  /* file_ids[w - 1] and file_ids[w] are on both sides of a chunk boundary. */
+  uint64_t w = index_at_boundary(ids_at);
+  assert_true(w > 0 && w < g->n);
+  memcpy(b, good, len);
+  put_le(b + ids_at + 8 * w, g->file_ids[w - 1], 8);
+  snprintf(msg, sizeof msg, "file ids: not ascending at vertex %llu", (unsigned long long)w);
+  expect_bad(ctx, b, len, 0, WG_EPARSE, msg);
+  /* The checksum covers the last byte of every chunk, not just the ones the
+   * CSR checks read (the weights). */
+  memcpy(b, good, len);
+  uint64_t weights_at = get_le(good + H_TABLE + 32, 8);
+  b[index_at_boundary(weights_at) * 8 + weights_at - 1] ^= 0x80;
+  expect_bad(ctx, b, len, 1, WG_ECHECKSUM, "checksum mismatch");
+
+  free(b);
+  free(good);
+  unlink(path);
+  free(path);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trips),
       cmocka_unit_test(monaco_round_trip),
       cmocka_unit_test(assign_weights_on_mapped_cache),
       cmocka_unit_test(bad_caches),
+      cmocka_unit_test(bad_large_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

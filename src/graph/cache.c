@@ -10,8 +10,8 @@
  *   24  u64      n
  *   32  u64      m
  *   40  u64      file size
- *   48  u32      CRC-32 of the whole file, computed with these 4 bytes zero
- *   52  u32      reserved (0)
+ *   48  u64      XXH3-64 (seed 0) of the whole file, computed with these 8
+ *                bytes zero
  *   56  info     wg_graph_info, field by field (see put_info)
  *   168 6 x (u64 offset, u64 length): offsets, targets, weights, lon, lat,
  *       file_ids; absent sections are (0, 0); present ones 64-byte aligned,
@@ -23,9 +23,16 @@
  * array type. Nothing is trusted before it is checked: header fields, that
  * every section is where its size says and inside the file, the checksum
  * (optional), and the CSR invariants (always, since a bad target would turn
- * into an out-of-bounds access later; they are O(n + m) and run in
- * parallel). The CRC is zlib's, computed in parallel chunks joined with
- * crc32_combine, so checking stays well above disk speed.
+ * into an out-of-bounds access later).
+ *
+ * Loading must be at least 10x faster than parsing the text, so the payload
+ * is touched once: one pass over the file in L2-sized chunks feeds each
+ * chunk to a streaming XXH3 (xxHash; tens of GB/s, where zlib's CRC-32 ran
+ * at ~7 GB/s and was most of the load time) and checks the offsets, targets
+ * and file ids that lie in it while they are still in cache. The pass is
+ * single-threaded on purpose: the hash is one stream, and at ~1-3 ms per
+ * load an OpenMP team costs more than it saves (waking or spinning workers
+ * made a 2-thread load 3-5x slower than a 1-thread one; docs/cache.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,7 +43,15 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <xxhash.h>
+/* The library's plain XXH3 is its SSE2 build (~15 GB/s here); its x86
+ * dispatcher picks AVX2/AVX-512 at run time (~50 GB/s), which is most of a
+ * checked load. The header renames the XXH3 calls to the dispatching ones. */
+#if defined(__x86_64__) && defined(__has_include)
+#if __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>
+#endif
+#endif
 
 #include "graph/loaders.h"
 
@@ -45,10 +60,10 @@
 #define CACHE_HEADER_SIZE 264u
 #define CACHE_SECTIONS 6
 #define CACHE_ALIGN 64u
-#define CACHE_CRC_AT 48u
+#define CACHE_SUM_AT 48u
 #define FLAG_COORDS 1u
 #define FLAG_FILE_IDS 2u
-#define CRC_CHUNK ((size_t)8 << 20)
+#define PASS_CHUNK ((uint64_t)256 << 10) /* bytes per hash + check step */
 
 enum { SEC_OFFSETS, SEC_TARGETS, SEC_WEIGHTS, SEC_LON, SEC_LAT, SEC_FILE_IDS };
 static const char *const section_names[CACHE_SECTIONS] = {
@@ -128,51 +143,22 @@ int wg__cache_sniff(const unsigned char *head, size_t len) {
   return head && len >= 8 && memcmp(head, CACHE_MAGIC, 8) == 0;
 }
 
-/* ---- checksum ------------------------------------------------------------ */
-
-/* CRC-32 of data[0, len), in parallel chunks joined by crc32_combine. */
-static uint32_t crc_parallel(wg_ctx_t *ctx, uint32_t crc, const unsigned char *data,
-                             size_t len) {
-  if (len <= 2 * CRC_CHUNK) return (uint32_t)crc32_z(crc, data, len);
-  const int64_t chunks = (int64_t)((len + CRC_CHUNK - 1) / CRC_CHUNK);
-  uint32_t *part = malloc((size_t)chunks * sizeof *part);
-  if (!part) return (uint32_t)crc32_z(crc, data, len);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(wg__threads(ctx))
-  for (int64_t c = 0; c < chunks; c++) {
-    size_t at = (size_t)c * CRC_CHUNK;
-    size_t sz = len - at < CRC_CHUNK ? len - at : CRC_CHUNK;
-    part[c] = (uint32_t)crc32_z(0, data + at, sz);
-  }
-  for (int64_t c = 0; c < chunks; c++) {
-    size_t at = (size_t)c * CRC_CHUNK;
-    size_t sz = len - at < CRC_CHUNK ? len - at : CRC_CHUNK;
-    crc = (uint32_t)crc32_combine(crc, part[c], (z_off_t)sz);
-  }
-  free(part);
-  return crc;
-}
-
-/* CRC of a whole cache image with the checksum field taken as zero. */
-static uint32_t cache_crc(wg_ctx_t *ctx, const unsigned char *data, size_t len) {
-  static const unsigned char zero[4] = {0};
-  uint32_t crc = (uint32_t)crc32_z(0, data, CACHE_CRC_AT);
-  crc = (uint32_t)crc32_z(crc, zero, 4);
-  return crc_parallel(ctx, crc, data + CACHE_CRC_AT + 4, len - CACHE_CRC_AT - 4);
-}
-
 /* ---- save ---------------------------------------------------------------- */
 
 static uint64_t align_up(uint64_t x) { return (x + CACHE_ALIGN - 1) & ~(uint64_t)(CACHE_ALIGN - 1); }
 
 typedef struct writer {
   int fd;
-  uint32_t crc;
+  XXH3_state_t *sum; /* hash of everything written so far */
   uint64_t pos;
 } writer;
 
 static int write_all(writer *w, const void *data, size_t len) {
   const unsigned char *p = data;
-  w->crc = (uint32_t)crc32_z(w->crc, p, len);
+  if (XXH3_64bits_update(w->sum, p, len) != XXH_OK) {
+    errno = EINVAL;
+    return -1;
+  }
   while (len > 0) {
     size_t step = len < ((size_t)1 << 30) ? len : ((size_t)1 << 30);
     ssize_t r = write(w->fd, p, step);
@@ -250,7 +236,14 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *pa
   }
 
   size_t plen = strlen(path);
-  if (!(tmp = malloc(plen + 5))) return wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
+  if (!(w.sum = XXH3_createState()) || XXH3_64bits_reset(w.sum) != XXH_OK) {
+    st = wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
+    goto done;
+  }
+  if (!(tmp = malloc(plen + 5))) {
+    st = wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
+    goto done;
+  }
   memcpy(tmp, path, plen);
   memcpy(tmp + plen, ".tmp", 5);
   w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -266,10 +259,10 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *pa
     if (write_zeros(&w, off[i] - w.pos) != 0 || write_all(&w, data[i], len[i]) != 0)
       goto io_error;
   }
-  /* The running CRC saw the field as zero; now store it. */
-  unsigned char crcb[4];
-  put_u32(crcb, w.crc);
-  if (pwrite(w.fd, crcb, 4, CACHE_CRC_AT) != 4) goto io_error;
+  /* The running hash saw the field as zero; now store it. */
+  unsigned char sumb[8];
+  put_u64(sumb, (uint64_t)XXH3_64bits_digest(w.sum));
+  if (pwrite(w.fd, sumb, 8, CACHE_SUM_AT) != 8) goto io_error;
   if (close(w.fd) != 0) {
     w.fd = -1;
     goto io_error;
@@ -289,6 +282,7 @@ done:
   if (w.fd >= 0) close(w.fd);
   if (tmp_made) unlink(tmp);
   free(tmp);
+  XXH3_freeState(w.sum);
   return st;
 }
 
@@ -324,8 +318,6 @@ static wg_status check_header(wg_ctx_t *ctx, const char *path, const unsigned ch
   if (sections != CACHE_SECTIONS)
     return wg__error(ctx, WG_EPARSE, "%s: %lu sections, expected %d", path,
                      (unsigned long)sections, CACHE_SECTIONS);
-  if (get_u32(h + 52) != 0)
-    return wg__error(ctx, WG_EPARSE, "%s: reserved header field is not zero", path);
   if (claimed != file_size)
     return wg__error(ctx, WG_EPARSE, "%s: %s: header says %llu bytes, file has %llu", path,
                      claimed > file_size ? "truncated cache" : "trailing bytes after cache",
@@ -372,48 +364,129 @@ static wg_status check_header(wg_ctx_t *ctx, const char *path, const unsigned ch
   return WG_OK;
 }
 
-/* CSR invariants, so later code may index without checks. */
-static wg_status check_csr(wg_ctx_t *ctx, const char *path, const wg_graph_t *g) {
-  const uint64_t *off = g->offsets;
-  const int64_t n = g->n;
-  const uint64_t m = g->m;
-  if (off[0] != 0 || off[n] != m)
-    return wg__error(ctx, WG_EPARSE, "%s: corrupt offsets (first %llu, last %llu, m %llu)",
-                     path, (unsigned long long)off[0], (unsigned long long)off[n],
-                     (unsigned long long)m);
-  int64_t bad_offset = INT64_MAX, bad_id = INT64_MAX;
-  uint64_t bad_arc = UINT64_MAX;
-  const uint32_t nn = g->n;
-#pragma omp parallel num_threads(wg__threads(ctx))
-  {
-    int64_t my_offset = INT64_MAX, my_id = INT64_MAX;
-    uint64_t my_arc = UINT64_MAX;
-#pragma omp for schedule(static) nowait
-    for (int64_t v = 0; v < n; v++) {
-      if (off[v] > off[v + 1] && v < my_offset) my_offset = v;
-      if (g->file_ids && v > 0 && g->file_ids[v - 1] >= g->file_ids[v] && v < my_id)
-        my_id = v;
-    }
-#pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < (int64_t)m; i++)
-      if (g->targets[i] >= nn && (uint64_t)i < my_arc) my_arc = (uint64_t)i;
-#pragma omp critical
-    {
-      if (my_offset < bad_offset) bad_offset = my_offset;
-      if (my_id < bad_id) bad_id = my_id;
-      if (my_arc < bad_arc) bad_arc = my_arc;
-    }
+/* The range checks below run over every offset and target of the graph, so
+ * they are written to vectorise at -O2 (gcc's cheap cost model only takes
+ * loops of a fixed trip count, hence blocks of VEC_BLOCK): a branch-free
+ * reduction over the range says whether anything is wrong, and only then is
+ * the range scanned again for the first culprit. */
+#define VEC_BLOCK 64
+
+/* Top bit set iff x < y, unsigned, without a compare SSE2 lacks for 64-bit
+ * lanes (Hacker's Delight 2-13: the borrow out of x - y). */
+static inline uint64_t lt_bit(uint64_t x, uint64_t y) { return (~x & y) | (~(x ^ y) & (x - y)); }
+
+/* First v in [lo, hi) with a[v] > a[v + 1], or, when strict, a[v] >= a[v + 1];
+ * UINT64_MAX if none. Reads a[lo .. hi]. */
+static uint64_t first_descent(const uint64_t *a, uint64_t lo, uint64_t hi, int strict) {
+  uint64_t v = lo, bad;
+  if (strict) {
+    uint64_t all = ~(uint64_t)0;
+    for (; v + VEC_BLOCK <= hi; v += VEC_BLOCK)
+      for (int k = 0; k < VEC_BLOCK; k++) all &= lt_bit(a[v + k], a[v + k + 1]);
+    for (; v < hi; v++) all &= lt_bit(a[v], a[v + 1]);
+    bad = !(all >> 63);
+  } else {
+    uint64_t any = 0;
+    for (; v + VEC_BLOCK <= hi; v += VEC_BLOCK)
+      for (int k = 0; k < VEC_BLOCK; k++) any |= lt_bit(a[v + k + 1], a[v + k]);
+    for (; v < hi; v++) any |= lt_bit(a[v + 1], a[v]);
+    bad = any >> 63;
   }
-  if (bad_offset != INT64_MAX)
-    return wg__error(ctx, WG_EPARSE, "%s: corrupt offsets: vertex %lld ends before it starts",
-                     path, (long long)bad_offset);
+  if (!bad) return UINT64_MAX;
+  for (v = lo; v < hi; v++)
+    if (strict ? a[v] >= a[v + 1] : a[v] > a[v + 1]) return v;
+  return UINT64_MAX;
+}
+
+/* First i in [lo, hi) with t[i] >= n, or UINT64_MAX. */
+static uint64_t first_out_of_range(const uint32_t *t, uint64_t lo, uint64_t hi, uint32_t n) {
+  unsigned bad = 0;
+  uint64_t i = lo;
+  for (; i + VEC_BLOCK <= hi; i += VEC_BLOCK)
+    for (int k = 0; k < VEC_BLOCK; k++) bad |= t[i + k] >= n;
+  for (; i < hi; i++) bad |= t[i] >= n;
+  if (!bad) return UINT64_MAX;
+  for (i = lo; i < hi; i++)
+    if (t[i] >= n) return i;
+  return UINT64_MAX;
+}
+
+/* Element range [*lo, *hi) of a section (at byte `at`, `len` bytes, elements
+ * of `size` bytes) that falls in the file bytes [a, b). Sections are 64-byte
+ * aligned and chunk bounds multiples of 64 past the header, so no element
+ * straddles two chunks. */
+static int section_part(uint64_t at, uint64_t len, uint64_t size, uint64_t a, uint64_t b,
+                        uint64_t *lo, uint64_t *hi) {
+  uint64_t x = at > a ? at : a, y = at + len < b ? at + len : b;
+  if (len == 0 || x >= y) return 0;
+  *lo = (x - at) / size;
+  *hi = (y - at + size - 1) / size;
+  return 1;
+}
+
+/* The load's one pass over the mapped file: the XXH3 of the whole file (the
+ * checksum field read as zero) when `sum` is non-NULL, and the CSR
+ * invariants, so later code may index without checks. Checksum errors win
+ * over CSR errors, since a damaged file explains both. */
+static wg_status verify_pass(wg_ctx_t *ctx, const char *path, const unsigned char *base,
+                             uint64_t file_size, const uint64_t *off, const uint64_t *len,
+                             const wg_graph_t *g, XXH3_state_t *sum) {
+  const uint64_t *offsets = g->offsets;
+  const uint64_t n = g->n, m = g->m;
+  uint64_t bad_offset = UINT64_MAX, bad_arc = UINT64_MAX, bad_id = UINT64_MAX;
+  if (sum) {
+    unsigned char h[CACHE_HEADER_SIZE];
+    memcpy(h, base, sizeof h);
+    memset(h + CACHE_SUM_AT, 0, 8);
+    if (XXH3_64bits_reset(sum) != XXH_OK || XXH3_64bits_update(sum, h, sizeof h) != XXH_OK)
+      return wg__error(ctx, WG_EINVAL, "%s: checksum state failed", path);
+  }
+  for (uint64_t a = CACHE_HEADER_SIZE; a < file_size;) {
+    /* Chunks end on multiples of PASS_CHUNK, so only the first is short. */
+    uint64_t b = (a / PASS_CHUNK + 1) * PASS_CHUNK;
+    if (b > file_size) b = file_size;
+    if (sum && XXH3_64bits_update(sum, base + a, (size_t)(b - a)) != XXH_OK)
+      return wg__error(ctx, WG_EINVAL, "%s: checksum state failed", path);
+    uint64_t lo, hi, at;
+    /* Pairs (v, v + 1) for v < n; offsets[n] may lie in the next chunk. */
+    if (bad_offset == UINT64_MAX &&
+        section_part(off[SEC_OFFSETS], len[SEC_OFFSETS], 8, a, b, &lo, &hi) &&
+        (hi = hi < n ? hi : n) > lo)
+      bad_offset = first_descent(offsets, lo, hi, 0);
+    if (bad_arc == UINT64_MAX &&
+        section_part(off[SEC_TARGETS], len[SEC_TARGETS], 4, a, b, &lo, &hi) &&
+        (at = first_out_of_range(g->targets, lo, hi, g->n)) != UINT64_MAX)
+      bad_arc = at;
+    /* Pairs (v - 1, v) for 1 <= v < n, i.e. first_descent over [v - 1]. */
+    if (g->file_ids && bad_id == UINT64_MAX &&
+        section_part(off[SEC_FILE_IDS], len[SEC_FILE_IDS], 8, a, b, &lo, &hi) &&
+        (hi = hi < n - 1 ? hi : n - 1) > lo &&
+        (at = first_descent(g->file_ids, lo, hi, 1)) != UINT64_MAX)
+      bad_id = at + 1;
+    a = b;
+  }
+  if (sum) {
+    uint64_t want = get_u64(base + CACHE_SUM_AT), got = (uint64_t)XXH3_64bits_digest(sum);
+    if (want != got)
+      return wg__error(ctx, WG_ECHECKSUM,
+                       "%s: checksum mismatch (stored %016llx, computed %016llx): the cache "
+                       "is corrupt; re-create it with `wattgraph convert`",
+                       path, (unsigned long long)want, (unsigned long long)got);
+  }
+  if (offsets[0] != 0 || offsets[n] != m)
+    return wg__error(ctx, WG_EPARSE, "%s: corrupt offsets (first %llu, last %llu, m %llu)",
+                     path, (unsigned long long)offsets[0], (unsigned long long)offsets[n],
+                     (unsigned long long)m);
+  if (bad_offset != UINT64_MAX)
+    return wg__error(ctx, WG_EPARSE, "%s: corrupt offsets: vertex %llu ends before it starts",
+                     path, (unsigned long long)bad_offset);
   if (bad_arc != UINT64_MAX)
     return wg__error(ctx, WG_EPARSE, "%s: corrupt targets: arc %llu points to vertex %lu >= n = %lu",
                      path, (unsigned long long)bad_arc, (unsigned long)g->targets[bad_arc],
                      (unsigned long)g->n);
-  if (bad_id != INT64_MAX)
-    return wg__error(ctx, WG_EPARSE, "%s: corrupt file ids: not ascending at vertex %lld",
-                     path, (long long)bad_id);
+  if (bad_id != UINT64_MAX)
+    return wg__error(ctx, WG_EPARSE, "%s: corrupt file ids: not ascending at vertex %llu",
+                     path, (unsigned long long)bad_id);
   return WG_OK;
 }
 
@@ -426,6 +499,7 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   uint64_t n = 0, m = 0, off[CACHE_SECTIONS], len[CACHE_SECTIONS];
   uint32_t flags = 0;
   const int verify = opts ? opts->verify_checksum : 1;
+  XXH3_state_t *sum = NULL;
   if (out) *out = NULL;
   if (!out || !path) return wg__error(ctx, WG_EINVAL, "load cache: no path or output");
   if (HOST_BIG_ENDIAN)
@@ -469,6 +543,11 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   if (map != MAP_FAILED) {
     g->block = map;
     g->block_is_mmap = 1;
+    /* Not MAP_POPULATE: on a private writable mapping it pre-copies every
+     * page (4.5 ms for a 30 MB cache, more than the whole checked load).
+     * Warm pages fault in cheaply (large folios, ~0.1 ms for 30 MB), so
+     * WILLNEED only matters for a cold file: read-ahead starts at once. */
+    (void)madvise(map, (size_t)file_size, MADV_WILLNEED);
   } else {
     /* No mmap (some file systems): read the whole file into one block. */
     if ((st = wg__alloc(ctx, &g->block, file_size, 1, "cache")) != WG_OK) goto done;
@@ -490,18 +569,6 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     st = wg__error(ctx, WG_EIO, "%s: file changed while loading", path);
     goto done;
   }
-  if (verify) {
-    uint32_t want = get_u32(base + CACHE_CRC_AT);
-    uint32_t got = cache_crc(ctx, base, (size_t)file_size);
-    if (want != got) {
-      st = wg__error(ctx, WG_ECHECKSUM,
-                     "%s: checksum mismatch (stored %08lx, computed %08lx): the cache is "
-                     "corrupt; re-create it with `wattgraph convert`",
-                     path, (unsigned long)want, (unsigned long)got);
-      goto done;
-    }
-  }
-
   g->n = (uint32_t)n;
   g->m = m;
   /* Zero-length sections point at the (aligned) block start; never read. */
@@ -516,12 +583,17 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   get_info(base + INFO_AT, &g->info);
   g->info.has_coordinates = (flags & FLAG_COORDS) != 0;
   g->info.sparse_ids = (flags & FLAG_FILE_IDS) != 0;
-  if ((st = check_csr(ctx, path, g)) != WG_OK) goto done;
+  if (verify && !(sum = XXH3_createState())) {
+    st = wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
+    goto done;
+  }
+  if ((st = verify_pass(ctx, path, base, file_size, off, len, g, sum)) != WG_OK) goto done;
   *out = g;
   g = NULL;
 
 done:
   if (fd >= 0) close(fd);
+  XXH3_freeState(sum);
   wg_graph_destroy(&g);
   return st;
 }
