@@ -78,7 +78,7 @@ typedef struct wg__cuda_nearfar_args {
   int selftune;            /* 0: fixed delta; 1: controller steers it */
   uint64_t delta;          /* fixed delta, or the controller's first one */
   double parallelism;      /* set-point P (selftune) */
-  double mean_weight;
+  double mean_weight;      /* 0: computed on the device */
   int lb;                  /* resolved wg_lb_policy (THREAD..LB_CULL) */
   int predecessors;        /* fill pred */
   int trace;               /* call trace_push once per iteration */
@@ -88,6 +88,8 @@ typedef struct wg__cuda_nearfar_args {
                               iteration (measures the round-trip cost) */
   int graph_iters;         /* iterations per CUDA graph replay (0: 16) */
   int force_wide;          /* 64-bit distances even when 32 bits suffice */
+  int repeats;             /* run the computation this many times back to
+                              back (>= 1; 1 with trace); seconds = median */
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
   /* outputs */

@@ -10,7 +10,10 @@
  * Environment knobs for measurement (read per call, not part of the API):
  * WG_CUDA_CONTROL=host runs the self-tuning controller on the host;
  * WG_CUDA_SYNC=1 waits for every iteration instead of replaying a CUDA
- * graph; WG_CUDA_GRAPH_ITERS=K iterations per graph replay (default 16).
+ * graph; WG_CUDA_GRAPH_ITERS=K iterations per graph replay (default 16);
+ * WG_CUDA_WIDE=1 forces 64-bit distances; WG_CUDA_REPEAT=R repeats the
+ * computation R times inside the call (seconds = the median), so energy
+ * can be measured over a long window without per-call setup in it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +61,6 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
     const double mean = g->n ? (double)g->m / g->n : 0.0;
     lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB_CULL : WG_LB_THREAD;
   }
-  double wsum = 0;
-  for (uint64_t i = 0; i < g->m; i++) wsum += g->weights[i];
-  const double mean_w = g->m ? wsum / (double)g->m : 1.0;
 
   struct {
     wg_ctx_t *ctx;
@@ -78,7 +78,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.selftune = o->algo == WG_ALGO_SELFTUNE;
   a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
   a.parallelism = o->parallelism > 0 ? o->parallelism : GPU_DEFAULT_P;
-  a.mean_weight = mean_w < 1.0 ? 1.0 : mean_w;
+  a.mean_weight = 0; /* the gateway computes it on the device */
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;
   a.trace = o->trace;
@@ -87,6 +87,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.sync_each = env_int("WG_CUDA_SYNC", 0) != 0;
   a.graph_iters = env_int("WG_CUDA_GRAPH_ITERS", 0);
   a.force_wide = env_int("WG_CUDA_WIDE", 0) != 0;
+  a.repeats = env_int("WG_CUDA_REPEAT", 1);
   a.trace_push = push_row;
   a.trace_ud = &ud;
   a.dist = job->dist;
