@@ -6,11 +6,12 @@
 # table is printed last.
 set -u
 OUT=${OUT:-/tmp/wg-out}
-mkdir -p "$OUT"
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
 export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export WG_TEST_DATA=$PWD/tests/data WG_SHARED_DATA=$PWD/.gpu/data WG_REPO=$PWD
-export WG_BIN=$PWD/.gpu/build/wattgraph
-B=.gpu/build
+export WG_BIN=$PWD/.gpu/bin/wattgraph
+B=.gpu/bin
 summary=$OUT/summary.txt
 : >"$summary"
 row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
@@ -18,22 +19,22 @@ row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,power.draw,power.limit,clocks.sm \
   --format=csv >"$OUT/gpu.csv" 2>&1
 cat "$OUT/gpu.csv"
-git rev-parse --short HEAD 2>/dev/null >"$OUT/commit.txt" || echo unknown >"$OUT/commit.txt"
+cp .gpu/commit.txt "$OUT/commit.txt" 2>/dev/null || echo unknown >"$OUT/commit.txt"
 
 # 1. every test program (CUDA ones run for real here)
-for t in "$B"/tests/test_*; do
+for t in "$B"/test_*; do
   name=$(basename "$t")
-  "$t" >"$OUT/$name.log" 2>&1
+  "$t" >"$LOGS/$name.log" 2>&1
   rc=$?
   case $rc in 0) r=pass ;; 7) r=skip ;; *) r="FAIL ($rc)" ;; esac
   row "$name" "$r"
 done
-bash tests/test_cli.sh >"$OUT/test_cli.log" 2>&1 && row test_cli.sh pass || row test_cli.sh FAIL
+bash tests/test_cli.sh >"$LOGS/test_cli.log" 2>&1 && row test_cli.sh pass || row test_cli.sh FAIL
 
 # 2. CUDA tests under compute-sanitizer (memcheck, racecheck)
-for t in "$B"/tests/test_cuda_*; do
+for t in "$B"/test_cuda_*; do
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 99 "$t" >"$OUT/$(basename "$t").$tool.log" 2>&1
+    compute-sanitizer --tool $tool --error-exitcode 99 "$t" >"$LOGS/$(basename "$t").$tool.log" 2>&1
     rc=$?
     row "$(basename "$t") $tool" "$([ $rc -eq 0 ] && echo clean || echo "rc=$rc")"
   done
@@ -52,6 +53,7 @@ for g in .gpu/data/*.gr.xz data/monaco.osm.pbf; do
   fi
 done
 
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 echo
 echo "== summary ($(cat "$OUT/commit.txt"), $(sed -n 2p "$OUT/gpu.csv" | cut -d, -f1)) =="
 cat "$summary"

@@ -206,6 +206,30 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const char **args,
   return 0;
 }
 
+/* "  LEFT   words words ..." wrapped at 80 columns under the help column. */
+static void print_wrapped(FILE *to, const char *left, const char *text) {
+  const int indent = 31, width = 80;
+  fprintf(to, "  %-28s ", left);
+  int col = indent;
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    if (!*p) break;
+    const char *sp = strchr(p, ' ');
+    int len = sp ? (int)(sp - p) : (int)strlen(p);
+    if (col > indent && col + 1 + len > width) {
+      fprintf(to, "\n%*s", indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', to);
+      col++;
+    }
+    fprintf(to, "%.*s", len, p);
+    col += len;
+    p += len;
+  }
+  fputc('\n', to);
+}
+
 void cli_print_help(const cli_command *cmd, FILE *to) {
   fprintf(to, "usage: wattgraph %s %s\n\n%s\n", cmd->name, cmd->usage,
           cmd->summary);
@@ -220,9 +244,12 @@ void cli_print_help(const cli_command *cmd, FILE *to) {
       snprintf(left, sizeof left, "    --%s%s%s", o->name,
                o->type == OPT_FLAG ? "" : " ",
                o->type == OPT_FLAG ? "" : o->metavar);
-    fprintf(to, "  %-28s %s", left, o->help);
-    if (o->def) fprintf(to, " (default: %s)", o->def);
-    fputc('\n', to);
+    char text[512];
+    if (o->def)
+      snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def);
+    else
+      snprintf(text, sizeof text, "%s", o->help);
+    print_wrapped(to, left, text);
   }
   fprintf(to, "  %-28s %s\n", "-h, --help", "show this help and exit");
   if (cmd->details) fprintf(to, "\n%s\n", cmd->details);

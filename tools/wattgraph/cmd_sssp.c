@@ -37,22 +37,60 @@ static int write_distances(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
   return CLI_OK;
 }
 
+static int write_trace(const char *path, const wg_sssp_result *r) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    cli_error("%s: cannot write: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  fprintf(f, "iter,frontier_in,advance_out,filter_out,near_out,far_size,delta,time_us\n");
+  for (uint64_t i = 0; i < r->trace_len; i++) {
+    const wg_sssp_iter *t = &r->trace[i];
+    fprintf(f, "%llu,%llu,%llu,%llu,%llu,%llu,%.17g,%.3f\n", (unsigned long long)t->iter,
+            (unsigned long long)t->frontier_in, (unsigned long long)t->advance_out,
+            (unsigned long long)t->filter_out, (unsigned long long)t->near_out,
+            (unsigned long long)t->far_size, t->delta, t->time_us);
+  }
+  if (fclose(f) != 0) {
+    cli_error("%s: write failed: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
 int cmd_sssp(int argc, char **argv) {
   cli_load_args la;
   cli_load_args_defaults(&la, "auto");
   uint64_t source_id = 0;
   int have_source = 0, verify = 0, json = 0, threads = 0, quiet = 0, no_pred = 0;
   uint32_t repeat = 1;
-  const char *algo_name = "dijkstra", *backend_name = "auto", *out = NULL;
+  uint64_t delta = 0;
+  double parallelism = 0;
+  int have_algo = 0, have_delta = 0, have_p = 0, device = 0;
+  const char *algo_name = "dijkstra", *backend_name = "auto", *out = NULL,
+             *lb_name = "auto", *trace = NULL;
   const cli_opt opts[] = {
       {"source", 's', OPT_U64, &source_id, "SRC",
        "source vertex, as the file numbers it (DIMACS: 1-based, OSM: node id)",
        "lowest vertex of the largest strong component", 0, 18446744073709551615.0,
        &have_source},
-      {"algo", 'a', OPT_STRING, &algo_name, "ALGO", "algorithm: dijkstra",
-       "dijkstra", 0, 0, NULL},
+      {"algo", 'a', OPT_STRING, &algo_name, "ALGO",
+       "dijkstra (the serial oracle), nearfar (fixed delta) or selftune",
+       "dijkstra; selftune with --parallelism", 0, 0, &have_algo},
+      {"delta", 'd', OPT_U64, &delta, "D",
+       "near-far bucket width (selftune: the starting one)",
+       "32 x mean weight / mean degree", 1, 18446744073709551615.0, &have_delta},
+      {"parallelism", 'P', OPT_DOUBLE, &parallelism, "P",
+       "self-tuning set-point: the wanted advance output per iteration",
+       "chosen for the backend", 1, 1e15, &have_p},
+      {"lb", 0, OPT_STRING, &lb_name, "POLICY",
+       "frontier load balancing: auto, thread, twc, lb, lb_cull", "auto", 0, 0, NULL},
       {"backend", 'b', OPT_STRING, &backend_name, "B", "auto, cpu or cuda", "auto",
        0, 0, NULL},
+      {"device", 0, OPT_INT, &device, "N", "CUDA device ordinal", "0", 0, 1024, NULL},
+      {"trace", 0, OPT_STRING, &trace, "FILE.csv",
+       "write one row per iteration (last run): iter,frontier_in,advance_out,"
+       "filter_out,near_out,far_size,delta,time_us", NULL, 0, 0, NULL},
       {"repeat", 'n', OPT_U32, &repeat, "N", "runs; the time shown is the median",
        "1", 1, 100000, NULL},
       {"verify", 'v', OPT_FLAG, &verify, NULL,
@@ -85,10 +123,30 @@ int cmd_sssp(int argc, char **argv) {
 
   wg_sssp_opts so;
   wg_sssp_opts_defaults(&so);
+  if (have_p && !have_algo) algo_name = "selftune";
   if (wg_sssp_algo_from_name(algo_name, &so.algo) != WG_OK) {
-    cli_error("sssp: unknown algorithm '%s' (known: dijkstra)", algo_name);
+    cli_error("sssp: unknown algorithm '%s' (known: dijkstra, nearfar, selftune)",
+              algo_name);
     return CLI_USAGE;
   }
+  if (wg_lb_from_name(lb_name, &so.lb) != WG_OK) {
+    cli_error("sssp: unknown load-balancing policy '%s' (auto, thread, twc, lb, lb_cull)",
+              lb_name);
+    return CLI_USAGE;
+  }
+  if (so.algo == WG_ALGO_DIJKSTRA && (have_delta || have_p || trace)) {
+    cli_error("sssp: --delta, --parallelism and --trace apply to --algo nearfar or "
+              "selftune, not dijkstra");
+    return CLI_USAGE;
+  }
+  if (so.algo == WG_ALGO_NEARFAR && have_p) {
+    cli_error("sssp: --parallelism steers --algo selftune; nearfar keeps --delta fixed");
+    return CLI_USAGE;
+  }
+  so.delta = delta;
+  so.parallelism = parallelism;
+  so.device = device;
+  so.trace = trace != NULL;
   if (wg_backend_from_name(backend_name, &so.backend) != WG_OK) {
     cli_error("sssp: unknown backend '%s' (auto, cpu or cuda)", backend_name);
     return CLI_USAGE;
@@ -168,6 +226,7 @@ int cmd_sssp(int argc, char **argv) {
     }
   }
   if (out && (rc = write_distances(ctx, out, g, res)) != CLI_OK) goto done;
+  if (trace && (rc = write_trace(trace, res)) != CLI_OK) goto done;
 
   if (json) {
     cli_json j;
@@ -178,6 +237,11 @@ int cmd_sssp(int argc, char **argv) {
     json_u64(&j, "source", wg_graph_file_id(g, source));
     json_str(&j, "algo", res->algo);
     json_str(&j, "backend", res->backend);
+    if (so.algo != WG_ALGO_DIJKSTRA) {
+      json_str(&j, "lb", res->lb);
+      json_u64(&j, "delta", res->delta);
+      if (so.algo == WG_ALGO_SELFTUNE) json_num(&j, "parallelism", so.parallelism);
+    }
     json_u64(&j, "threads", (uint64_t)wg_ctx_threads(ctx));
     json_u64(&j, "reached", res->reached);
     json_u64(&j, "max_distance", res->max_dist);
@@ -205,7 +269,14 @@ int cmd_sssp(int argc, char **argv) {
              info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
     printf("%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
            have_source ? "" : " (default: lowest vertex of the largest strong component)");
-    printf("%-10s %s on %s\n", "algorithm", res->algo, res->backend);
+    if (so.algo == WG_ALGO_DIJKSTRA)
+      printf("%-10s %s on %s\n", "algorithm", res->algo, res->backend);
+    else
+      printf("%-10s %s on %s, load balancing %s, delta %llu%s, %llu iterations\n",
+             "algorithm", res->algo, res->backend, res->lb,
+             (unsigned long long)res->delta,
+             so.algo == WG_ALGO_SELFTUNE ? " at the start" : "",
+             (unsigned long long)res->iterations);
     printf("%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
            cli_commas(res->n, b2, sizeof b2));
     printf("%-10s %llu\n", "max dist", (unsigned long long)res->max_dist);

@@ -16,6 +16,7 @@ static const struct {
     {"convert", cmd_convert, "convert any supported format to the binary cache (or DIMACS text)"},
     {"gen", cmd_gen, "generate a synthetic graph: kron, grid or road"},
     {"sssp", cmd_sssp, "single-source shortest paths, timed, with energy and verification"},
+    {"plot", cmd_plot, "draw SSSP traces with gnuplot (parallelism profile, distribution)"},
 };
 
 static void usage(FILE *to) {
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);
-  cli_error("unknown command '%s' (commands: info, convert, gen, sssp; see "
+  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot; see "
             "'wattgraph --help')", cmd);
   return CLI_USAGE;
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The command line end to end: help, exit statuses, one-line errors, the
+# --out format on a hand-checked graph, JSON, convert and gen round trips.
+set -u
+bin=${WG_BIN:?WG_BIN not set}
+data=${WG_TEST_DATA:?WG_TEST_DATA not set}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass=0
+
+check() { # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"
+    sed 's/^/  stdout: /' "$tmp/out" | head -5
+    sed 's/^/  stderr: /' "$tmp/err" | head -5
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+expect_in() { # expect_in NAME FILE TEXT
+  if ! grep -qF -- "$3" "$2"; then
+    echo "FAIL $1: '$3' not in $(basename "$2"):"
+    head -5 "$2" | sed 's/^/  /'
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+one_line_error() { # the error is exactly one line starting "wattgraph: error:"
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$lines" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
+    echo "FAIL $1: expected a one-line error, got:"
+    sed 's/^/  /' "$tmp/err"
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+# help and usage
+check help 0 "$bin" --help
+expect_in help "$tmp/out" "usage: wattgraph COMMAND"
+for c in info convert gen sssp; do
+  check "help-$c" 0 "$bin" $c --help
+  expect_in "help-$c" "$tmp/out" "usage: wattgraph $c"
+done
+check no-args 2 "$bin"
+check unknown-command 2 "$bin" frobnicate
+one_line_error unknown-command
+check unknown-option 2 "$bin" sssp "$data/tiny.gr" --frob
+one_line_error unknown-option
+check bad-number 2 "$bin" sssp "$data/tiny.gr" -s 12x
+one_line_error bad-number
+check negative-number 2 "$bin" sssp "$data/tiny.gr" --repeat -1
+one_line_error negative-number
+check bad-range 2 "$bin" sssp "$data/tiny.gr" --weight-range 9:3
+one_line_error bad-range
+check missing-arg 2 "$bin" sssp
+one_line_error missing-arg
+check bad-algo 2 "$bin" sssp "$data/tiny.gr" --algo nope
+one_line_error bad-algo
+
+# failures of the work: exit 1 and one line naming the problem
+check missing-file 1 "$bin" info "$tmp/nope.gr"
+one_line_error missing-file
+expect_in missing-file "$tmp/err" "nope.gr"
+printf 'p sp 3 2\na 1 2 5\na 1 0 4\n' >"$tmp/bad.gr"
+check bad-file 1 "$bin" info "$tmp/bad.gr"
+one_line_error bad-file
+expect_in bad-file "$tmp/err" "bad.gr:3"
+check source-out-of-range 1 "$bin" sssp "$data/tiny.gr" -s 8
+one_line_error source-out-of-range
+expect_in source-out-of-range "$tmp/err" "source 8"
+check source-zero 1 "$bin" sssp "$data/tiny.gr" -s 0
+one_line_error source-zero
+
+# the hand-checked distances, in file id order, 'inf' for unreachable
+check sssp-out 0 "$bin" sssp "$data/tiny.gr" -s 1 --weights file --verify --out "$tmp/d"
+if cmp -s "$tmp/d" "$data/tiny.dist1"; then pass=$((pass + 1)); else
+  echo "FAIL sssp-out: distances differ from tests/data/tiny.dist1:"
+  diff "$tmp/d" "$data/tiny.dist1" | head
+  failures=$((failures + 1))
+fi
+expect_in sssp-table "$tmp/out" "reached    6 of 7 vertices"
+expect_in sssp-table "$tmp/out" "max dist   20"
+expect_in sssp-table "$tmp/out" "PASS"
+expect_in sssp-energy "$tmp/out" "energy"
+
+# JSON: one object, with the fields a script needs
+check sssp-json 0 "$bin" sssp "$data/tiny.gr" -s 1 --weights file --verify --json --repeat 3
+if [ "$(wc -l <"$tmp/out")" -eq 1 ]; then pass=$((pass + 1)); else
+  echo "FAIL sssp-json: expected one line"; failures=$((failures + 1)); fi
+for field in '"command":"sssp"' '"reached":6' '"max_distance":20' '"verified":true' '"repeat":3' '"energy":['; do
+  expect_in sssp-json "$tmp/out" "$field"
+done
+if command -v python3 >/dev/null; then
+  if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"; then
+    pass=$((pass + 1)); else echo "FAIL sssp-json: not valid JSON"; failures=$((failures + 1)); fi
+fi
+
+# convert round trip: cache and DIMACS text give the same distances
+check convert-cache 0 "$bin" convert "$data/tiny.gr" "$tmp/tiny.wgc"
+check sssp-cache 0 "$bin" sssp "$tmp/tiny.wgc" -s 1 --out "$tmp/d2"
+if cmp -s "$tmp/d2" "$data/tiny.dist1"; then pass=$((pass + 1)); else
+  echo "FAIL sssp-cache: distances from the cache differ"; failures=$((failures + 1)); fi
+check convert-text 0 "$bin" convert "$data/tiny.gr" "$tmp/tiny2.gr.gz"
+check sssp-text 0 "$bin" sssp "$tmp/tiny2.gr.gz" -s 1 --out "$tmp/d3"
+if cmp -s "$tmp/d3" "$data/tiny.dist1"; then pass=$((pass + 1)); else
+  echo "FAIL sssp-text: distances from the DIMACS export differ"; failures=$((failures + 1)); fi
+
+# generators through the CLI, then verified shortest paths on each
+check gen-grid 0 "$bin" gen grid --rows 30 --cols 40 -o "$tmp/grid.wgc"
+check sssp-grid 0 "$bin" sssp "$tmp/grid.wgc" --verify
+expect_in sssp-grid "$tmp/out" "reached    1,200 of 1,200 vertices"
+check gen-kron 0 "$bin" gen kron --scale 10 -o "$tmp/kron.gr"
+check sssp-kron 0 "$bin" sssp "$tmp/kron.gr" --verify
+check gen-road 0 "$bin" gen road -n 5000 -o "$tmp/road.wgc"
+check info-road 0 "$bin" info "$tmp/road.wgc"
+expect_in info-road "$tmp/out" "components"
+check gen-no-output 2 "$bin" gen grid
+one_line_error gen-no-output
+
+echo "$pass passed, $failures failed"
+[ "$failures" -eq 0 ]
