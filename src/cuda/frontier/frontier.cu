@@ -76,7 +76,7 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   init.far2 = q[3];
   init.scan = scan;
   init.in_size = a->frontier_len;
-  init.stamp = 1;
+  init.stamp = 2;
   init.threshold = a->threshold;
   init.far_min = ~0ull;
   CK(cudaMemcpy(s, &init, sizeof init, cudaMemcpyHostToDevice));

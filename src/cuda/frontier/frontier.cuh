@@ -74,7 +74,8 @@ struct State {
   unsigned long long *scan; /* LB: inclusive scan of frontier degrees */
   uint32_t in_size, adv_size, near_size, tmp_size, far_size, far2_size;
   uint32_t x3;              /* filter output (near + far-bound) */
-  uint32_t stamp;           /* label of this iteration */
+  uint32_t stamp;           /* label of this iteration: even; stamp + 1
+                               marks "queued for the next frontier" */
   unsigned long long threshold; /* frontier: dist < threshold */
   unsigned long long far_min;   /* lower bound of far distances (INF none) */
   int done, far_pass, push_back, selftune;
@@ -151,6 +152,17 @@ __device__ __forceinline__ void to_far(State *s, const Verts<D> &vx, uint32_t v,
   }
 }
 
+/* du + w, saturating at INF. With 32-bit distances a shortest path fits
+ * (the caller checks (n-1) * max_w), but du + w over an arc that closes a
+ * cycle need not: it must not wrap around to a small "improvement". */
+__device__ __forceinline__ uint32_t plus(uint32_t du, uint32_t w) {
+  const uint32_t s = du + w;
+  return s < du ? 0xffffffffu : s;
+}
+__device__ __forceinline__ unsigned long long plus(unsigned long long du, uint32_t w) {
+  return du + w;
+}
+
 /* Relaxes u->v at distance nd; true when it improved dist[v]. */
 template <typename D>
 __device__ __forceinline__ bool relax(D *dist, uint32_t v, D nd) {
@@ -179,6 +191,14 @@ template <typename D, bool CULL> struct Emit {
       cg::coalesced_group g = cg::coalesced_threads();
       if (g.thread_rank() == 0) atomicAdd(&s->adv_size, g.size());
     }
+    const bool near = (unsigned long long)nd < thr;
+    if (!near) {
+      /* far-bound: the in_far flag keeps one entry per vertex; no culling
+       * here, so a later improvement below the threshold still gets in */
+      atomicAdd(&s->x3, 1u);
+      to_far(s, vx, v, nd, sbound, nparts);
+      return;
+    }
     /* warp hash: one lane per distinct vertex */
     const unsigned peers = __match_any_sync(__activemask(), v);
     if ((threadIdx.x & 31) != (unsigned)(__ffs(peers) - 1)) return;
@@ -191,10 +211,9 @@ template <typename D, bool CULL> struct Emit {
     if (vx.bitmask[v >> 5] & bit) return;
     if (atomicOr(&vx.bitmask[v >> 5], bit) & bit) return;
     /* exact label */
-    if (atomicExch(&vx.stamp[v], stamp) == stamp) return;
+    if (atomicMax(&vx.stamp[v], stamp + 1) >= stamp + 1) return;
     atomicAdd(&s->x3, 1u);
-    if ((unsigned long long)nd < thr) append(s->near_q, &s->near_size, v);
-    else to_far(s, vx, v, nd, sbound, nparts);
+    append(s->near_q, &s->near_size, v);
   }
 };
 
@@ -237,7 +256,7 @@ __global__ void __launch_bounds__(kThreads) advance_thread(Graph g, State *s, Ve
     const unsigned long long end = g.off[u + 1];
     for (unsigned long long e = g.off[u]; e < end; e++) {
       const uint32_t v = g.tgt[e];
-      const D nd = du + (D)g.w[e];
+      const D nd = plus(du, g.w[e]);
       if (relax(vx.dist, v, nd)) emit(v, nd);
     }
   }
@@ -285,7 +304,7 @@ __global__ void __launch_bounds__(kThreads) advance_twc(Graph g, State *s, Verts
       const D d0 = s_du;
       for (unsigned long long e = b + threadIdx.x; e < en; e += blockDim.x) {
         const uint32_t v = g.tgt[e];
-        const D nd = d0 + (D)g.w[e];
+        const D nd = plus(d0, g.w[e]);
         if (relax(vx.dist, v, nd)) emit(v, nd);
       }
       __syncthreads();
@@ -301,14 +320,14 @@ __global__ void __launch_bounds__(kThreads) advance_twc(Graph g, State *s, Verts
       if (lane == leader) beg = end = 0;
       for (unsigned long long e = b + lane; e < en; e += 32) {
         const uint32_t v = g.tgt[e];
-        const D nd = d0 + (D)g.w[e];
+        const D nd = plus(d0, g.w[e]);
         if (relax(vx.dist, v, nd)) emit(v, nd);
       }
     }
     /* the rest: each thread its own */
     for (unsigned long long e = beg; e < end; e++) {
       const uint32_t v = g.tgt[e];
-      const D nd = du + (D)g.w[e];
+      const D nd = plus(du, g.w[e]);
       if (relax(vx.dist, v, nd)) emit(v, nd);
     }
   }
@@ -429,7 +448,7 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
       }
       const unsigned long long e = g.off[u] + (j - first);
       const uint32_t v = g.tgt[e];
-      const D nd = du + (D)g.w[e];
+      const D nd = plus(du, g.w[e]);
       if (relax(vx.dist, v, nd)) emit(v, nd);
     }
     __syncthreads();
@@ -471,12 +490,16 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
        i += gridDim.x * blockDim.x) {
     const uint32_t v = adv[i];
-    if (vx.stamp[v] == stamp || atomicExch(&vx.stamp[v], stamp) == stamp) continue;
+    if (vx.stamp[v] >= stamp || atomicMax(&vx.stamp[v], stamp) >= stamp) continue;
     const D d = vx.dist[v];
     if (!(d < vx.done[v])) continue;
     atomicAdd(&s->x3, 1u);
-    if ((unsigned long long)d < thr) append(s->near_q, &s->near_size, v);
-    else to_far(s, vx, v, d, s_bound, nparts);
+    if ((unsigned long long)d < thr) {
+      vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
+      append(s->near_q, &s->near_size, v);
+    } else {
+      to_far(s, vx, v, d, s_bound, nparts);
+    }
   }
 }
 
@@ -526,7 +549,8 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
     }
     if ((unsigned long long)d < thr) {
       vx.in_far[v] = 0;
-      if (atomicExch(&vx.stamp[v], stamp) != stamp) append(front, front_size, v);
+      /* not if the filter queued it already this iteration */
+      if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) append(front, front_size, v);
       continue;
     }
     if ((unsigned long long)d < local_min) local_min = d;

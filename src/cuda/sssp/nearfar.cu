@@ -192,7 +192,7 @@ __host__ __device__ void finish_step(Run *r) {
     q->far_size = q->far2_size;
   }
   q->adv_size = q->near_size = q->tmp_size = q->far2_size = q->x3 = 0;
-  q->stamp++;
+  q->stamp += 2;
   r->h.loops++;
   if (q->in_size == 0 && q->far_size == 0) q->done = r->h.done = 1;
   if (r->h.loops > r->loop_limit) {
@@ -225,7 +225,7 @@ __global__ void pred_kernel(wgf::Graph g, const D *dist, uint32_t source, uint32
     const unsigned long long end = g.off[u + 1];
     for (unsigned long long e = g.off[u] + lane; e < end; e += 32) {
       const uint32_t v = g.tgt[e], w = g.w[e];
-      if (w > 0 && v != source && du + (D)w == dist[v]) atomicMin(&pred[v], u);
+      if (w > 0 && v != source && wgf::plus(du, w) == dist[v]) atomicMin(&pred[v], u);
     }
   }
 }
@@ -317,7 +317,9 @@ template <typename D> void free_bufs(Bufs<D> &b) {
 }
 
 struct Launch {
-  int grid;  /* blocks for frontier-sized kernels */
+  int grid;  /* blocks for the advance */
+  int sgrid; /* blocks for filter, push-back, far pass: fewer, since an
+                idle block still costs its launch on tiny road frontiers */
   int vgrid; /* blocks for vertex-sized kernels */
 };
 
@@ -344,7 +346,7 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb,
   case wgf::POL_LB: wgf::advance_lb<D, false><<<L.grid, T, 0, s>>>(g, q, b.vx); break;
   default: wgf::advance_lb<D, true><<<L.grid, T, 0, s>>>(g, q, b.vx); break;
   }
-  if (lb != wgf::POL_LB_CULL) wgf::filter_bisect<D><<<L.grid, T, 0, s>>>(q, b.vx);
+  if (lb != wgf::POL_LB_CULL) wgf::filter_bisect<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
   if (host_control) {
     e = cudaMemcpyAsync(host_run, b.run, sizeof(Run), cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess) e = cudaStreamSynchronize(s);
@@ -355,8 +357,8 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb,
   } else {
     control_kernel<<<1, 32, 0, s>>>(b.run, b.ring);
   }
-  wgf::push_back<D><<<L.grid, T, 0, s>>>(q, b.vx);
-  wgf::far_pass<D><<<L.grid, T, 0, s>>>(q, b.vx);
+  wgf::push_back<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
+  wgf::far_pass<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
   finish_kernel<<<1, 32, 0, s>>>(b.run);
   return cudaGetLastError();
 }
@@ -388,6 +390,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   L.grid = sms * 8;
   L.vgrid = sms * 8;
+  L.sgrid = sms * 2;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
   CK(cudaMalloc(&b.vx.done, nq * sizeof(D)));
@@ -424,7 +427,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.q.far2 = b.far[1];
   init.q.scan = b.scan;
   init.q.in_size = 1;
-  init.q.stamp = 1;
+  init.q.stamp = 2;
   init.q.far_min = ~0ull;
   init.q.selftune = a->selftune;
   init.delta = a->delta ? a->delta : 1;
