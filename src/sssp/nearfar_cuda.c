@@ -3,7 +3,7 @@
  * to the CUDA gateway (src/cuda/sssp/nearfar.cu) and fills the job.
  *
  * AUTO picks the policy from the degree skew: a graph whose largest degree
- * is far above its mean (Kronecker, social) gets LB_CULL, whose even split
+ * is far above its mean (Kronecker, social) gets LB, whose even split
  * of arcs ignores skew; an even-degree graph (roads, grids) gets THREAD,
  * whose one vertex per thread has the least overhead per iteration.
  *
@@ -59,7 +59,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
       if (deg > maxdeg) maxdeg = deg;
     }
     const double mean = g->n ? (double)g->m / g->n : 0.0;
-    lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB_CULL : WG_LB_THREAD;
+    lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB : WG_LB_THREAD;
   }
 
   struct {

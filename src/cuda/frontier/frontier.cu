@@ -31,6 +31,7 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   wgf::State init, *s = nullptr, back;
   uint32_t *q[4] = {nullptr, nullptr, nullptr, nullptr}, *adv = nullptr;
   unsigned long long *scan = nullptr;
+  void *fdist = nullptr;
   void *cub_tmp = nullptr;
   size_t cub_bytes = 0;
   D *hd = nullptr;
@@ -57,6 +58,7 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   for (int i = 0; i < 4; i++) CK(cudaMalloc(&q[i], nq * 4));
   CK(cudaMalloc(&adv, (a->m ? a->m : 1) * 4));
   CK(cudaMalloc(&scan, nq * 8));
+  CK(cudaMalloc(&fdist, nq * sizeof(D)));
   cub_bytes = wgf::lb_scan_bytes(n);
   CK(cudaMalloc(&cub_tmp, cub_bytes ? cub_bytes : 1));
   CK(cudaMalloc(&s, sizeof *s));
@@ -75,6 +77,7 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   init.far_q = q[3];
   init.far2 = q[3];
   init.scan = scan;
+  init.fdist = fdist;
   init.in_size = a->frontier_len;
   init.stamp = 2;
   init.threshold = a->threshold;
@@ -120,6 +123,7 @@ done:
   for (int i = 0; i < 4; i++) cudaFree(q[i]);
   cudaFree(adv);
   cudaFree(scan);
+  cudaFree(fdist);
   cudaFree(cub_tmp);
   cudaFree(s);
   return st;

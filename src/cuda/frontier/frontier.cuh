@@ -72,6 +72,9 @@ constexpr int kMaxParts = 64;
 struct State {
   uint32_t *in, *adv, *near_q, *tmp, *far_q, *far2;
   unsigned long long *scan; /* LB: inclusive scan of frontier degrees */
+  void *fdist;              /* LB: distance of each frontier entry, read
+                               once, so every tile of one vertex relaxes
+                               with the same value that done[] records */
   uint32_t in_size, adv_size, near_size, tmp_size, far_size, far2_size;
   uint32_t x3;              /* filter output (near + far-bound) */
   uint32_t stamp;           /* label of this iteration: even; stamp + 1
@@ -400,6 +403,7 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
   const uint32_t *in = s->in;
   const unsigned long long *scan = s->scan;
   const unsigned long long total = scan[size - 1];
+  const D *fdist = (const D *)s->fdist;
   Emit<D, CULL> emit = make_emit<D, CULL>(s, vx, s_history, s_bound);
   for (unsigned long long j0 = (unsigned long long)blockIdx.x * kLbTile; j0 < total;
        j0 += (unsigned long long)gridDim.x * kLbTile) {
@@ -412,15 +416,9 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
     const bool staged = v1 - v0 <= (uint32_t)kLbStage;
     if (staged)
       for (uint32_t k = threadIdx.x; k < v1 - v0; k += blockDim.x) {
-        const uint32_t u = in[v0 + k];
-        const unsigned long long sc = scan[v0 + k];
-        s_scan[k] = sc;
-        s_u[k] = u;
-        const D du = vx.dist[u];
-        s_du[k] = du;
-        /* the tile holding a vertex's first arc records its expansion */
-        const unsigned long long first = v0 + k ? scan[v0 + k - 1] : 0;
-        if (first >= j0 && sc > first) vx.done[u] = du;
+        s_scan[k] = scan[v0 + k];
+        s_u[k] = in[v0 + k];
+        s_du[k] = fdist[v0 + k];
       }
     __syncthreads();
     for (unsigned long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
@@ -442,9 +440,8 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
       } else {
         k = upper_bound(scan, v0, v1, j);
         u = in[k];
-        du = vx.dist[u];
+        du = fdist[k];
         first = k ? scan[k - 1] : 0;
-        if (j == first) vx.done[u] = du;
       }
       const unsigned long long e = g.off[u] + (j - first);
       const uint32_t v = g.tgt[e];
@@ -455,20 +452,20 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
   }
 }
 
-/* Frontier vertices of degree 0 never own an arc, so the LB kernel never
- * records their expansion; this does (cheap: one pass over the frontier,
- * only where the scan says the degree is 0). */
+/* LB: a vertex's arcs may span many tiles, which would each read dist[u]
+ * at a different moment; this pass reads it once per frontier entry and
+ * records the expansion (done[u]) with exactly the value all tiles use. */
 template <typename D>
 __global__ void lb_mark_empty(Graph g, State *s, Verts<D> vx) {
   if (s->done) return;
   const uint32_t size = s->in_size;
+  D *fdist = (D *)s->fdist;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
        i += gridDim.x * blockDim.x) {
-    const unsigned long long first = i ? s->scan[i - 1] : 0;
-    if (s->scan[i] == first) {
-      const uint32_t u = s->in[i];
-      vx.done[u] = vx.dist[u];
-    }
+    const uint32_t u = s->in[i];
+    const D du = vx.dist[u];
+    fdist[i] = du;
+    vx.done[u] = du;
   }
   (void)g;
 }

@@ -290,6 +290,7 @@ template <typename D> struct Bufs {
   uint32_t *far[2] = {nullptr, nullptr};
   uint32_t *adv = nullptr;
   unsigned long long *scan = nullptr, *wide = nullptr;
+  void *fdist = nullptr;
   void *cub_tmp = nullptr;
   size_t cub_bytes = 0;
   Run *run = nullptr;
@@ -310,6 +311,7 @@ template <typename D> void free_bufs(Bufs<D> &b) {
   cudaFree(b.far[1]);
   cudaFree(b.adv);
   cudaFree(b.scan);
+  cudaFree(b.fdist);
   cudaFree(b.wide);
   cudaFree(b.cub_tmp);
   cudaFree(b.run);
@@ -402,6 +404,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   CK(cudaMalloc(&b.far[1], nq * 4));
   CK(cudaMalloc(&b.adv, (use_adv && a->m ? a->m : 1) * 4));
   CK(cudaMalloc(&b.scan, (use_scan ? nq : 1) * 8));
+  CK(cudaMalloc(&b.fdist, (use_scan ? nq : 1) * sizeof(D)));
   if (use_scan) {
     b.cub_bytes = wgf::lb_scan_bytes(n);
     CK(cudaMalloc(&b.cub_tmp, b.cub_bytes ? b.cub_bytes : 1));
@@ -426,6 +429,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.q.far_q = b.far[0];
   init.q.far2 = b.far[1];
   init.q.scan = b.scan;
+  init.q.fdist = b.fdist;
   init.q.in_size = 1;
   init.q.stamp = 2;
   init.q.far_min = ~0ull;
