@@ -25,11 +25,13 @@
  * H100 (132 SMs x 2048 threads) a few times over. */
 #define GPU_DEFAULT_P 65536.0
 
+typedef struct trace_sink {
+  wg_ctx_t *ctx;
+  wg__sssp_job *job;
+} trace_sink;
+
 static wg_status push_row(void *ud, const wg_sssp_iter *row) {
-  struct {
-    wg_ctx_t *ctx;
-    wg__sssp_job *job;
-  } *u = ud;
+  trace_sink *u = ud;
   return wg__sssp_trace_push(u->ctx, u->job, row);
 }
 
@@ -62,10 +64,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
     lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB : WG_LB_THREAD;
   }
 
-  struct {
-    wg_ctx_t *ctx;
-    wg__sssp_job *job;
-  } ud = {ctx, job};
+  trace_sink ud = {ctx, job};
   wg__cuda_nearfar_args a;
   memset(&a, 0, sizeof a);
   a.device = o->device;
