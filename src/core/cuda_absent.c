@@ -38,3 +38,14 @@ wg_status wg__cuda_csr_checksum(const wg__cuda_csr *csr, uint64_t sums[3],
   (void)csr, (void)sums;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_frontier_step(wg__cuda_frontier_args *a, char *why,
+                                 size_t why_cap) {
+  (void)a;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
+  (void)a;
+  return absent(why, why_cap);
+}

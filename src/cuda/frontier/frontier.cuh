@@ -1,0 +1,567 @@
+/* Frontier operators on the GPU: advance (relax every out-arc of the input
+ * frontier with an atomic min on the distance) and filter (drop duplicates
+ * and stale entries, split the rest at the threshold into the next frontier
+ * and the far queue), under four load-balancing policies:
+ *
+ *  THREAD   one frontier vertex per thread (grid-stride). Best when degrees
+ *           are small and even (road graphs).
+ *  TWC      Merrill's thread/warp/CTA split: in each block-sized chunk of
+ *           the frontier, lists of >= WG_TWC_BLOCK arcs are walked by the
+ *           whole block one at a time, lists of >= WG_TWC_WARP arcs by a
+ *           warp, the rest by their own thread.
+ *  LB       two phases: cub::DeviceScan over the frontier's degrees, then
+ *           an even split of arcs, 1024 to a block; each block finds its
+ *           vertex range by a binary search of the scan (merge path, arc ->
+ *           vertex), stages that slice in shared memory and maps each of
+ *           its arcs to a vertex there. Skew does not matter.
+ *  LB_CULL  LB with the filter fused into the advance: an improving
+ *           relaxation is culled by a warp hash (__match_any_sync), a block
+ *           history hash in shared memory and a global bitmask before the
+ *           exact per-vertex label (the iteration stamp), then goes straight
+ *           into the near or far queue. One kernel instead of two, and no
+ *           advance-output buffer.
+ *
+ * Everything a kernel needs to know about sizes lives in device memory (the
+ * State below), never in launch arguments: the SSSP loop can then enqueue or
+ * graph-capture many iterations without the host reading a size. Kernels
+ * run on a fixed grid and stride over what the State says; an iteration
+ * after `done` is a few empty launches.
+ *
+ * Staleness is exact and threshold-free: done[v] holds the distance v was
+ * last expanded at, so v needs work exactly when dist[v] < done[v]. Each
+ * vertex sits at most once in the far queue (in_far flag); a far entry whose
+ * vertex was since expanded is dropped when the far queue is compacted.
+ *
+ * D is the distance type: uint32_t when no path can overflow it (the caller
+ * checks (n-1) * max_weight), else unsigned long long (64-bit atomicMin).
+ */
+#ifndef WG_CUDA_FRONTIER_CUH
+#define WG_CUDA_FRONTIER_CUH
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+namespace wgf {
+
+namespace cg = cooperative_groups;
+
+/* TWC thresholds (arcs): a list this long goes to a block / a warp. */
+#ifndef WG_TWC_BLOCK
+#define WG_TWC_BLOCK 512
+#endif
+#ifndef WG_TWC_WARP
+#define WG_TWC_WARP 32
+#endif
+
+enum { POL_THREAD = 1, POL_TWC = 2, POL_LB = 3, POL_LB_CULL = 4 };
+
+constexpr int kThreads = 256;
+constexpr int kLbItems = 4;                       /* arcs per thread in LB */
+constexpr int kLbTile = kThreads * kLbItems;      /* arcs per LB block */
+constexpr int kLbStage = 2 * kLbTile;             /* vertices staged per tile */
+constexpr int kHistory = 512;                     /* block history hash slots */
+constexpr int kMaxParts = 64;
+
+/* Device-resident state of one SSSP run (or one frontier step). Kernels
+ * read the queue pointers and sizes from here. */
+struct State {
+  uint32_t *in, *adv, *near_q, *tmp, *far_q, *far2;
+  unsigned long long *scan; /* LB: inclusive scan of frontier degrees */
+  void *fdist;              /* LB: distance of each frontier entry, read
+                               once, so every tile of one vertex relaxes
+                               with the same value that done[] records */
+  uint32_t in_size, adv_size, near_size, tmp_size, far_size, far2_size;
+  uint32_t x3;              /* filter output (near + far-bound) */
+  uint32_t stamp;           /* label of this iteration: even; stamp + 1
+                               marks "queued for the next frontier" */
+  unsigned long long threshold; /* frontier: dist < threshold */
+  unsigned long long far_min;   /* lower bound of far distances (INF none) */
+  int done, far_pass, push_back, selftune;
+  uint32_t nparts;
+  unsigned long long bound[kMaxParts];
+  unsigned long long part_count[kMaxParts];
+};
+
+struct Graph {
+  uint32_t n;
+  unsigned long long m;
+  const unsigned long long *off;
+  const uint32_t *tgt;
+  const uint32_t *w;
+};
+
+template <typename D> __device__ __forceinline__ D inf();
+template <> __device__ __forceinline__ uint32_t inf<uint32_t>() { return 0xffffffffu; }
+template <> __device__ __forceinline__ unsigned long long inf<unsigned long long>() {
+  return ~0ull;
+}
+
+__device__ __forceinline__ uint32_t atomic_min(uint32_t *p, uint32_t v) {
+  return atomicMin(p, v);
+}
+__device__ __forceinline__ unsigned long long atomic_min(unsigned long long *p,
+                                                         unsigned long long v) {
+  return atomicMin(p, v);
+}
+
+/* Per-vertex arrays of a run. */
+template <typename D> struct Verts {
+  D *dist;
+  D *done;         /* distance at the last expansion (INF: never) */
+  uint32_t *stamp; /* label: iteration that last queued the vertex */
+  uint32_t *in_far;
+  uint32_t *bitmask; /* LB_CULL: n bits, cleared every iteration */
+};
+
+/* Appends v to q (counter *count), one atomic per group of coalesced
+ * threads. */
+__device__ __forceinline__ void append(uint32_t *q, uint32_t *count, uint32_t v) {
+  cg::coalesced_group g = cg::coalesced_threads();
+  uint32_t base = 0;
+  if (g.thread_rank() == 0) base = atomicAdd(count, g.size());
+  base = g.shfl(base, 0);
+  q[base + g.thread_rank()] = v;
+}
+
+/* Partition of a far distance: first i with d < bound[i] (the last bound is
+ * infinite). bounds in shared memory. */
+__device__ __forceinline__ uint32_t part_of(const unsigned long long *bound,
+                                            uint32_t nparts,
+                                            unsigned long long d) {
+  uint32_t lo = 0, hi = nparts - 1;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (d < bound[mid]) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* A far-bound vertex: record far_min, count its partition (self-tuning),
+ * queue it unless it is queued already. */
+template <typename D>
+__device__ __forceinline__ void to_far(State *s, const Verts<D> &vx, uint32_t v,
+                                       D d, const unsigned long long *sbound,
+                                       uint32_t nparts) {
+  atomicMin(&s->far_min, (unsigned long long)d);
+  if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+    if (nparts) atomicAdd(&s->part_count[part_of(sbound, nparts, d)], 1ull);
+    append(s->far_q, &s->far_size, v);
+  }
+}
+
+/* du + w, saturating at INF. With 32-bit distances a shortest path fits
+ * (the caller checks (n-1) * max_w), but du + w over an arc that closes a
+ * cycle need not: it must not wrap around to a small "improvement". */
+__device__ __forceinline__ uint32_t plus(uint32_t du, uint32_t w) {
+  const uint32_t s = du + w;
+  return s < du ? 0xffffffffu : s;
+}
+__device__ __forceinline__ unsigned long long plus(unsigned long long du, uint32_t w) {
+  return du + w;
+}
+
+/* Relaxes u->v at distance nd; true when it improved dist[v]. */
+template <typename D>
+__device__ __forceinline__ bool relax(D *dist, uint32_t v, D nd) {
+  if (nd >= dist[v]) return false;
+  return nd < atomic_min(&dist[v], nd);
+}
+
+/* What happens to an improved target: queued for the filter, or (LB_CULL)
+ * culled and bisected on the spot. */
+template <typename D, bool CULL> struct Emit {
+  State *s;
+  Verts<D> vx;
+  uint32_t *history; /* shared, kHistory slots (CULL) */
+  const unsigned long long *sbound;
+  uint32_t nparts;
+  unsigned long long thr;
+  uint32_t stamp;
+
+  __device__ __forceinline__ void operator()(uint32_t v, D nd) const {
+    if (!CULL) {
+      append(s->adv, &s->adv_size, v);
+      return;
+    }
+    {
+      /* X2 counts every improving relaxation, one atomic per group */
+      cg::coalesced_group g = cg::coalesced_threads();
+      if (g.thread_rank() == 0) atomicAdd(&s->adv_size, g.size());
+    }
+    const bool near = (unsigned long long)nd < thr;
+    if (!near) {
+      /* far-bound: the in_far flag keeps one entry per vertex; no culling
+       * here, so a later improvement below the threshold still gets in */
+      atomicAdd(&s->x3, 1u);
+      to_far(s, vx, v, nd, sbound, nparts);
+      return;
+    }
+    /* warp hash: one lane per distinct vertex */
+    const unsigned peers = __match_any_sync(__activemask(), v);
+    if ((threadIdx.x & 31) != (unsigned)(__ffs(peers) - 1)) return;
+    /* block history hash: recently queued by this block */
+    const uint32_t h = (v * 2654435761u) >> (32 - 9);
+    if (history[h] == v) return;
+    history[h] = v;
+    /* global bitmask: a plain read first, the atomic only if clear */
+    const uint32_t bit = 1u << (v & 31);
+    if (vx.bitmask[v >> 5] & bit) return;
+    if (atomicOr(&vx.bitmask[v >> 5], bit) & bit) return;
+    /* exact label */
+    if (atomicMax(&vx.stamp[v], stamp + 1) >= stamp + 1) return;
+    atomicAdd(&s->x3, 1u);
+    append(s->near_q, &s->near_size, v);
+  }
+};
+
+template <typename D, bool CULL>
+__device__ __forceinline__ Emit<D, CULL> make_emit(State *s, const Verts<D> &vx,
+                                                   uint32_t *history,
+                                                   unsigned long long *sbound) {
+  Emit<D, CULL> e;
+  e.s = s;
+  e.vx = vx;
+  e.history = history;
+  e.sbound = sbound;
+  e.nparts = 0;
+  e.thr = s->threshold;
+  e.stamp = s->stamp;
+  if (CULL) {
+    for (int i = threadIdx.x; i < kHistory; i += blockDim.x) history[i] = 0xffffffffu;
+    if (s->selftune) {
+      e.nparts = s->nparts;
+      for (uint32_t i = threadIdx.x; i < e.nparts; i += blockDim.x) sbound[i] = s->bound[i];
+    }
+    __syncthreads();
+  }
+  return e;
+}
+
+/* ---- THREAD ------------------------------------------------------------ */
+
+template <typename D>
+__global__ void __launch_bounds__(kThreads) advance_thread(Graph g, State *s, Verts<D> vx) {
+  if (s->done) return;
+  const uint32_t size = s->in_size;
+  const uint32_t *in = s->in;
+  Emit<D, false> emit = make_emit<D, false>(s, vx, nullptr, nullptr);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t u = in[i];
+    const D du = vx.dist[u];
+    vx.done[u] = du;
+    const unsigned long long end = g.off[u + 1];
+    for (unsigned long long e = g.off[u]; e < end; e++) {
+      const uint32_t v = g.tgt[e];
+      const D nd = plus(du, g.w[e]);
+      if (relax(vx.dist, v, nd)) emit(v, nd);
+    }
+  }
+}
+
+/* ---- TWC --------------------------------------------------------------- */
+
+template <typename D>
+__global__ void __launch_bounds__(kThreads) advance_twc(Graph g, State *s, Verts<D> vx) {
+  if (s->done) return;
+  __shared__ uint32_t s_owner;
+  __shared__ unsigned long long s_beg, s_end;
+  __shared__ D s_du;
+  const uint32_t size = s->in_size;
+  const uint32_t *in = s->in;
+  Emit<D, false> emit = make_emit<D, false>(s, vx, nullptr, nullptr);
+  const int lane = threadIdx.x & 31;
+  for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    unsigned long long beg = 0, end = 0;
+    D du = 0;
+    if (i < size) {
+      const uint32_t u = in[i];
+      du = vx.dist[u];
+      vx.done[u] = du;
+      beg = g.off[u];
+      end = g.off[u + 1];
+    }
+    /* lists of >= WG_TWC_BLOCK arcs: the whole block, one list at a time */
+    for (;;) {
+      if (threadIdx.x == 0) s_owner = 0xffffffffu;
+      __syncthreads();
+      if (end - beg >= WG_TWC_BLOCK) atomicMin(&s_owner, threadIdx.x);
+      __syncthreads();
+      const uint32_t owner = s_owner;
+      if (owner == 0xffffffffu) break;
+      if (threadIdx.x == owner) {
+        s_beg = beg;
+        s_end = end;
+        s_du = du;
+        beg = end = 0;
+      }
+      __syncthreads();
+      const unsigned long long b = s_beg, en = s_end;
+      const D d0 = s_du;
+      for (unsigned long long e = b + threadIdx.x; e < en; e += blockDim.x) {
+        const uint32_t v = g.tgt[e];
+        const D nd = plus(d0, g.w[e]);
+        if (relax(vx.dist, v, nd)) emit(v, nd);
+      }
+      __syncthreads();
+    }
+    /* lists of >= WG_TWC_WARP arcs: the warp, one list at a time */
+    for (;;) {
+      const unsigned want = __ballot_sync(0xffffffffu, end - beg >= WG_TWC_WARP);
+      if (!want) break;
+      const int leader = __ffs(want) - 1;
+      const unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+      const unsigned long long en = __shfl_sync(0xffffffffu, end, leader);
+      const D d0 = __shfl_sync(0xffffffffu, du, leader);
+      if (lane == leader) beg = end = 0;
+      for (unsigned long long e = b + lane; e < en; e += 32) {
+        const uint32_t v = g.tgt[e];
+        const D nd = plus(d0, g.w[e]);
+        if (relax(vx.dist, v, nd)) emit(v, nd);
+      }
+    }
+    /* the rest: each thread its own */
+    for (unsigned long long e = beg; e < end; e++) {
+      const uint32_t v = g.tgt[e];
+      const D nd = plus(du, g.w[e]);
+      if (relax(vx.dist, v, nd)) emit(v, nd);
+    }
+  }
+}
+
+/* ---- LB and LB_CULL ---------------------------------------------------- */
+
+/* Degree of frontier entry i (0 past the frontier's end), read by the scan. */
+struct DegreeOf {
+  const State *s;
+  const unsigned long long *off;
+  __host__ __device__ unsigned long long operator()(uint32_t i) const {
+#ifdef __CUDA_ARCH__
+    if (s->done || i >= s->in_size) return 0;
+    const uint32_t u = s->in[i];
+    return off[u + 1] - off[u];
+#else
+    (void)i;
+    return 0;
+#endif
+  }
+};
+
+typedef thrust::transform_iterator<DegreeOf, thrust::counting_iterator<uint32_t>,
+                                   unsigned long long>
+    DegreeIter;
+
+/* Scans the frontier's degrees into s->scan (inclusive). `cap` bounds the
+ * frontier; entries past in_size scan zeros. Capturable in a CUDA graph. */
+inline cudaError_t lb_scan(const Graph &g, State *s, unsigned long long *scan,
+                           void *tmp, size_t tmp_bytes, uint32_t cap,
+                           cudaStream_t stream) {
+  DegreeOf f{s, g.off};
+  DegreeIter it(thrust::counting_iterator<uint32_t>(0), f);
+  return cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, it, scan, cap, stream);
+}
+
+inline size_t lb_scan_bytes(uint32_t cap) {
+  size_t bytes = 0;
+  DegreeOf f{nullptr, nullptr};
+  DegreeIter it(thrust::counting_iterator<uint32_t>(0), f);
+  cub::DeviceScan::InclusiveSum(nullptr, bytes, it, (unsigned long long *)nullptr,
+                                cap, (cudaStream_t)0);
+  return bytes;
+}
+
+/* First index i in [lo, hi) with a[i] > key (hi if none). */
+__device__ __forceinline__ uint32_t upper_bound(const unsigned long long *a,
+                                                uint32_t lo, uint32_t hi,
+                                                unsigned long long key) {
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (a[mid] > key) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+template <typename D, bool CULL>
+__global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<D> vx) {
+  if (s->done) return;
+  __shared__ unsigned long long s_scan[kLbStage];
+  __shared__ uint32_t s_u[kLbStage];
+  __shared__ D s_du[kLbStage];
+  __shared__ uint32_t s_v0, s_v1;
+  __shared__ uint32_t s_history[CULL ? kHistory : 1];
+  __shared__ unsigned long long s_bound[CULL ? kMaxParts : 1];
+  const uint32_t size = s->in_size;
+  if (size == 0) return;
+  const uint32_t *in = s->in;
+  const unsigned long long *scan = s->scan;
+  const unsigned long long total = scan[size - 1];
+  const D *fdist = (const D *)s->fdist;
+  Emit<D, CULL> emit = make_emit<D, CULL>(s, vx, s_history, s_bound);
+  for (unsigned long long j0 = (unsigned long long)blockIdx.x * kLbTile; j0 < total;
+       j0 += (unsigned long long)gridDim.x * kLbTile) {
+    const unsigned long long j1 = j0 + kLbTile < total ? j0 + kLbTile : total;
+    /* merge-path search: the frontier entries owning arcs j0 and j1 - 1 */
+    if (threadIdx.x == 0) s_v0 = upper_bound(scan, 0, size, j0);
+    if (threadIdx.x == 32) s_v1 = upper_bound(scan, 0, size, j1 - 1) + 1;
+    __syncthreads();
+    const uint32_t v0 = s_v0, v1 = s_v1;
+    const bool staged = v1 - v0 <= (uint32_t)kLbStage;
+    if (staged)
+      for (uint32_t k = threadIdx.x; k < v1 - v0; k += blockDim.x) {
+        s_scan[k] = scan[v0 + k];
+        s_u[k] = in[v0 + k];
+        s_du[k] = fdist[v0 + k];
+      }
+    __syncthreads();
+    for (unsigned long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+      uint32_t k, u;
+      unsigned long long first;
+      D du;
+      if (staged) {
+        /* scan values as seen in shared memory, relative to v0 */
+        uint32_t lo = 0, hi = v1 - v0;
+        while (lo < hi) {
+          const uint32_t mid = (lo + hi) / 2;
+          if (s_scan[mid] > j) hi = mid;
+          else lo = mid + 1;
+        }
+        k = lo;
+        u = s_u[k];
+        du = s_du[k];
+        first = k ? s_scan[k - 1] : (v0 ? scan[v0 - 1] : 0);
+      } else {
+        k = upper_bound(scan, v0, v1, j);
+        u = in[k];
+        du = fdist[k];
+        first = k ? scan[k - 1] : 0;
+      }
+      const unsigned long long e = g.off[u] + (j - first);
+      const uint32_t v = g.tgt[e];
+      const D nd = plus(du, g.w[e]);
+      if (relax(vx.dist, v, nd)) emit(v, nd);
+    }
+    __syncthreads();
+  }
+}
+
+/* LB: a vertex's arcs may span many tiles, which would each read dist[u]
+ * at a different moment; this pass reads it once per frontier entry and
+ * records the expansion (done[u]) with exactly the value all tiles use. */
+template <typename D>
+__global__ void lb_mark_empty(Graph g, State *s, Verts<D> vx) {
+  if (s->done) return;
+  const uint32_t size = s->in_size;
+  D *fdist = (D *)s->fdist;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t u = s->in[i];
+    const D du = vx.dist[u];
+    fdist[i] = du;
+    vx.done[u] = du;
+  }
+  (void)g;
+}
+
+/* ---- filter + bisect (all but LB_CULL) ---------------------------------- */
+
+/* Keeps each improved vertex once (label), drops those expanded at their
+ * current distance since (stale), and splits at the threshold. */
+template <typename D>
+__global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx) {
+  if (s->done) return;
+  __shared__ unsigned long long s_bound[kMaxParts];
+  const uint32_t nparts = s->selftune ? s->nparts : 0;
+  for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
+  __syncthreads();
+  const uint32_t size = s->adv_size, stamp = s->stamp;
+  const unsigned long long thr = s->threshold;
+  const uint32_t *adv = s->adv;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t v = adv[i];
+    if (vx.stamp[v] >= stamp || atomicMax(&vx.stamp[v], stamp) >= stamp) continue;
+    const D d = vx.dist[v];
+    if (!(d < vx.done[v])) continue;
+    atomicAdd(&s->x3, 1u);
+    if ((unsigned long long)d < thr) {
+      vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
+      append(s->near_q, &s->near_size, v);
+    } else {
+      to_far(s, vx, v, d, s_bound, nparts);
+    }
+  }
+}
+
+/* ---- far queue ------------------------------------------------------------ */
+
+/* Self-tuning, threshold fell: frontier vertices at or above it go back to
+ * the far queue; the rest stay (into tmp). */
+template <typename D>
+__global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
+  if (s->done || !s->push_back) return;
+  const uint32_t size = s->near_size;
+  const unsigned long long thr = s->threshold;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t v = s->near_q[i];
+    const D d = vx.dist[v];
+    if ((unsigned long long)d < thr) {
+      append(s->tmp, &s->tmp_size, v);
+    } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+      append(s->far_q, &s->far_size, v);
+    }
+  }
+}
+
+/* Compacts the far queue: stale entries out, entries below the threshold
+ * into the frontier (once: label), the rest into far2, counted per
+ * partition, with their exact minimum. */
+template <typename D>
+__global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
+  if (s->done || !s->far_pass) return;
+  __shared__ unsigned long long s_bound[kMaxParts];
+  const uint32_t nparts = s->selftune ? s->nparts : 0;
+  for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
+  __syncthreads();
+  const uint32_t size = s->far_size, stamp = s->stamp;
+  const unsigned long long thr = s->threshold;
+  uint32_t *front = s->push_back ? s->tmp : s->near_q;
+  uint32_t *front_size = s->push_back ? &s->tmp_size : &s->near_size;
+  unsigned long long local_min = ~0ull;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t v = s->far_q[i];
+    const D d = vx.dist[v];
+    if (!(d < vx.done[v])) {
+      vx.in_far[v] = 0;
+      continue;
+    }
+    if ((unsigned long long)d < thr) {
+      vx.in_far[v] = 0;
+      /* not if the filter queued it already this iteration */
+      if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) append(front, front_size, v);
+      continue;
+    }
+    if ((unsigned long long)d < local_min) local_min = d;
+    if (nparts) atomicAdd(&s->part_count[part_of(s_bound, nparts, d)], 1ull);
+    append(s->far2, &s->far2_size, v);
+  }
+  /* warp-reduce the minimum, one atomic per warp */
+  for (int o = 16; o; o >>= 1) {
+    const unsigned long long x = __shfl_xor_sync(0xffffffffu, local_min, o);
+    if (x < local_min) local_min = x;
+  }
+  if ((threadIdx.x & 31) == 0 && local_min != ~0ull) atomicMin(&s->far_min, local_min);
+}
+
+} // namespace wgf
+
+#endif

@@ -1,0 +1,105 @@
+/* Near-far and self-tuning SSSP on the GPU: the host side. Gets the graph's
+ * cached device copy, resolves the policy and the defaults, hands the run
+ * to the CUDA gateway (src/cuda/sssp/nearfar.cu) and fills the job.
+ *
+ * AUTO picks the policy from the degree skew: a graph whose largest degree
+ * is far above its mean (Kronecker, social) gets LB, whose even split
+ * of arcs ignores skew; an even-degree graph (roads, grids) gets THREAD,
+ * whose one vertex per thread has the least overhead per iteration.
+ *
+ * Environment knobs for measurement (read per call, not part of the API):
+ * WG_CUDA_CONTROL=host runs the self-tuning controller on the host;
+ * WG_CUDA_SYNC=1 waits for every iteration instead of replaying a CUDA
+ * graph; WG_CUDA_GRAPH_ITERS=K iterations per graph replay (default 16);
+ * WG_CUDA_WIDE=1 forces 64-bit distances; WG_CUDA_REPEAT=R repeats the
+ * computation R times inside the call (seconds = the median), so energy
+ * can be measured over a long window without per-call setup in it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gateway.h"
+#include "sssp/sssp_internal.h"
+
+/* Default set-point on the GPU: enough relaxations per advance to fill an
+ * H100 (132 SMs x 2048 threads) a few times over. */
+#define GPU_DEFAULT_P 65536.0
+
+typedef struct trace_sink {
+  wg_ctx_t *ctx;
+  wg__sssp_job *job;
+} trace_sink;
+
+static wg_status push_row(void *ud, const wg_sssp_iter *row) {
+  trace_sink *u = ud;
+  return wg__sssp_trace_push(u->ctx, u->job, row);
+}
+
+static int env_int(const char *name, int fallback) {
+  const char *s = getenv(name);
+  if (!s || !*s) return fallback;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  return (*end || v < 0 || v > 1 << 20) ? fallback : (int)v;
+}
+
+wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
+  const wg_graph_t *g = job->g;
+  const wg_sssp_opts *o = job->opts;
+  const wg_device_graph_t *dg = NULL;
+  char why[256] = "";
+  wg_status st = wg__graph_device(ctx, g, o->device, &dg);
+  if (st != WG_OK) return st;
+  wg_csr d;
+  wg_device_graph_csr(dg, &d);
+
+  wg_lb_policy lb = o->lb;
+  if (lb == WG_LB_AUTO) {
+    uint64_t maxdeg = 0;
+    for (uint32_t v = 0; v < g->n; v++) {
+      uint64_t deg = g->offsets[v + 1] - g->offsets[v];
+      if (deg > maxdeg) maxdeg = deg;
+    }
+    const double mean = g->n ? (double)g->m / g->n : 0.0;
+    lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB : WG_LB_THREAD;
+  }
+
+  trace_sink ud = {ctx, job};
+  wg__cuda_nearfar_args a;
+  memset(&a, 0, sizeof a);
+  a.device = o->device;
+  a.n = d.n;
+  a.m = d.m;
+  a.offsets = d.offsets;
+  a.targets = d.targets;
+  a.weights = d.weights;
+  a.source = job->source;
+  a.selftune = o->algo == WG_ALGO_SELFTUNE;
+  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+  a.parallelism = o->parallelism > 0 ? o->parallelism : GPU_DEFAULT_P;
+  a.mean_weight = 0; /* the gateway computes it on the device */
+  a.lb = (int)lb;
+  a.predecessors = job->pred != NULL;
+  a.trace = o->trace;
+  const char *ctl = getenv("WG_CUDA_CONTROL");
+  a.host_control = a.selftune && ctl && strcmp(ctl, "host") == 0;
+  a.sync_each = env_int("WG_CUDA_SYNC", 0) != 0;
+  a.graph_iters = env_int("WG_CUDA_GRAPH_ITERS", 0);
+  a.force_wide = env_int("WG_CUDA_WIDE", 0) != 0;
+  a.repeats = env_int("WG_CUDA_REPEAT", 1);
+  a.trace_push = push_row;
+  a.trace_ud = &ud;
+  a.dist = job->dist;
+  a.pred = job->pred;
+  st = wg__cuda_nearfar(&a, why, sizeof why);
+  if (st != WG_OK) {
+    if (!why[0]) return st; /* trace_push failed: its message is set */
+    return wg__error(ctx, st, "near-far SSSP on GPU %d: %s", o->device, why);
+  }
+  if (g->n == 0) a.seconds = 1e-9;
+  job->seconds = a.seconds > 0 ? a.seconds : 1e-9;
+  job->iterations = a.iterations;
+  job->delta = a.delta;
+  job->lb = lb;
+  return WG_OK;
+}
