@@ -538,6 +538,12 @@ void json_graph(cli_json *j, const char *key, const char *path,
   json_obj_close(j);
 }
 
+int cli_is_dimacs_name(const char *path) {
+  size_t len = strlen(path);
+  return (len >= 3 && strcmp(path + len - 3, ".gr") == 0) ||
+         (len >= 6 && strcmp(path + len - 6, ".gr.gz") == 0);
+}
+
 /* ---- small utilities ---------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {

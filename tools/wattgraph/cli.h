@@ -107,6 +107,10 @@ void json_energy(cli_json *j, const wg_meter_reading *r, size_t count,
 void json_graph(cli_json *j, const char *key, const char *path,
                 const wg_graph_t *g);
 
+/* Whether an output name asks for DIMACS text (.gr, .gr.gz) rather than
+ * the binary cache. */
+int cli_is_dimacs_name(const char *path);
+
 /* Median of v[0..n) (sorts v). */
 double cli_median(double *v, unsigned n);
 /* Formats 1234567 as "1,234,567". */
@@ -135,6 +139,11 @@ int cmd_plot(int argc, char **argv);
    "range of drawn weights", "1:255", 0, 0, NULL},                                   \
   {"seed", 0, OPT_U64, &(la).seed, "S", "seed of drawn weights", "1", 0,            \
    18446744073709551615.0, NULL}
+
+#define CLI_OUTPUT_OPTS(json, quiet)                                               \
+  {"json", 0, OPT_FLAG, &(json), NULL, "print one JSON object", NULL, 0, 0, NULL},  \
+  {"quiet", 'q', OPT_FLAG, &(quiet), NULL, "no progress bar or warnings", NULL, 0,  \
+   0, NULL}
 
 #define CLI_THREADS_OPT(var)                                                       \
   {"threads", 't', OPT_INT, &(var), "N", "CPU threads, 0 for all cores", "0", 0,   \

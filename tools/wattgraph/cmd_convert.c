@@ -5,11 +5,6 @@
 
 #include "cli.h"
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 int cmd_convert(int argc, char **argv) {
   cli_load_args la;
   cli_load_args_defaults(&la, "file");
@@ -19,8 +14,7 @@ int cmd_convert(int argc, char **argv) {
                     "weights: file (unweighted inputs get 1), auto (draw if "
                     "unweighted), random (always draw)"),
       CLI_THREADS_OPT(threads),
-      {"json", 0, OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, 0, NULL},
-      {"quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress bar or warnings", NULL, 0, 0, NULL},
+      CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
       "convert", "IN OUT [options]",
@@ -40,7 +34,7 @@ int cmd_convert(int argc, char **argv) {
   char b1[32], b2[32];
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
-  int text = ends_with(args[1], ".gr") || ends_with(args[1], ".gr.gz");
+  int text = cli_is_dimacs_name(args[1]);
   {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

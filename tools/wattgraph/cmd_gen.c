@@ -5,11 +5,6 @@
 
 #include "cli.h"
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 int cmd_gen(int argc, char **argv) {
   uint32_t scale = 16, edge_factor = 16, rows = 1000, cols = 1000,
            vertices = 1000000, range[2] = {1, 255};
@@ -33,8 +28,7 @@ int cmd_gen(int argc, char **argv) {
        "kron, grid: weights drawn uniformly (road: lengths in decimetres)",
        "1:255", 0, 0, NULL},
       CLI_THREADS_OPT(threads),
-      {"json", 0, OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, 0, NULL},
-      {"quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress bar or warnings", NULL, 0, 0, NULL},
+      CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
       "gen", "kron|grid|road -o FILE [options]", "Generate a synthetic graph.",
@@ -80,7 +74,7 @@ int cmd_gen(int argc, char **argv) {
     goto done;
   }
   double gen_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  int text = ends_with(out, ".gr") || ends_with(out, ".gr.gz");
+  int text = cli_is_dimacs_name(out);
   st = text ? wg_graph_save_dimacs(ctx, g, out) : wg_graph_save_cache(ctx, g, out);
   cli_progress_done();
   if (st != WG_OK) {

@@ -33,8 +33,7 @@ int cmd_info(int argc, char **argv) {
                     "weights: file (unweighted inputs get 1), auto (draw if "
                     "unweighted), random (always draw)"),
       CLI_THREADS_OPT(threads),
-      {"json", 0, OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, 0, NULL},
-      {"quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress bar or warnings", NULL, 0, 0, NULL},
+      CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
       "info", "FILE [options]", "Load a graph and print its statistics.",

@@ -106,8 +106,7 @@ int cmd_sssp(int argc, char **argv) {
                     "weights: auto (file's; drawn from --weight-range if the "
                     "file has none, as GAP does), file (unweighted: 1), random"),
       CLI_THREADS_OPT(threads),
-      {"json", 0, OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, 0, NULL},
-      {"quiet", 'q', OPT_FLAG, &quiet, NULL, "no progress bar or warnings", NULL, 0, 0, NULL},
+      CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
       "sssp", "FILE [-s SRC] [options]",
