@@ -107,6 +107,9 @@ fi
 
 # convert round trip: cache and DIMACS text give the same distances
 check convert-cache 0 "$bin" convert "$data/tiny.gr" "$tmp/tiny.wgc"
+if grep -qE 'read in [0-9.]+ (us|ms|s), written in' "$tmp/out"; then pass=$((pass + 1)); else
+  echo "FAIL convert-times: unexpected summary:"; cat "$tmp/out"; failures=$((failures + 1)); fi
+expect_in convert-energy "$tmp/out" "energy"
 check sssp-cache 0 "$bin" sssp "$tmp/tiny.wgc" -s 1 --out "$tmp/d2"
 if cmp -s "$tmp/d2" "$data/tiny.dist1"; then pass=$((pass + 1)); else
   echo "FAIL sssp-cache: distances from the cache differ"; failures=$((failures + 1)); fi
@@ -124,6 +127,11 @@ check sssp-kron 0 "$bin" sssp "$tmp/kron.gr" --verify
 check gen-road 0 "$bin" gen road -n 5000 -o "$tmp/road.wgc"
 check info-road 0 "$bin" info "$tmp/road.wgc"
 expect_in info-road "$tmp/out" "components"
+expect_in info-road "$tmp/out" "load energy"
+check info-json 0 "$bin" info "$tmp/road.wgc" --json
+expect_in info-json "$tmp/out" '"energy":['
+expect_in info-json "$tmp/out" '"weak_components":1'
+expect_in gen-energy "$tmp/out" ""
 check gen-no-output 2 "$bin" gen grid
 one_line_error gen-no-output
 

@@ -378,20 +378,32 @@ wg_meter_t *cli_meter(wg_ctx_t *ctx) {
   return m;
 }
 
-void cli_print_energy(FILE *to, const wg_meter_reading *r, size_t count,
-                      unsigned runs) {
+void cli_print_energy(FILE *to, const char *label, int width,
+                      const wg_meter_reading *r, size_t count, unsigned runs) {
   if (count == 0) {
-    fprintf(to, "%-10s no meters could be created\n", "energy");
+    fprintf(to, "%-*s no meters could be created\n", width, label);
     return;
   }
   for (size_t i = 0; i < count; i++) {
-    const char *label = i == 0 ? "energy" : "";
+    const char *l = i == 0 ? label : "";
     if (r[i].available)
-      fprintf(to, "%-10s %-28s %10.4f J %9.2f W mean\n", label, r[i].name,
+      fprintf(to, "%-*s %-28s %10.4f J %9.2f W mean\n", width, l, r[i].name,
               r[i].joules / (runs ? runs : 1), r[i].mean_watts);
     else
-      fprintf(to, "%-10s %-28s unavailable: %s\n", label, r[i].name, r[i].why);
+      fprintf(to, "%-*s %-28s unavailable: %s\n", width, l, r[i].name, r[i].why);
   }
+}
+
+void cli_energy_begin(wg_ctx_t *ctx, cli_energy *e) {
+  memset(e, 0, sizeof *e);
+  e->meter = cli_meter(ctx);
+  if (e->meter) wg_meter_begin(e->meter);
+}
+
+void cli_energy_end(cli_energy *e) {
+  if (e->meter) wg_meter_end(e->meter, e->r, CLI_MAX_READINGS, &e->n);
+  if (e->n > CLI_MAX_READINGS) e->n = CLI_MAX_READINGS;
+  wg_meter_destroy(&e->meter);
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */

@@ -79,9 +79,22 @@ int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
 /* Meter helpers: a meter for timed runs (never fails: on error returns
  * NULL and the report says meters are unavailable). */
 wg_meter_t *cli_meter(wg_ctx_t *ctx);
-/* Prints "energy" lines for readings; per_run divides joules by runs. */
-void cli_print_energy(FILE *to, const wg_meter_reading *r, size_t count,
-                      unsigned runs);
+/* Prints one line per reading, the first labelled `label` in a column of
+ * `width`; joules are divided by runs. */
+void cli_print_energy(FILE *to, const char *label, int width,
+                      const wg_meter_reading *r, size_t count, unsigned runs);
+
+/* An energy window around a piece of work (a load, a generation): every
+ * timed command reports what the meters saw. Never fails: missing meters
+ * are listed with their reasons. */
+#define CLI_MAX_READINGS 32
+typedef struct cli_energy {
+  wg_meter_t *meter;
+  wg_meter_reading r[CLI_MAX_READINGS];
+  size_t n;
+} cli_energy;
+void cli_energy_begin(wg_ctx_t *ctx, cli_energy *e);
+void cli_energy_end(cli_energy *e);   /* also frees the meter */
 
 /* Minimal JSON writer: one object per line. */
 typedef struct cli_json {

@@ -31,9 +31,15 @@ int cmd_convert(int argc, char **argv) {
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
   double load_s = 0, save_s = 0;
-  char b1[32], b2[32];
+  char b1[32], b2[32], b3[32];
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
-  if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
+  cli_energy energy;
+  cli_energy_begin(ctx, &energy);
+  rc = cli_load(ctx, args[0], &la, &g, &load_s);
+  if (rc != CLI_OK) {
+    cli_energy_end(&energy);
+    goto done;
+  }
   int text = cli_is_dimacs_name(args[1]);
   {
     struct timespec t0, t1;
@@ -42,6 +48,7 @@ int cmd_convert(int argc, char **argv) {
                         : wg_graph_save_cache(ctx, g, args[1]);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cli_progress_done();
+    cli_energy_end(&energy);
     save_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st != WG_OK) {
       rc = cli_fail(ctx, st, args[1]);
@@ -57,14 +64,16 @@ int cmd_convert(int argc, char **argv) {
     json_str(&j, "output_format", text ? "dimacs" : "cache");
     json_num(&j, "load_seconds", load_s);
     json_num(&j, "save_seconds", save_s);
+    json_energy(&j, energy.r, energy.n, 1);
     json_end(&j);
   } else {
     printf("%s -> %s (%s): %s vertices, %s arcs; read in %s, ", args[0], args[1],
            text ? "DIMACS text" : "binary cache",
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
-           cli_duration(load_s, b1, sizeof b1));
+           cli_duration(load_s, b3, sizeof b3));
     printf("written in %s\n", cli_duration(save_s, b2, sizeof b2));
+    cli_print_energy(stdout, "energy", 10, energy.r, energy.n, 1);
   }
 done:
   wg_graph_destroy(&g);

@@ -59,6 +59,8 @@ int cmd_gen(int argc, char **argv) {
   go.weight_hi = range[1];
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   struct timespec t0, t1;
+  cli_energy energy;
+  cli_energy_begin(ctx, &energy);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   wg_status st;
   if (kind[0] == 'k')
@@ -68,6 +70,7 @@ int cmd_gen(int argc, char **argv) {
   else
     st = wg_gen_road(ctx, &g, vertices, &go);
   clock_gettime(CLOCK_MONOTONIC, &t1);
+  cli_energy_end(&energy);
   cli_progress_done();
   if (st != WG_OK) {
     rc = cli_fail(ctx, st, kind);
@@ -89,6 +92,7 @@ int cmd_gen(int argc, char **argv) {
     json_graph(&j, "graph", out, g);
     json_u64(&j, "seed", seed);
     json_num(&j, "generate_seconds", gen_s);
+    json_energy(&j, energy.r, energy.n, 1);
     json_end(&j);
   } else {
     char b1[32], b2[32], b3[32];
@@ -96,6 +100,7 @@ int cmd_gen(int argc, char **argv) {
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            (unsigned long long)seed, cli_duration(gen_s, b3, sizeof b3), out);
+    cli_print_energy(stdout, "energy", 10, energy.r, energy.n, 1);
   }
 done:
   wg_graph_destroy(&g);

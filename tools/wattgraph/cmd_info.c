@@ -55,7 +55,11 @@ int cmd_info(int argc, char **argv) {
   uint32_t src = 0;
   int have_src = 0;
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
-  if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
+  cli_energy energy;
+  cli_energy_begin(ctx, &energy);
+  rc = cli_load(ctx, args[0], &la, &g, &load_s);
+  cli_energy_end(&energy);
+  if (rc != CLI_OK) goto done;
   wg_status st = wg_graph_stats_compute(ctx, g, &s);
   cli_progress_done();
   if (st != WG_OK) {
@@ -71,6 +75,7 @@ int cmd_info(int argc, char **argv) {
     json_str(&j, "command", "info");
     json_graph(&j, "graph", args[0], g);
     json_num(&j, "load_seconds", load_s);
+    json_energy(&j, energy.r, energy.n, 1);
     json_obj_open(&j, "stats");
     json_u64(&j, "out_degree_min", s.out_degree_min);
     json_u64(&j, "out_degree_max", s.out_degree_max);
@@ -139,6 +144,7 @@ int cmd_info(int argc, char **argv) {
   if (have_src)
     printf("%-12s %llu (lowest vertex of the largest strong component)\n", "source",
            (unsigned long long)wg_graph_file_id(g, src));
+  cli_print_energy(stdout, "load energy", 12, energy.r, energy.n, 1);
 
 done:
   wg_graph_destroy(&g);

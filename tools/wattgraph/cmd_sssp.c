@@ -285,7 +285,7 @@ int cmd_sssp(int argc, char **argv) {
            repeat, repeat == 1 ? "" : "s");
     if (median > 0)
       fprintf(tbl, "%-10s %.3f M arcs/s\n", "rate", (double)wg_graph_num_arcs(g) / median / 1e6);
-    cli_print_energy(tbl, readings, nread, repeat);
+    cli_print_energy(tbl, "energy", 10, readings, nread, repeat);
     if (verified == 1)
       fprintf(tbl, "%-10s PASS (%s vertices match the oracle; path tree checked)\n", "verify",
              cli_commas(report.checked, b1, sizeof b1));
