@@ -131,7 +131,6 @@ expect_in info-road "$tmp/out" "load energy"
 check info-json 0 "$bin" info "$tmp/road.wgc" --json
 expect_in info-json "$tmp/out" '"energy":['
 expect_in info-json "$tmp/out" '"weak_components":1'
-expect_in gen-energy "$tmp/out" ""
 check gen-no-output 2 "$bin" gen grid
 one_line_error gen-no-output
 
