@@ -300,6 +300,90 @@ static void check_decision(const wg_selftune *st, const wg_selftune_decision *d)
   assert_int_equal(st->nparts, d->nparts);
 }
 
+/* The loop's frontier fit, adopted: the threshold moves to what the loop
+ * applied, consumed partitions leave the layout, bounds never change, and
+ * the threshold stays below the first remaining bound. */
+static void adopt_follows_the_fit(void **state) {
+  (void)state;
+  wg_selftune st;
+  wg_selftune_decision dec;
+  memset(&dec, 0, sizeof dec);
+  assert_int_equal(wg_selftune_init(&st, 1000.0, 10.0, 10.0), WG_OK);
+  st.nparts = 4;
+  st.bound[0] = 20;
+  st.bound[1] = 30;
+  st.bound[2] = 40;
+  st.bound[3] = WG_SELFTUNE_INF;
+  assert_int_equal(wg_selftune_adopt(NULL, &dec, 10, 12, 0), WG_EINVAL);
+  assert_int_equal(wg_selftune_adopt(&st, NULL, 10, 12, 0), WG_EINVAL);
+  assert_int_equal(wg_selftune_adopt(&st, &dec, 10, 12, 4), WG_EINVAL);
+  assert_int_equal(st.nparts, 4);
+  /* a trim: lower threshold, layout unchanged */
+  assert_int_equal(wg_selftune_adopt(&st, &dec, 15, 12, 0), WG_OK);
+  assert_true(dec.threshold == 12 && st.delta == 12.0 && dec.grow == -1);
+  assert_int_equal(dec.nparts, 4);
+  assert_true(dec.bound[0] == 20);
+  /* a top-up through two whole partitions into the third */
+  assert_int_equal(wg_selftune_adopt(&st, &dec, 12, 35, 2), WG_OK);
+  assert_true(dec.threshold == 35 && dec.grow == 1);
+  assert_int_equal(st.nparts, 2);
+  assert_int_equal(st.dropped, 2);
+  assert_true(st.bound[0] == 40 && st.bound[1] == WG_SELFTUNE_INF);
+  assert_true(dec.bound[0] == 40 && dec.drop == 2);
+  /* at or past the first bound: clamped below it */
+  assert_int_equal(wg_selftune_adopt(&st, &dec, 35, 41, 0), WG_OK);
+  assert_true(dec.threshold == 39 && st.delta == 39.0);
+  /* the controller steps on from the adopted layout */
+  wg_selftune_counts c;
+  memset(&c, 0, sizeof c);
+  c.x1 = 100;
+  c.x2 = 500;
+  c.x3 = 400;
+  c.x4 = 50;
+  c.nparts = st.nparts;
+  c.part_size[0] = 10;
+  c.part_size[1] = 5000;
+  c.far_min = WG_SELFTUNE_INF;
+  assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
+  check_decision(&st, &dec);
+}
+
+/* The ADVANCE-MODEL follows a degree that falls by four orders of
+ * magnitude within a run (a Kronecker run: hubs first, near-final
+ * vertices last), with 20% noise: with the frontier fitted exactly to
+ * P / d, the median X2 is within 10% of P and X2 rarely leaves [P/2, 2P]. */
+static void d_follows_a_falling_degree(void **state) {
+  (void)state;
+  wg_selftune st;
+  assert_int_equal(wg_selftune_init(&st, 1e4, 100.0, 100.0), WG_OK);
+  wg__rng r;
+  wg__rng_seed(&r, 77);
+  double x1 = 1.0, x2s[200];
+  int out = 0;
+  for (int k = 0; k < 200; k++) {
+    const double d = 1e3 * pow(1e-4, k / 199.0) * (1.0 + 0.2 * noise(&r));
+    wg_selftune_counts c;
+    memset(&c, 0, sizeof c);
+    c.x1 = (uint64_t)llround(x1);
+    c.x2 = (uint64_t)llround(d * x1);
+    c.x3 = c.x2;
+    c.x4 = c.x2 / 4;
+    c.nparts = st.nparts;
+    c.part_size[st.nparts - 1] = 1000000000;
+    c.far_min = WG_SELFTUNE_INF;
+    x2s[k] = (double)c.x2;
+    wg_selftune_decision dec;
+    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
+    x1 = fmax(1.0, ceil(dec.target)); /* the loop's exact fit */
+    if (k >= 10 && (x2s[k] > 2e4 || x2s[k] < 5e3)) out++;
+  }
+  const double med = median(x2s + 10, 190);
+  printf("falling degree 1e3 -> 0.1: median X2/P %.3f, %d of 190 iterations "
+         "outside [P/2, 2P]\n", med / 1e4, out);
+  assert_true(fabs(med / 1e4 - 1.0) <= 0.10);
+  assert_true(out <= 10);
+}
+
 static void edge_cases_stay_finite(void **state) {
   (void)state;
   wg_selftune st;
@@ -401,6 +485,8 @@ int main(void) {
       cmocka_unit_test(controller_is_stable_under_drift),
       cmocka_unit_test(boundaries_only_move_down),
       cmocka_unit_test(edge_cases_stay_finite),
+      cmocka_unit_test(adopt_follows_the_fit),
+      cmocka_unit_test(d_follows_a_falling_degree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

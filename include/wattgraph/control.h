@@ -148,6 +148,11 @@ typedef struct wg_selftune {
                             bound[i] is boundary number dropped + i) */
   uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds, increasing;
                                             bound[nparts-1] == INF */
+  /* added after the first integration: */
+  wg_vsgd d_bias;        /* log-domain correction of d: the mean residual
+                            log(X2 / (d_used X1)) (integral action on the
+                            ADVANCE-MODEL's prediction error) */
+  double log_d_used;     /* log of the d the last step aimed with */
 } wg_selftune;
 
 /* Starts the controller for set-point P (> 0), first threshold delta0
@@ -166,6 +171,37 @@ WG_HD wg_status wg_selftune_init(wg_selftune *st, double P, double delta0,
  * from st->nparts. */
 WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
                                  wg_selftune_decision *out);
+
+/* ---- additions (after the first integration) ---------------------------- */
+
+/* Longest memory (samples) of the ADVANCE-MODEL, which is fitted to
+ * log(X2 / X1): d must follow a plant whose degree changes by orders of
+ * magnitude within a run (Kronecker graphs). wg_selftune.d.theta is log d. */
+#define WG_SELFTUNE_D_TAU_MAX 4.0
+/* Longest memory of the correction of d (st->d_bias): it averages the
+ * prediction's residuals, so it remembers longer than d itself. */
+#define WG_SELFTUNE_BIAS_TAU_MAX 16.0
+/* The exact frontier fit (docs/control.md, "Frontier fit"): after applying
+ * a decision the loop trims a frontier larger than TRIM * target to the
+ * ceil(target) vertices of smallest distance, or tops up one smaller than
+ * target / TRIM from partition 0 in order of distance. */
+#define WG_SELFTUNE_TRIM 1.1
+
+/* The loop fitted the frontier to the target and now holds the frontier
+ * below `threshold` (ties at threshold - 1 may be split between frontier
+ * and far queue: harmless, near-far is label-correcting). `consumed`
+ * leading partitions of the decision's layout were moved into the frontier
+ * whole (their vertices all lie below `threshold`). Adopts the threshold so
+ * the next step learns from what was applied, drops the consumed
+ * partitions (bounds never move) and clamps the threshold into
+ * [1, bound[0] - 1] of the remaining layout (a frontier vertex at or above
+ * it is harmless too). Updates dec (delta, threshold, grow against
+ * prev_threshold, the threshold before the decision, drop += consumed,
+ * nparts, bound). WG_EINVAL (nothing changed) when an argument is NULL or
+ * consumed would leave no partition. */
+WG_HD wg_status wg_selftune_adopt(wg_selftune *st, wg_selftune_decision *dec,
+                                  uint64_t prev_threshold, uint64_t threshold,
+                                  uint32_t consumed);
 
 #ifdef __cplusplus
 }

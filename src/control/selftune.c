@@ -70,7 +70,9 @@ WG_HD wg_status wg_selftune_init(wg_selftune *st, double P, double delta0,
   st->x4_prev = 0;
   st->iter = 0;
   st->alpha_settled = 0;
-  wg_vsgd_init(&st->d, 1.0);
+  wg_vsgd_init(&st->d, 0.0); /* log d: d starts at 1 */
+  wg_vsgd_init(&st->d_bias, 0.0);
+  st->log_d_used = 0.0;
   wg_vsgd_init(&st->alpha, 1.0);
   uint64_t thr = threshold_of(st->delta);
   uint64_t b0 = (uint64_t)ceil(st->mean_weight);
@@ -117,7 +119,23 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
   const uint64_t thr = threshold_of(st->delta);
 
   /* ---- learn ---- */
-  if (c->x1 > 0) wg_vsgd_update(&st->d, x1, x2);
+  /* ADVANCE-MODEL in the log domain with a short memory: theta = log d,
+   * one sample log((X2 + 1/2) / X1) per iteration, all weighted alike. On
+   * Kronecker graphs d spans four orders of magnitude within a run (a hub
+   * relaxes thousands of arcs, a late far vertex almost none); the linear
+   * fit weights samples by X1^2 and remembers the early, large frontiers
+   * (docs/control.md, "Kronecker graphs"). */
+  if (c->x1 > 0) {
+    const double ld = log((x2 + 0.5) / x1);
+    /* the residual of what the last step aimed with: its mean (a trend of
+     * d, or a bias) is learned as a correction; integral action */
+    if (st->iter > 0)
+      wg_vsgd_update(&st->d_bias, 1.0, st->d_bias.theta + (ld - st->log_d_used));
+    wg_vsgd_update(&st->d, 1.0, ld);
+    if (st->d.tau > WG_SELFTUNE_D_TAU_MAX) st->d.tau = WG_SELFTUNE_D_TAU_MAX;
+    if (st->d_bias.tau > WG_SELFTUNE_BIAS_TAU_MAX)
+      st->d_bias.tau = WG_SELFTUNE_BIAS_TAU_MAX;
+  }
   if (st->iter > 0) {
     /* What was actually pulled: the integer thresholds, not the doubles. */
     double dthr = (double)thr - (double)threshold_of(st->delta_prev);
@@ -125,7 +143,9 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
   }
   if (st->alpha.updates >= WG_SELFTUNE_SETTLE) st->alpha_settled = 1;
 
-  double d = wg_vsgd_value(&st->d);
+  double bias = wg_vsgd_value(&st->d_bias);
+  if (!(fabs(bias) <= 1.0)) bias = bias > 0 ? 1.0 : bias < 0 ? -1.0 : 0.0;
+  double d = exp(wg_vsgd_value(&st->d) + bias);
   if (!(d >= D_MIN)) d = D_MIN;
   if (d > D_MAX) d = D_MAX;
   const double target = P / d;
@@ -284,6 +304,7 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
   out->nparts = m;
   out->appended = appended;
   out->moved = moved;
+  st->log_d_used = log(d);
   out->target = target;
   out->d = d;
   out->alpha = alpha;

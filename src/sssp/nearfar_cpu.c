@@ -75,6 +75,9 @@ typedef struct nf {
   uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds; last = INF */
   far_part *tfar;                        /* per-thread far pushes */
   uint64_t rebinned;                     /* entries moved by the rebalancer */
+  uint64_t *scratch;                     /* distances for the frontier fit */
+  uint64_t scratch_cap;
+  uint64_t fitted;                       /* entries moved by the fit */
 } nf;
 
 static wg_status part_reserve(wg_ctx_t *ctx, far_part *p, uint64_t extra) {
@@ -187,6 +190,172 @@ static wg_dist_t far_min(nf *s) {
     if (keep) return m;
   }
   return WG_DIST_INF;
+}
+
+/* The k-th smallest (0-based, k < n) of a[0..n); permutes a. Quickselect
+ * with a three-way partition: Kronecker frontiers hold long runs of equal
+ * distances. */
+static uint64_t select_kth(uint64_t *a, uint64_t n, uint64_t k) {
+  int64_t lo = 0, hi = (int64_t)n - 1;
+  while (lo < hi) {
+    uint64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi];
+    const uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x))
+                                 : (x < z ? x : (y < z ? z : y));
+    int64_t lt = lo, i = lo, gt = hi;
+    while (i <= gt) {
+      const uint64_t t = a[i];
+      if (t < pivot) {
+        a[i++] = a[lt];
+        a[lt++] = t;
+      } else if (t > pivot) {
+        a[i] = a[gt];
+        a[gt--] = t;
+      } else {
+        i++;
+      }
+    }
+    if ((int64_t)k < lt) hi = lt - 1;
+    else if ((int64_t)k > gt) lo = gt + 1;
+    else return pivot;
+  }
+  return a[lo];
+}
+
+static wg_status scratch_reserve(nf *s, uint64_t n) {
+  if (n <= s->scratch_cap) return WG_OK;
+  wg_status st = wg__realloc(s->ctx, &s->scratch, n, sizeof *s->scratch,
+                             "sssp frontier fit");
+  if (st == WG_OK) s->scratch_cap = n;
+  return st;
+}
+
+/* Live entries of partition i (stale ones compacted away), their
+ * distances copied to the scratch buffer. */
+static wg_status live_entries(nf *s, uint32_t i, uint64_t *live) {
+  far_part *p = &s->parts[i];
+  wg_status st = scratch_reserve(s, p->len);
+  if (st != WG_OK) return st;
+  uint64_t k = 0;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (s->dist[en.v] < en.d) continue;
+    p->e[k] = en;
+    s->scratch[k++] = en.d;
+  }
+  p->len = k;
+  *live = k;
+  return WG_OK;
+}
+
+/* The layout loses its first k partitions (already emptied). */
+static void shift_parts(nf *s, uint32_t k) {
+  if (k == 0) return;
+  far_part tmp[WG_SELFTUNE_MAX_PARTS];
+  memcpy(tmp, s->parts, sizeof tmp);
+  for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++)
+    s->parts[i] = tmp[(i + k) % WG_SELFTUNE_MAX_PARTS];
+  for (uint32_t i = s->nparts - k; i < WG_SELFTUNE_MAX_PARTS; i++) s->parts[i].len = 0;
+  s->nparts -= k;
+  memmove(s->bound, s->bound + k, (WG_SELFTUNE_MAX_PARTS - k) * sizeof *s->bound);
+  for (uint32_t i = WG_SELFTUNE_MAX_PARTS - k; i < WG_SELFTUNE_MAX_PARTS; i++)
+    s->bound[i] = WG_SELFTUNE_INF;
+}
+
+/* The exact frontier fit (docs/control.md, "Frontier fit"): after the
+ * decision is applied, a frontier over TRIM * target keeps its ceil(target)
+ * vertices of smallest distance and pushes the rest into partition 0; one
+ * under target / TRIM takes the nearest live far entries until it holds the
+ * target: whole partitions while they fit (*consumed of them, the layout
+ * shifts), then the nearest part of the next one. Ties at the cut distance
+ * are split by position: label-correcting near-far needs every improved
+ * vertex to be expanded some time, not in distance order, and a Kronecker
+ * distance unit can hold more than the whole target. *thr_out: the
+ * threshold the fit ends at (thr when nothing moved). */
+static wg_status fit_frontier(nf *s, double target, wg_dist_t thr,
+                              wg_dist_t *thr_out, uint32_t *consumed) {
+  *thr_out = thr;
+  *consumed = 0;
+  if (!(target >= 1.0)) target = 1.0;
+  if (target > 4e18) target = 4e18;
+  const uint64_t want = (uint64_t)ceil(target);
+  const uint64_t x1 = s->front.len;
+  wg_status st;
+  if ((double)x1 > WG_SELFTUNE_TRIM * target) {
+    st = scratch_reserve(s, x1);
+    if (st != WG_OK) return st;
+    for (uint64_t j = 0; j < x1; j++) s->scratch[j] = s->dist[s->front.v[j]];
+    const wg_dist_t cut = select_kth(s->scratch, x1, want - 1);
+    uint64_t less = 0;
+    for (uint64_t j = 0; j < x1; j++) less += s->dist[s->front.v[j]] < cut;
+    uint64_t ties = want - less; /* frontier vertices at `cut` to keep */
+    st = part_reserve(s->ctx, &s->parts[0], x1 - want);
+    if (st != WG_OK) return st;
+    far_part *p = &s->parts[0];
+    uint64_t keep = 0;
+    for (uint64_t j = 0; j < x1; j++) {
+      const uint32_t v = s->front.v[j];
+      const wg_dist_t d = s->dist[v];
+      if (d < cut || (d == cut && ties > 0)) {
+        if (d == cut) ties--;
+        s->front.v[keep++] = v;
+      } else {
+        p->e[p->len++] = (far_entry){d, v};
+      }
+    }
+    s->fitted += x1 - keep;
+    s->front.len = keep;
+    *thr_out = cut + 1;
+    return WG_OK;
+  }
+  if (!((double)x1 < target / WG_SELFTUNE_TRIM)) return WG_OK;
+  uint64_t need = want - x1;
+  wg_dist_t top = thr;
+  uint32_t i = 0;
+  for (; i < s->nparts && need > 0; i++) {
+    uint64_t live;
+    st = live_entries(s, i, &live);
+    if (st != WG_OK) return st;
+    if (live == 0) continue;
+    if (live <= need && i + 1 < s->nparts) { /* the whole partition */
+      st = pull_part(s, i, WG_DIST_INF, NULL, NULL);
+      if (st != WG_OK) return st;
+      s->fitted += live;
+      need -= live;
+      if (s->bound[i] > top) top = s->bound[i];
+      continue;
+    }
+    far_part *p = &s->parts[i];
+    const uint64_t take = need < live ? need : live;
+    const wg_dist_t cut = select_kth(s->scratch, live, take - 1);
+    uint64_t less = 0;
+    for (uint64_t j = 0; j < live; j++) less += p->e[j].d < cut;
+    uint64_t ties = take - less;
+    st = wg__frontier_reserve(s->ctx, &s->front, s->front.len + take);
+    if (st != WG_OK) return st;
+    uint64_t keep = 0;
+    for (uint64_t j = 0; j < live; j++) {
+      const far_entry en = p->e[j];
+      if (en.d < cut || (en.d == cut && ties > 0)) {
+        if (en.d == cut) ties--;
+        s->front.v[s->front.len++] = en.v;
+      } else {
+        p->e[keep++] = en;
+      }
+    }
+    p->len = keep;
+    s->fitted += take;
+    if (cut + 1 > top) top = cut + 1;
+    break;
+  }
+  /* partitions [0, i) are empty now (the loop stopped inside partition i,
+   * or after it when it was pulled whole) */
+  uint32_t k = i;
+  if (k > 0 && k < s->nparts && s->parts[k - 1].len > 0) k--;
+  if (k >= s->nparts) k = s->nparts - 1;
+  *consumed = k;
+  shift_parts(s, k);
+  *thr_out = top;
+  return WG_OK;
 }
 
 /* Splits the filtered vertices: dist < thr to the frontier (replaced),
@@ -390,7 +559,7 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     s->nparts = dec.nparts;
     memcpy(s->bound, dec.bound, sizeof s->bound);
     /* 2. the threshold moves: pull from or push back into partition 0 */
-    const wg_dist_t nthr = dec.threshold;
+    const wg_dist_t nthr = dec.threshold, prev_thr = thr;
     if (dec.grow > 0 || nthr > thr) {
       st = pull_part(s, 0, nthr, NULL, NULL);
     } else if (dec.grow < 0 || nthr < thr) {
@@ -404,6 +573,18 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
         st = rebin(s, i);
         if (st != WG_OK) return st;
       }
+    /* 4. fit the frontier to the target exactly (a deviation, see
+     * docs/control.md) and tell the controller where it ended */
+    wg_dist_t fthr = thr;
+    uint32_t consumed = 0;
+    st = fit_frontier(s, dec.target, thr, &fthr, &consumed);
+    if (st != WG_OK) return st;
+    if (fthr != thr || consumed) {
+      st = wg_selftune_adopt(&ctl, &dec, prev_thr, fthr, consumed);
+      if (st != WG_OK)
+        return wg__error(s->ctx, st, "self-tuning: the controller rejected the fit");
+      thr = dec.threshold;
+    }
   traced:
     if (job->opts->trace) {
       row.time_us = (wg__now() - t0) * 1e6;
@@ -519,8 +700,11 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   if (st != WG_OK) goto done;
   if (job->pred) st = fill_pred(ctx, &s.c, job->source, s.dist, job->pred, threads);
   job->seconds = wg__now() - t0;
-  wg__log(ctx, WG_LOG_DEBUG, "nearfar cpu: %llu iterations, %llu entries re-binned",
-          (unsigned long long)job->iterations, (unsigned long long)s.rebinned);
+  wg__log(ctx, WG_LOG_DEBUG,
+          "nearfar cpu: %llu iterations, %llu entries re-binned, %llu moved by the "
+          "frontier fit",
+          (unsigned long long)job->iterations, (unsigned long long)s.rebinned,
+          (unsigned long long)s.fitted);
 
 done:
   wg__frontier_ws_free(&s.ws);
@@ -530,5 +714,6 @@ done:
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) wg__free(&s.parts[i].e);
   for (int t = 0; s.tfar && t < threads; t++) wg__free(&s.tfar[t].e);
   wg__free(&s.tfar);
+  wg__free(&s.scratch);
   return st;
 }
