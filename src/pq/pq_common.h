@@ -11,7 +11,7 @@
 #include <string.h>
 
 #ifdef __CUDACC__
-#define WG_PQ_HD __host__ __device__ __forceinline__
+#define WG_PQ_HD static __host__ __device__ __forceinline__
 #else
 #define WG_PQ_HD static inline
 #endif
