@@ -166,6 +166,26 @@ static void big_heap_sort_device_arrays(void **state) {
 }
 #endif
 
+/* A small run for compute-sanitizer (WG_PQ_QUICK=1): the tools slow kernels
+ * by orders of magnitude. */
+static void quick_under_sanitizer(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  heap_sort_case(ctx, 64, WG_PQ_KEY_U32, 1, ORD_RANDOM, 64 * 40 + 5, 0, 64, 3);
+  heap_sort_case(ctx, 32, WG_PQ_KEY_U64, 1, ORD_DESC, 32 * 30 + 1, 7, 13, 4);
+  wg_pq_mixed_opts mo;
+  wg_pq_mixed_opts_defaults(&mo);
+  mo.prefill = 64 * 20;
+  mo.ops = 300;
+  mo.op_keys = 40;
+  mo.verify = 1;
+  wg_pq_t *pq = make_pq(ctx, 64, mo.prefill + mo.ops * mo.op_keys, WG_PQ_KEY_F32, 1, 0);
+  wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, NULL), WG_OK);
+  wg_pq_destroy(&pq);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   wg_ctx_t *ctx = NULL;
   int count = 0;
@@ -176,6 +196,13 @@ int main(void) {
     return WGT_SKIP;
   }
   wg_ctx_destroy(&ctx);
+  if (getenv("WG_PQ_QUICK")) {
+    const struct CMUnitTest quick[] = {
+        cmocka_unit_test(empty_full_and_bad_args),
+        cmocka_unit_test(quick_under_sanitizer),
+    };
+    return cmocka_run_group_tests(quick, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(float_order),
       cmocka_unit_test(empty_full_and_bad_args),
