@@ -330,7 +330,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   q->capacity = capacity;
   q->max_nodes = (uint32_t)nodes;
   q->op_keys = op_keys ? op_keys : k;
-  q->threads = k < 32 ? 32 : k > 512 ? 512 : k;
+  q->threads = k < 64 ? 64 : k > 512 ? 512 : k; /* >= 2 warps: sift_step locks two children at once */
   q->smem = smem_bytes<unsigned char>(k) * item_bytes(q->mode);
   nbytes = (size_t)(nodes + 1) * k * item_bytes(q->mode);
   if (q->mode == M_KV) nbytes = (size_t)(nodes + 1) * k * 12;

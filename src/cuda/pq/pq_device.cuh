@@ -146,7 +146,8 @@ __device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v) {
 
 /* Thread 0 only. */
 __device__ __forceinline__ void lock_node(unsigned *l) {
-  while (cas_acquire(l, 0u, 1u) != 0u) __nanosleep(32);
+  for (unsigned spins = 0; cas_acquire(l, 0u, 1u) != 0u;)
+    if (++spins > 8) __nanosleep(32);
 }
 /* Thread 0 only, after a __syncthreads that follows the block's stores. */
 __device__ __forceinline__ void unlock_node(unsigned *l) {
@@ -238,9 +239,13 @@ struct Shared {
 /* Thread 0: takes the root (ticket lock) and reads the control words. */
 __device__ __forceinline__ void take_root(Ctl *ctl, Shared *sh) {
   unsigned t = atomicAdd(&ctl->next, 1u);
-  unsigned spins = 0;
-  while (ld_acquire(&ctl->serving) != t)
-    if (++spins > 4) __nanosleep(64);
+  /* The next in line spins hot (the root hand-over is the critical path);
+   * those further back sleep in proportion to their distance. */
+  for (;;) {
+    unsigned ahead = t - ld_acquire(&ctl->serving);
+    if (ahead == 0) break;
+    if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
+  }
   sh->ticket = t;
   sh->hn = __ldcg(&ctl->hn);
   sh->rc = __ldcg(&ctl->rc);
@@ -379,20 +384,18 @@ template <typename T>
 __device__ unsigned sift_step(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
                               T *X, T *Y, T **Z, Shared &sh) {
   const unsigned k = h.k, tid = threadIdx.x;
-  if (tid == 0) {
-    unsigned l = 2 * cur, r = l + 1, pl = 0, pr = 0;
-    if (l <= h.max_nodes) {
-      lock_node(&h.lock[l]);
-      pl = ld_relaxed(&h.state[l]) == AVAIL;
+  /* the two children are locked at once by two warps; neither waits on the
+   * other, so the order between siblings does not matter for deadlock */
+  if (tid == 0 || tid == 32) {
+    const unsigned c = 2 * cur + (tid == 32);
+    unsigned p = 0;
+    if (c <= h.max_nodes) {
+      lock_node(&h.lock[c]);
+      p = ld_relaxed(&h.state[c]) == AVAIL;
+      if (!p) unlock_node(&h.lock[c]);
     }
-    if (r <= h.max_nodes) {
-      lock_node(&h.lock[r]);
-      pr = ld_relaxed(&h.state[r]) == AVAIL;
-    }
-    if (l <= h.max_nodes && !pl) unlock_node(&h.lock[l]);
-    if (r <= h.max_nodes && !pr) unlock_node(&h.lock[r]);
-    sh.a = pl;
-    sh.b = pr;
+    if (tid == 0) sh.a = p;
+    else sh.b = p;
   }
   __syncthreads();
   const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
