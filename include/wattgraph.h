@@ -5,6 +5,7 @@
  *   sssp   shortest paths, the Dijkstra oracle, the verifier
  *   power  energy meters (NVML, RAPL) and the power sampler
  *   control  plain-C controllers: vSGD online models, the self-tuning delta
+ *   pq     the batched priority queue (generalised heap), CPU and CUDA
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -18,6 +19,7 @@
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"
 #include "wattgraph/power.h"
+#include "wattgraph/pq.h"
 #include "wattgraph/sssp.h"
 
 #endif

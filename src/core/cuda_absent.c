@@ -47,5 +47,54 @@ wg_status wg__cuda_frontier_step(wg__cuda_frontier_args *a, char *why,
 
 wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   (void)a;
+
+wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
+                             int key_type, int pairs, uint32_t op_keys,
+                             uint32_t blocks, wg__cuda_pq **out,
+                             uint64_t *bytes, char *why, size_t why_cap) {
+  (void)device, (void)k, (void)capacity, (void)key_type, (void)pairs;
+  (void)op_keys, (void)blocks, (void)bytes;
+  *out = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_pq_destroy(wg__cuda_pq *h) { (void)h; }
+
+wg_status wg__cuda_pq_insert(wg__cuda_pq *h, const void *keys,
+                             const uint32_t *vals, uint64_t n, void *stream,
+                             char *why, size_t why_cap) {
+  (void)h, (void)keys, (void)vals, (void)n, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_pq_delete(wg__cuda_pq *h, void *keys, uint32_t *vals,
+                             uint64_t n, uint64_t *deleted, void *stream,
+                             char *why, size_t why_cap) {
+  (void)h, (void)keys, (void)vals, (void)n, (void)deleted, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_pq_size(wg__cuda_pq *h, uint64_t *size, void *stream,
+                           char *why, size_t why_cap) {
+  (void)h, (void)size, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_pq_mixed(wg__cuda_pq *h, uint64_t prefill, uint64_t ops,
+                            uint32_t op_keys, double insert_fraction,
+                            uint64_t seed, struct wg__pq_logop *log,
+                            struct wg__pq_item *dlog, double *prefill_seconds,
+                            double *seconds, void *stream, char *why,
+                            size_t why_cap) {
+  (void)h, (void)prefill, (void)ops, (void)op_keys, (void)insert_fraction;
+  (void)seed, (void)log, (void)dlog, (void)prefill_seconds, (void)seconds;
+  (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
+                                   uint64_t n, unsigned repeat, double *seconds,
+                                   char *why, size_t why_cap) {
+  (void)device, (void)key_type, (void)pairs, (void)n, (void)repeat, (void)seconds;
   return absent(why, why_cap);
 }

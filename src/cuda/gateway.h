@@ -103,6 +103,45 @@ typedef struct wg__cuda_nearfar_args {
 
 wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
+/* ---- the batched priority queue (src/cuda/pq) -------------------------------
+ * Keys arrive in the caller's type (key_type: 0 u32, 1 u64, 2 f32, as
+ * wg_pq_key_type) in host or device memory; the heap stores them in its own
+ * compact form. Calls synchronise `stream` before returning. */
+typedef struct wg__cuda_pq wg__cuda_pq;
+
+wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
+                             int key_type, int pairs, uint32_t op_keys,
+                             uint32_t blocks, wg__cuda_pq **out,
+                             uint64_t *bytes, char *why, size_t why_cap);
+void wg__cuda_pq_destroy(wg__cuda_pq *h);
+/* All or nothing: WG_EFULL when the capacity would be exceeded. */
+wg_status wg__cuda_pq_insert(wg__cuda_pq *h, const void *keys,
+                             const uint32_t *vals, uint64_t n, void *stream,
+                             char *why, size_t why_cap);
+wg_status wg__cuda_pq_delete(wg__cuda_pq *h, void *keys, uint32_t *vals,
+                             uint64_t n, uint64_t *deleted, void *stream,
+                             char *why, size_t why_cap);
+wg_status wg__cuda_pq_size(wg__cuda_pq *h, uint64_t *size, void *stream,
+                           char *why, size_t why_cap);
+/* Mixed workload from many blocks through the device API. Keys are made on
+ * the device with wg__pq_gen (prefill: indices [0, prefill); operation i's
+ * j-th key: prefill + i * op_keys + j). With log non-NULL (ops entries) and
+ * dlog (ops * op_keys canonical items), every operation is recorded; log
+ * tickets count from the first operation's. */
+struct wg__pq_logop;
+struct wg__pq_item;
+wg_status wg__cuda_pq_mixed(wg__cuda_pq *h, uint64_t prefill, uint64_t ops,
+                            uint32_t op_keys, double insert_fraction,
+                            uint64_t seed, struct wg__pq_logop *log,
+                            struct wg__pq_item *dlog, double *prefill_seconds,
+                            double *seconds, void *stream, char *why,
+                            size_t why_cap);
+/* The ceiling for benchmarks: CUB radix sort of n generated keys (pairs:
+ * with values) on `device`; median seconds of `repeat` sorts. */
+wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
+                                   uint64_t n, unsigned repeat, double *seconds,
+                                   char *why, size_t why_cap);
+
 #ifdef __cplusplus
 }
 #endif

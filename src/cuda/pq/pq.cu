@@ -1,0 +1,751 @@
+/* The CUDA priority queue behind the gateway: allocation, the bulk insert
+ * and delete kernels (persistent blocks, each running the device API of
+ * pq_device.cuh on one batch at a time), packing the caller's keys into the
+ * heap's compact items, the mixed workload, and the CUB radix sort ceiling
+ * for benchmarks.
+ *
+ * Item forms (Mode): U32 (u32 keys, or f32 keys as ordered bits), P32 (a
+ * 32-bit key and its value packed into one uint64, key high), U64 (u64
+ * keys), KV (u64 key + u32 value, two arrays). So the memory held is the
+ * bytes of the keys and values themselves plus 8 bytes of lock and state per
+ * node of k items.
+ *
+ * Bulk calls reserve capacity for the whole call in one step first (all or
+ * nothing: WG_EFULL), then launch persistent blocks that pull batches from
+ * a counter. A delete takes its output position from a cursor under the
+ * root, so the output is sorted across the whole call. */
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/gateway.h"
+#include "cuda/pq/pq_device.cuh"
+#include "pq/pq_common.h"
+
+using namespace wgpq;
+
+#define WG_CK(call)                                                          \
+  do {                                                                       \
+    cudaError_t e_ = (call);                                                 \
+    if (e_ != cudaSuccess) {                                                 \
+      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));        \
+      (void)cudaGetLastError();                                              \
+      st = WG_EDEVICE;                                                       \
+      goto done;                                                             \
+    }                                                                        \
+  } while (0)
+
+enum Mode { M_U32 = 0, M_P32 = 1, M_U64 = 2, M_KV = 3 };
+
+template <int M> struct ItemOf { typedef unsigned long long type; };
+template <> struct ItemOf<M_U32> { typedef unsigned type; };
+template <> struct ItemOf<M_KV> { typedef KV type; };
+
+struct wg__cuda_pq {
+  int device;
+  int mode;
+  int key_type; /* 0 u32, 1 u64, 2 f32 */
+  int pairs;
+  uint32_t k, threads, blocks, op_keys;
+  uint64_t capacity;
+  uint32_t max_nodes;
+  size_t smem;
+  void *keys;     /* node items (the key array for KV) */
+  unsigned *vals; /* KV values */
+  unsigned *lock, *state;
+  Ctl *ctl;
+};
+
+/* ---- item conversions ------------------------------------------------------- */
+
+/* canonical (key widened, value) <-> the heap's item */
+template <int M> __device__ __forceinline__ typename ItemOf<M>::type from_canon(wg__pq_item c);
+template <> __device__ __forceinline__ unsigned from_canon<M_U32>(wg__pq_item c) {
+  return (unsigned)c.key;
+}
+template <> __device__ __forceinline__ unsigned long long from_canon<M_P32>(wg__pq_item c) {
+  return (c.key << 32) | c.val;
+}
+template <> __device__ __forceinline__ unsigned long long from_canon<M_U64>(wg__pq_item c) {
+  return c.key;
+}
+template <> __device__ __forceinline__ KV from_canon<M_KV>(wg__pq_item c) {
+  return KV{c.key, c.val};
+}
+__device__ __forceinline__ wg__pq_item to_canon(unsigned x, int mode) {
+  (void)mode;
+  return wg__pq_item{x, 0};
+}
+__device__ __forceinline__ wg__pq_item to_canon(unsigned long long x, int mode) {
+  return mode == M_P32 ? wg__pq_item{x >> 32, (uint32_t)x} : wg__pq_item{x, 0};
+}
+__device__ __forceinline__ wg__pq_item to_canon(KV x, int mode) {
+  (void)mode;
+  return wg__pq_item{x.k, x.v};
+}
+
+/* The caller's key (type kt) and value -> canonical, and back. */
+__device__ __forceinline__ wg__pq_item user_to_canon(const void *keys, const unsigned *vals,
+                                                     int kt, size_t i) {
+  wg__pq_item c;
+  if (kt == 1) c.key = ((const unsigned long long *)keys)[i];
+  else if (kt == 2) c.key = wg__pq_f32_to_ord(((const unsigned *)keys)[i]);
+  else c.key = ((const unsigned *)keys)[i];
+  c.val = vals ? vals[i] : 0u;
+  return c;
+}
+__device__ __forceinline__ void canon_to_user(wg__pq_item c, void *keys, unsigned *vals, int kt,
+                                              size_t i) {
+  if (kt == 1) ((unsigned long long *)keys)[i] = c.key;
+  else if (kt == 2) ((unsigned *)keys)[i] = wg__pq_ord_to_f32((unsigned)c.key);
+  else ((unsigned *)keys)[i] = (unsigned)c.key;
+  if (vals) vals[i] = c.val;
+}
+
+template <int M>
+__global__ void pack_kernel(const void *keys, const unsigned *vals, int kt, size_t n,
+                            typename ItemOf<M>::type *out) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = from_canon<M>(user_to_canon(keys, vals, kt, i));
+}
+
+template <int M>
+__global__ void unpack_kernel(const typename ItemOf<M>::type *in, size_t n, int kt,
+                              void *keys, unsigned *vals) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    canon_to_user(to_canon(in[i], M), keys, vals, kt, i);
+}
+
+/* ---- kernels -------------------------------------------------------------------- */
+
+__global__ void reserve_kernel(Ctl *ctl, unsigned long long n, unsigned long long cap,
+                               unsigned *ok) {
+  unsigned long long r = atomicAdd(&ctl->reserved, 0ull);
+  for (;;) {
+    if (r + n > cap) {
+      *ok = 0;
+      return;
+    }
+    unsigned long long seen = atomicCAS(&ctl->reserved, r, r + n);
+    if (seen == r) break;
+    r = seen;
+  }
+  *ok = 1;
+}
+
+/* Per-call scratch on the device. */
+struct Scratch {
+  unsigned ok;
+  unsigned work;
+  unsigned long long cursor;
+  unsigned ticket_base;
+};
+
+template <typename T> __device__ __forceinline__ T *smem_items() {
+  extern __shared__ __align__(16) unsigned char wg_pq_smem[];
+  return reinterpret_cast<T *>(wg_pq_smem);
+}
+
+template <int M>
+__global__ void __launch_bounds__(512) insert_kernel(Heap<typename ItemOf<M>::type> h,
+                                                     const typename ItemOf<M>::type *items,
+                                                     unsigned long long n, unsigned op,
+                                                     Scratch *sc) {
+  typedef typename ItemOf<M>::type T;
+  __shared__ unsigned j;
+  if (!sc->ok) return;
+  T *io = smem_items<T>(), *ws = io + h.k;
+  for (;;) {
+    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
+    __syncthreads();
+    const unsigned long long first = (unsigned long long)j * op;
+    if (first >= n) break;
+    const unsigned m = (unsigned)(n - first < op ? n - first : op);
+    for (unsigned i = threadIdx.x; i < m; i += blockDim.x) io[i] = items[first + i];
+    block_insert(h, io, m, ws, false, NULL);
+    __syncthreads();
+  }
+}
+
+template <int M>
+__global__ void __launch_bounds__(512) delete_kernel(Heap<typename ItemOf<M>::type> h,
+                                                     typename ItemOf<M>::type *out,
+                                                     unsigned long long n, unsigned op,
+                                                     Scratch *sc) {
+  typedef typename ItemOf<M>::type T;
+  __shared__ unsigned j;
+  T *io = smem_items<T>(), *ws = io + h.k;
+  for (;;) {
+    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
+    __syncthreads();
+    const unsigned long long first = (unsigned long long)j * op;
+    if (first >= n) break;
+    const unsigned want = (unsigned)(n - first < op ? n - first : op);
+    unsigned long long pos = 0;
+    const unsigned got = block_delete(h, io, want, ws, NULL, &sc->cursor, &pos);
+    for (unsigned i = threadIdx.x; i < got; i += blockDim.x) out[pos + i] = io[i];
+    __syncthreads();
+  }
+}
+
+template <int M>
+__global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, int pairs,
+                           typename ItemOf<M>::type *out) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = from_canon<M>(wg__pq_gen(seed, first + i, key64, pairs));
+}
+
+template <int M>
+__global__ void __launch_bounds__(512) mixed_kernel(Heap<typename ItemOf<M>::type> h,
+                                                    unsigned long long ops, unsigned op,
+                                                    double fraction, uint64_t seed,
+                                                    uint64_t prefill, int key64, int pairs,
+                                                    wg__pq_logop *log, wg__pq_item *dlog,
+                                                    Scratch *sc) {
+  typedef typename ItemOf<M>::type T;
+  __shared__ unsigned j, ticket;
+  T *io = smem_items<T>(), *ws = io + h.k;
+  for (;;) {
+    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
+    __syncthreads();
+    const unsigned long long i = j;
+    if (i >= ops) break;
+    wg__pq_logop e;
+    e.want = op;
+    if (wg__pq_op_is_insert(seed, i, fraction)) {
+      for (unsigned q = threadIdx.x; q < op; q += blockDim.x)
+        io[q] = from_canon<M>(wg__pq_gen(seed, prefill + i * op + q, key64, pairs));
+      __syncthreads();
+      const int ok = block_insert(h, io, op, ws, true, &ticket);
+      e.type = ok ? WG__PQ_OP_INSERT : WG__PQ_OP_FULL;
+      e.count = ok ? op : 0;
+    } else {
+      const unsigned got = block_delete(h, io, op, ws, &ticket, NULL, NULL);
+      e.type = WG__PQ_OP_DELETE;
+      e.count = got;
+      if (dlog)
+        for (unsigned q = threadIdx.x; q < got; q += blockDim.x)
+          dlog[i * op + q] = to_canon(io[q], M);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && log) {
+      e.ticket = ticket;
+      log[i] = e;
+    }
+    __syncthreads();
+  }
+}
+
+/* ---- host side -------------------------------------------------------------------- */
+
+template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q) {
+  Heap<typename ItemOf<M>::type> h;
+  h.ctl = q->ctl;
+  h.lock = q->lock;
+  h.state = q->state;
+  h.k = q->k;
+  h.max_nodes = q->max_nodes;
+  h.capacity = q->capacity;
+  return h;
+}
+template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
+  Heap<KV> h;
+  h.ctl = q->ctl;
+  h.lock = q->lock;
+  h.state = q->state;
+  h.k = q->k;
+  h.max_nodes = q->max_nodes;
+  h.capacity = q->capacity;
+  h.nodes.k = (unsigned long long *)q->keys;
+  h.nodes.v = q->vals;
+  return h;
+}
+template <int M> static Heap<typename ItemOf<M>::type> heap_of(const wg__cuda_pq *q) {
+  Heap<typename ItemOf<M>::type> h = view<M>(q);
+  h.nodes.a = (typename ItemOf<M>::type *)q->keys;
+  return h;
+}
+template <> Heap<KV> heap_of<M_KV>(const wg__cuda_pq *q) { return view<M_KV>(q); }
+
+static size_t item_bytes(int mode) { return mode == M_U32 ? 4 : mode == M_KV ? 16 : 8; }
+
+static int is_device_ptr(const void *p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+static unsigned grid_for(size_t n) {
+  size_t g = (n + 255) / 256;
+  return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
+}
+
+template <int M> static cudaError_t set_smem(size_t smem) {
+  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(delete_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)smem);
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(mixed_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)smem);
+  return e;
+}
+
+extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
+                                        int key_type, int pairs, uint32_t op_keys,
+                                        uint32_t blocks, wg__cuda_pq **out, uint64_t *bytes,
+                                        char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  wg__cuda_pq *q = NULL;
+  size_t free_b = 0, total_b = 0, nbytes = 0, sbytes = 0;
+  cudaDeviceProp prop;
+  cudaMemPool_t pool;
+  uint64_t thresh = UINT64_MAX;
+  int per_sm = 0;
+  *out = NULL;
+  uint64_t nodes = (capacity + k - 1) / k;
+  if (nodes >= 0x7fffffffull / 2) {
+    snprintf(why, why_cap, "capacity %llu needs more than 2^30 nodes of k = %u",
+             (unsigned long long)capacity, k);
+    return WG_ERANGE;
+  }
+  q = new wg__cuda_pq();
+  memset(q, 0, sizeof *q);
+  q->device = device;
+  q->key_type = key_type;
+  q->pairs = pairs;
+  q->mode = key_type == 1 ? (pairs ? M_KV : M_U64) : (pairs ? M_P32 : M_U32);
+  q->k = k;
+  q->capacity = capacity;
+  q->max_nodes = (uint32_t)nodes;
+  q->op_keys = op_keys ? op_keys : k;
+  q->threads = k < 64 ? 64 : k > 512 ? 512 : k; /* >= 2 warps: sift_step locks two children at once */
+  q->smem = smem_bytes<unsigned char>(k) * item_bytes(q->mode);
+  nbytes = (size_t)(nodes + 1) * k * item_bytes(q->mode);
+  if (q->mode == M_KV) nbytes = (size_t)(nodes + 1) * k * 12;
+  sbytes = (size_t)(nodes + 1) * sizeof(unsigned);
+  WG_CK(cudaSetDevice(device));
+  WG_CK(cudaGetDeviceProperties(&prop, device));
+  WG_CK(cudaMemGetInfo(&free_b, &total_b));
+  if ((double)(nbytes + 2 * sbytes) > 0.9 * (double)free_b) {
+    snprintf(why, why_cap, "a heap of %llu keys needs %.2f GB on GPU %d; %.2f GB are free",
+             (unsigned long long)capacity, (double)(nbytes + 2 * sbytes) / 1e9, device,
+             (double)free_b / 1e9);
+    st = WG_ENOMEM;
+    goto done;
+  }
+  if (q->mode == M_KV) {
+    WG_CK(cudaMalloc(&q->keys, (size_t)(nodes + 1) * k * 8));
+    WG_CK(cudaMalloc(&q->vals, (size_t)(nodes + 1) * k * 4));
+  } else {
+    WG_CK(cudaMalloc(&q->keys, nbytes));
+  }
+  WG_CK(cudaMalloc(&q->lock, sbytes));
+  WG_CK(cudaMalloc(&q->state, sbytes));
+  WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
+  WG_CK(cudaMemset(q->lock, 0, sbytes));
+  WG_CK(cudaMemset(q->state, 0, sbytes));
+  WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
+  switch (q->mode) {
+  case M_U32: WG_CK(set_smem<M_U32>(q->smem)); break;
+  case M_P32: WG_CK(set_smem<M_P32>(q->smem)); break;
+  case M_U64: WG_CK(set_smem<M_U64>(q->smem)); break;
+  default: WG_CK(set_smem<M_KV>(q->smem)); break;
+  }
+  switch (q->mode) {
+  case M_U32:
+    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_U32>,
+                                                        (int)q->threads, q->smem));
+    break;
+  case M_P32:
+    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_P32>,
+                                                        (int)q->threads, q->smem));
+    break;
+  case M_U64:
+    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_U64>,
+                                                        (int)q->threads, q->smem));
+    break;
+  default:
+    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_KV>,
+                                                        (int)q->threads, q->smem));
+  }
+  if (per_sm < 1) {
+    snprintf(why, why_cap, "a block of %u threads with %zu bytes of shared memory cannot run",
+             q->threads, q->smem);
+    st = WG_EDEVICE;
+    goto done;
+  }
+  /* Persistent blocks: never more than fit at once (a spinning block must
+   * not wait for one that cannot be scheduled). */
+  q->blocks = blocks ? blocks : (uint32_t)prop.multiProcessorCount;
+  if (q->blocks > (uint32_t)(per_sm * prop.multiProcessorCount))
+    q->blocks = (uint32_t)(per_sm * prop.multiProcessorCount);
+  /* Keep freed staging memory in the stream pool between calls. */
+  WG_CK(cudaDeviceGetDefaultMemPool(&pool, device));
+  WG_CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thresh));
+  *bytes = nbytes + 2 * sbytes + sizeof(Ctl);
+  *out = q;
+done:
+  if (st != WG_OK) wg__cuda_pq_destroy(q);
+  return st;
+}
+
+extern "C" void wg__cuda_pq_destroy(wg__cuda_pq *q) {
+  if (!q) return;
+  cudaSetDevice(q->device);
+  cudaFree(q->keys);
+  cudaFree(q->vals);
+  cudaFree(q->lock);
+  cudaFree(q->state);
+  cudaFree(q->ctl);
+  delete q;
+}
+
+template <int M>
+static void launch_insert(const wg__cuda_pq *q, const void *items, uint64_t n, unsigned op,
+                          Scratch *sc, cudaStream_t s) {
+  typedef typename ItemOf<M>::type T;
+  unsigned long long batches = (n + op - 1) / op;
+  unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
+  insert_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n, op, sc);
+}
+
+template <int M>
+static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigned op,
+                          Scratch *sc, cudaStream_t s) {
+  typedef typename ItemOf<M>::type T;
+  unsigned long long batches = (n + op - 1) / op;
+  unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
+  delete_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+}
+
+static void launch_pack(const wg__cuda_pq *q, const void *keys, const unsigned *vals,
+                        uint64_t n, void *items, cudaStream_t s) {
+  unsigned g = grid_for(n);
+  switch (q->mode) {
+  case M_U32: pack_kernel<M_U32><<<g, 256, 0, s>>>(keys, vals, q->key_type, n, (unsigned *)items); break;
+  case M_P32: pack_kernel<M_P32><<<g, 256, 0, s>>>(keys, vals, q->key_type, n, (unsigned long long *)items); break;
+  case M_U64: pack_kernel<M_U64><<<g, 256, 0, s>>>(keys, vals, q->key_type, n, (unsigned long long *)items); break;
+  default: pack_kernel<M_KV><<<g, 256, 0, s>>>(keys, vals, q->key_type, n, (KV *)items);
+  }
+}
+
+static void launch_unpack(const wg__cuda_pq *q, const void *items, uint64_t n, void *keys,
+                          unsigned *vals, cudaStream_t s) {
+  unsigned g = grid_for(n);
+  switch (q->mode) {
+  case M_U32: unpack_kernel<M_U32><<<g, 256, 0, s>>>((const unsigned *)items, n, q->key_type, keys, vals); break;
+  case M_P32: unpack_kernel<M_P32><<<g, 256, 0, s>>>((const unsigned long long *)items, n, q->key_type, keys, vals); break;
+  case M_U64: unpack_kernel<M_U64><<<g, 256, 0, s>>>((const unsigned long long *)items, n, q->key_type, keys, vals); break;
+  default: unpack_kernel<M_KV><<<g, 256, 0, s>>>((const KV *)items, n, q->key_type, keys, vals);
+  }
+}
+
+/* The heap's items need no conversion from the caller's array. */
+static int direct(const wg__cuda_pq *q) {
+  return !q->pairs && (q->key_type == 0 || q->key_type == 1);
+}
+
+extern "C" wg_status wg__cuda_pq_insert(wg__cuda_pq *q, const void *keys,
+                                        const uint32_t *vals, uint64_t n, void *stream,
+                                        char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  const size_t kb = q->key_type == 1 ? 8 : 4;
+  void *ukeys = NULL, *items = NULL;
+  unsigned *uvals = NULL;
+  Scratch *sc = NULL;
+  Scratch h;
+  const int dev_keys = is_device_ptr(keys);
+  WG_CK(cudaSetDevice(q->device));
+  WG_CK(cudaMallocAsync((void **)&sc, sizeof(Scratch), s));
+  WG_CK(cudaMemsetAsync(sc, 0, sizeof(Scratch), s));
+  reserve_kernel<<<1, 1, 0, s>>>(q->ctl, n, q->capacity, &sc->ok);
+  WG_CK(cudaGetLastError());
+  if (!dev_keys) {
+    WG_CK(cudaMallocAsync(&ukeys, n * kb, s));
+    WG_CK(cudaMemcpyAsync(ukeys, keys, n * kb, cudaMemcpyHostToDevice, s));
+  }
+  if (q->pairs && !is_device_ptr(vals)) {
+    WG_CK(cudaMallocAsync((void **)&uvals, n * 4, s));
+    WG_CK(cudaMemcpyAsync(uvals, vals, n * 4, cudaMemcpyHostToDevice, s));
+  }
+  {
+    const void *k_in = dev_keys ? keys : ukeys;
+    const unsigned *v_in = q->pairs ? (uvals ? uvals : vals) : NULL;
+    const void *src = k_in;
+    if (!direct(q)) {
+      WG_CK(cudaMallocAsync(&items, n * item_bytes(q->mode), s));
+      launch_pack(q, k_in, v_in, n, items, s);
+      src = items;
+    }
+    switch (q->mode) {
+    case M_U32: launch_insert<M_U32>(q, src, n, q->op_keys, sc, s); break;
+    case M_P32: launch_insert<M_P32>(q, src, n, q->op_keys, sc, s); break;
+    case M_U64: launch_insert<M_U64>(q, src, n, q->op_keys, sc, s); break;
+    default: launch_insert<M_KV>(q, src, n, q->op_keys, sc, s);
+    }
+    WG_CK(cudaGetLastError());
+  }
+  WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));
+  WG_CK(cudaStreamSynchronize(s));
+  if (!h.ok) {
+    unsigned long long held = 0;
+    cudaMemcpy(&held, &q->ctl->reserved, sizeof held, cudaMemcpyDeviceToHost);
+    snprintf(why, why_cap, "%llu keys would exceed the capacity (%llu held of %llu)",
+             (unsigned long long)n, held, (unsigned long long)q->capacity);
+    st = WG_EFULL;
+  }
+done:
+  if (sc) cudaFreeAsync(sc, s);
+  if (ukeys) cudaFreeAsync(ukeys, s);
+  if (uvals) cudaFreeAsync(uvals, s);
+  if (items) cudaFreeAsync(items, s);
+  return st;
+}
+
+extern "C" wg_status wg__cuda_pq_delete(wg__cuda_pq *q, void *keys, uint32_t *vals,
+                                        uint64_t n, uint64_t *deleted, void *stream,
+                                        char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  const size_t kb = q->key_type == 1 ? 8 : 4;
+  void *ukeys = NULL, *items = NULL;
+  unsigned *uvals = NULL;
+  Scratch *sc = NULL;
+  Scratch h;
+  const int dev_keys = is_device_ptr(keys);
+  const int want_vals = q->pairs && vals;
+  const int dev_vals = want_vals && is_device_ptr(vals);
+  WG_CK(cudaSetDevice(q->device));
+  WG_CK(cudaMallocAsync((void **)&sc, sizeof(Scratch), s));
+  WG_CK(cudaMemsetAsync(sc, 0, sizeof(Scratch), s));
+  if (!dev_keys) WG_CK(cudaMallocAsync(&ukeys, n * kb, s));
+  if (want_vals && !dev_vals) WG_CK(cudaMallocAsync((void **)&uvals, n * 4, s));
+  {
+    void *k_out = dev_keys ? keys : ukeys;
+    unsigned *v_out = want_vals ? (dev_vals ? vals : uvals) : NULL;
+    void *dst = k_out;
+    if (!direct(q)) {
+      WG_CK(cudaMallocAsync(&items, n * item_bytes(q->mode), s));
+      dst = items;
+    }
+    switch (q->mode) {
+    case M_U32: launch_delete<M_U32>(q, dst, n, q->op_keys, sc, s); break;
+    case M_P32: launch_delete<M_P32>(q, dst, n, q->op_keys, sc, s); break;
+    case M_U64: launch_delete<M_U64>(q, dst, n, q->op_keys, sc, s); break;
+    default: launch_delete<M_KV>(q, dst, n, q->op_keys, sc, s);
+    }
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));
+    WG_CK(cudaStreamSynchronize(s));
+    if (items && h.cursor) launch_unpack(q, items, h.cursor, k_out, v_out, s);
+    WG_CK(cudaGetLastError());
+    if (!dev_keys && h.cursor)
+      WG_CK(cudaMemcpyAsync(keys, ukeys, h.cursor * kb, cudaMemcpyDeviceToHost, s));
+    if (uvals && h.cursor)
+      WG_CK(cudaMemcpyAsync(vals, uvals, h.cursor * 4, cudaMemcpyDeviceToHost, s));
+    WG_CK(cudaStreamSynchronize(s));
+    if (deleted) *deleted = h.cursor;
+  }
+done:
+  if (sc) cudaFreeAsync(sc, s);
+  if (ukeys) cudaFreeAsync(ukeys, s);
+  if (uvals) cudaFreeAsync(uvals, s);
+  if (items) cudaFreeAsync(items, s);
+  return st;
+}
+
+extern "C" wg_status wg__cuda_pq_size(wg__cuda_pq *q, uint64_t *size, void *stream,
+                                      char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  unsigned long long r = 0;
+  cudaStream_t s = (cudaStream_t)stream;
+  WG_CK(cudaSetDevice(q->device));
+  WG_CK(cudaMemcpyAsync(&r, &q->ctl->reserved, sizeof r, cudaMemcpyDeviceToHost, s));
+  WG_CK(cudaStreamSynchronize(s));
+  *size = r;
+done:
+  return st;
+}
+
+template <int M>
+static void launch_mixed(const wg__cuda_pq *q, uint64_t ops, unsigned op, double fraction,
+                         uint64_t seed, uint64_t prefill, wg__pq_logop *log,
+                         wg__pq_item *dlog, Scratch *sc, cudaStream_t s) {
+  unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, ops ? ops : 1);
+  mixed_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction, seed,
+                                                 prefill, q->key_type == 1, q->pairs, log,
+                                                 dlog, sc);
+}
+
+extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_t ops,
+                                       uint32_t op_keys, double insert_fraction,
+                                       uint64_t seed, struct wg__pq_logop *log,
+                                       struct wg__pq_item *dlog, double *prefill_seconds,
+                                       double *seconds, void *stream, char *why,
+                                       size_t why_cap) {
+  wg_status st = WG_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  void *items = NULL;
+  Scratch *sc = NULL;
+  wg__pq_logop *dl = NULL;
+  wg__pq_item *dd = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL;
+  unsigned base = 0;
+  float ms1 = 0, ms2 = 0;
+  const size_t logn = (size_t)ops * op_keys;
+  WG_CK(cudaSetDevice(q->device));
+  WG_CK(cudaEventCreate(&e0));
+  WG_CK(cudaEventCreate(&e1));
+  WG_CK(cudaEventCreate(&e2));
+  WG_CK(cudaMallocAsync((void **)&sc, sizeof(Scratch), s));
+  WG_CK(cudaMemsetAsync(sc, 0, sizeof(Scratch), s));
+  if (log) {
+    WG_CK(cudaMallocAsync((void **)&dl, (ops ? ops : 1) * sizeof *dl, s));
+    WG_CK(cudaMallocAsync((void **)&dd, (logn ? logn : 1) * sizeof *dd, s));
+  }
+  if (prefill) {
+    WG_CK(cudaMallocAsync(&items, prefill * item_bytes(q->mode), s));
+    unsigned g = grid_for(prefill);
+    const int k64 = q->key_type == 1;
+    switch (q->mode) {
+    case M_U32: gen_kernel<M_U32><<<g, 256, 0, s>>>(seed, 0, prefill, k64, q->pairs, (unsigned *)items); break;
+    case M_P32: gen_kernel<M_P32><<<g, 256, 0, s>>>(seed, 0, prefill, k64, q->pairs, (unsigned long long *)items); break;
+    case M_U64: gen_kernel<M_U64><<<g, 256, 0, s>>>(seed, 0, prefill, k64, q->pairs, (unsigned long long *)items); break;
+    default: gen_kernel<M_KV><<<g, 256, 0, s>>>(seed, 0, prefill, k64, q->pairs, (KV *)items);
+    }
+    WG_CK(cudaGetLastError());
+    reserve_kernel<<<1, 1, 0, s>>>(q->ctl, prefill, q->capacity, &sc->ok);
+    WG_CK(cudaEventRecord(e0, s));
+    switch (q->mode) {
+    case M_U32: launch_insert<M_U32>(q, items, prefill, q->k, sc, s); break;
+    case M_P32: launch_insert<M_P32>(q, items, prefill, q->k, sc, s); break;
+    case M_U64: launch_insert<M_U64>(q, items, prefill, q->k, sc, s); break;
+    default: launch_insert<M_KV>(q, items, prefill, q->k, sc, s);
+    }
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaEventRecord(e1, s));
+    Scratch h;
+    WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));
+    WG_CK(cudaStreamSynchronize(s));
+    if (!h.ok) {
+      snprintf(why, why_cap, "the prefill of %llu keys exceeds the capacity",
+               (unsigned long long)prefill);
+      st = WG_EFULL;
+      goto done;
+    }
+    WG_CK(cudaEventElapsedTime(&ms1, e0, e1));
+    WG_CK(cudaMemsetAsync(sc, 0, sizeof(Scratch), s));
+  }
+  WG_CK(cudaMemcpyAsync(&base, &q->ctl->next, sizeof base, cudaMemcpyDeviceToHost, s));
+  WG_CK(cudaStreamSynchronize(s));
+  WG_CK(cudaEventRecord(e1, s));
+  switch (q->mode) {
+  case M_U32: launch_mixed<M_U32>(q, ops, op_keys, insert_fraction, seed, prefill, dl, dd, sc, s); break;
+  case M_P32: launch_mixed<M_P32>(q, ops, op_keys, insert_fraction, seed, prefill, dl, dd, sc, s); break;
+  case M_U64: launch_mixed<M_U64>(q, ops, op_keys, insert_fraction, seed, prefill, dl, dd, sc, s); break;
+  default: launch_mixed<M_KV>(q, ops, op_keys, insert_fraction, seed, prefill, dl, dd, sc, s);
+  }
+  WG_CK(cudaGetLastError());
+  WG_CK(cudaEventRecord(e2, s));
+  WG_CK(cudaStreamSynchronize(s));
+  WG_CK(cudaEventElapsedTime(&ms2, e1, e2));
+  if (log) {
+    WG_CK(cudaMemcpy(log, dl, ops * sizeof *dl, cudaMemcpyDeviceToHost));
+    WG_CK(cudaMemcpy(dlog, dd, logn * sizeof *dd, cudaMemcpyDeviceToHost));
+    for (uint64_t i = 0; i < ops; i++) log[i].ticket -= base;
+  }
+  *prefill_seconds = ms1 / 1e3;
+  *seconds = ms2 / 1e3;
+done:
+  if (sc) cudaFreeAsync(sc, s);
+  if (items) cudaFreeAsync(items, s);
+  if (dl) cudaFreeAsync(dl, s);
+  if (dd) cudaFreeAsync(dd, s);
+  cudaStreamSynchronize(s);
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (e2) cudaEventDestroy(e2);
+  return st;
+}
+
+extern "C" wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
+                                              uint64_t n, unsigned repeat, double *seconds,
+                                              char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  unsigned long long *k64[2] = {NULL, NULL};
+  unsigned *k32[2] = {NULL, NULL}, *v[2] = {NULL, NULL};
+  void *tmp = NULL;
+  size_t tmp_bytes = 0;
+  cudaEvent_t a = NULL, b = NULL;
+  std::vector<double> t;
+  const int wide = key_type == 1;
+  const unsigned g = grid_for(n);
+  WG_CK(cudaSetDevice(device));
+  WG_CK(cudaEventCreate(&a));
+  WG_CK(cudaEventCreate(&b));
+  for (int i = 0; i < 2; i++) {
+    if (wide) WG_CK(cudaMalloc(&k64[i], n * 8));
+    else WG_CK(cudaMalloc(&k32[i], n * 4));
+    if (pairs) WG_CK(cudaMalloc(&v[i], n * 4));
+  }
+  if (wide) {
+    if (pairs)
+      WG_CK(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, k64[0], k64[1], v[0], v[1], n));
+    else
+      WG_CK(cub::DeviceRadixSort::SortKeys(NULL, tmp_bytes, k64[0], k64[1], n));
+  } else {
+    if (pairs)
+      WG_CK(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, k32[0], k32[1], v[0], v[1], n));
+    else
+      WG_CK(cub::DeviceRadixSort::SortKeys(NULL, tmp_bytes, k32[0], k32[1], n));
+  }
+  WG_CK(cudaMalloc(&tmp, tmp_bytes));
+  for (unsigned r = 0; r <= repeat; r++) {
+    /* fresh keys each time (the radix sort's speed depends on them) */
+    if (wide) gen_kernel<M_U64><<<g, 256>>>(r + 1, 0, n, 1, 0, k64[0]);
+    else gen_kernel<M_U32><<<g, 256>>>(r + 1, 0, n, 0, 0, k32[0]);
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaEventRecord(a));
+    if (wide) {
+      if (pairs)
+        WG_CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k64[0], k64[1], v[0], v[1], n));
+      else
+        WG_CK(cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, k64[0], k64[1], n));
+    } else {
+      if (pairs)
+        WG_CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k32[0], k32[1], v[0], v[1], n));
+      else
+        WG_CK(cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, k32[0], k32[1], n));
+    }
+    WG_CK(cudaEventRecord(b));
+    WG_CK(cudaEventSynchronize(b));
+    float ms = 0;
+    WG_CK(cudaEventElapsedTime(&ms, a, b));
+    if (r) t.push_back(ms / 1e3); /* the first is a warm-up */
+  }
+  std::sort(t.begin(), t.end());
+  *seconds = t.empty() ? 0 : t[t.size() / 2];
+done:
+  for (int i = 0; i < 2; i++) {
+    cudaFree(k64[i]);
+    cudaFree(k32[i]);
+    cudaFree(v[i]);
+  }
+  cudaFree(tmp);
+  if (a) cudaEventDestroy(a);
+  if (b) cudaEventDestroy(b);
+  return st;
+}

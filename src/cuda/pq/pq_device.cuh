@@ -1,0 +1,549 @@
+/* pq_device.cuh: the generalised heap on the GPU, as a device API: one
+ * thread block inserts or deletes a batch of up to k items from inside any
+ * kernel; many blocks (of one kernel or of kernels on several streams) work
+ * on one heap at once.
+ *
+ * Structure (He, Agarwal, Prasad, "Design and implementation of a parallel
+ * priority queue on many-core architectures", HiPC 2012; BGPQ, Chen et al.
+ * 2021), as in docs/pq.md:
+ *   node i (1-based; children 2i, 2i+1) holds k sorted items; every item of a
+ *   node is >= the largest of its parent. The root may be partly consumed:
+ *   its rc valid items sit at [k - rc, k) (a partial delete only moves rc).
+ *   Node 0 is the partial buffer: bc < k sorted items, all >= the root's.
+ *   Control words (ticket dispenser, ticket served, node count hn, rc, bc)
+ *   are touched only by the holder of the root.
+ * Insert (m <= k items): bitonic sort in shared memory (before taking any
+ *   lock); take the root by ticket; merge into the root (it keeps its rc
+ *   smallest) and then into the buffer; if the buffer reaches k, reserve a
+ *   new last node (state TARGET) and carry the k smallest down the path to
+ *   it, every node on the path keeping the smaller half. The root is
+ *   released only after the first node of the path is locked, and locks are
+ *   handed over parent to child, so an in-flight batch always hangs below a
+ *   locked node and no later operation can overtake it: deletes stay exact.
+ * Delete (n <= k): take the root by ticket; take from the root's valid
+ *   items; when they run out, wait for the last node to be filled (an insert
+ *   may still be carrying it), move it to the root, merge it with the buffer
+ *   and sift it down (lock both children; merge them; the child with the
+ *   larger maximum keeps the larger half; the parent merges with the other
+ *   child and continues there). The root is final after the first level, so
+ *   the rest of the request is served from it and the root is released.
+ * Merges are merge path by per-element binary search: item i of a lands at
+ *   i + |{b < a_i}|, item j of b at j + |{a <= b_j}|, all in shared memory.
+ * Deadlock freedom: every lock is taken while holding only locks of smaller
+ *   node index (parent before child, left before right, root before the last
+ *   node), and a waiter for a TARGET node holds no lock the inserter needs.
+ * Order: the root is a ticket lock, so operations (from any stream) take it
+ *   in the order they asked; that order is the linearisation the tests
+ *   replay against the serial heap.
+ *
+ * Memory ordering on Hopper: one thread per block takes and releases locks
+ * with acquire/release atomics at GPU scope (atom.acquire.gpu,
+ * ld.acquire.gpu, st.release.gpu after __syncthreads), and all node data
+ * moves with L1-bypassing loads and stores (ld.global.cg / st.global.cg), so
+ * no block can read a stale copy of another block's node from its own L1 --
+ * the failure of the published heaps, which read node data through L1.
+ *
+ * Items: T is uint32 (u32 keys, or f32 as ordered bits), unsigned long long
+ * (u64 keys, or a 32-bit key and its value packed key << 32 | value) or KV
+ * (u64 key + u32 value, kept as two arrays in global memory). All compare
+ * by key, then value, so padding with the maximum item is harmless.
+ */
+#ifndef WG_CUDA_PQ_DEVICE_CUH
+#define WG_CUDA_PQ_DEVICE_CUH
+
+#include <stdint.h>
+
+namespace wgpq {
+
+enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
+
+struct KV {
+  unsigned long long k;
+  unsigned v;
+};
+
+__device__ __forceinline__ bool lt(unsigned a, unsigned b) { return a < b; }
+__device__ __forceinline__ bool lt(unsigned long long a, unsigned long long b) { return a < b; }
+__device__ __forceinline__ bool lt(const KV &a, const KV &b) {
+  return a.k < b.k || (a.k == b.k && a.v < b.v);
+}
+template <typename T> __device__ __forceinline__ T max_item();
+template <> __device__ __forceinline__ unsigned max_item<unsigned>() { return ~0u; }
+template <> __device__ __forceinline__ unsigned long long max_item<unsigned long long>() {
+  return ~0ull;
+}
+template <> __device__ __forceinline__ KV max_item<KV>() { return KV{~0ull, ~0u}; }
+
+/* Node storage with L1-bypassing accesses. */
+template <typename T> struct Store {
+  T *a;
+  __device__ __forceinline__ T ld(size_t i) const { return __ldcg(a + i); }
+  __device__ __forceinline__ void st(size_t i, T x) const { __stcg(a + i, x); }
+};
+template <> struct Store<KV> {
+  unsigned long long *k;
+  unsigned *v;
+  __device__ __forceinline__ KV ld(size_t i) const { return KV{__ldcg(k + i), __ldcg(v + i)}; }
+  __device__ __forceinline__ void st(size_t i, KV x) const {
+    __stcg(k + i, x.k);
+    __stcg(v + i, x.v);
+  }
+};
+
+/* Control words, one cache line. */
+struct Ctl {
+  unsigned next;    /* ticket dispenser */
+  unsigned serving; /* ticket holding the root */
+  unsigned hn;      /* nodes in the heap, root included */
+  unsigned rc;      /* valid items in the root */
+  unsigned bc;      /* items in the partial buffer */
+  unsigned pad;
+  unsigned long long reserved; /* items held plus items being inserted */
+};
+
+template <typename T> struct Heap {
+  Ctl *ctl;
+  unsigned *lock;  /* per node: 0 free, 1 held */
+  unsigned *state; /* per node: EMPTY, TARGET, AVAIL */
+  Store<T> nodes;  /* (max_nodes + 1) * k items; node 0 is the buffer */
+  unsigned k;
+  unsigned max_nodes;
+  unsigned long long capacity;
+};
+
+/* Shared memory a block needs for the device API, in bytes: the caller's
+ * batch (k items) and six work arrays. */
+template <typename T> __host__ __device__ inline size_t smem_bytes(unsigned k) {
+  return (size_t)7 * k * sizeof(T);
+}
+
+/* ---- atomics with explicit GPU-scope ordering ------------------------------ */
+
+__device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(unsigned *p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned cas_acquire(unsigned *p, unsigned cmp, unsigned val) {
+  unsigned old;
+  asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(cmp), "r"(val)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ unsigned ld_relaxed(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Thread 0 only. */
+__device__ __forceinline__ void lock_node(unsigned *l) {
+  for (unsigned spins = 0; cas_acquire(l, 0u, 1u) != 0u;)
+    if (++spins > 8) __nanosleep(32);
+}
+/* Thread 0 only, after a __syncthreads that follows the block's stores. */
+__device__ __forceinline__ void unlock_node(unsigned *l) {
+  __threadfence();
+  st_release(l, 0u);
+}
+
+/* ---- block-wide pieces ---------------------------------------------------------- */
+
+/* Ascending bitonic sort of s[0..n), n a power of two. */
+template <typename T> __device__ void bitonic_sort(T *s, unsigned n) {
+  for (unsigned size = 2; size <= n; size <<= 1)
+    for (unsigned stride = size >> 1; stride > 0; stride >>= 1) {
+      for (unsigned t = threadIdx.x; t < n / 2; t += blockDim.x) {
+        unsigned i = 2 * t - (t & (stride - 1)), j = i + stride;
+        bool up = (i & size) == 0;
+        T a = s[i], b = s[j];
+        if (up ? lt(b, a) : lt(a, b)) {
+          s[i] = b;
+          s[j] = a;
+        }
+      }
+      __syncthreads();
+    }
+}
+
+/* |{x in b[0..n) : x < v}| and |{x in a[0..n) : x <= v}|. */
+template <typename T> __device__ __forceinline__ unsigned count_less(const T *b, unsigned n, T v) {
+  unsigned lo = 0, hi = n;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) >> 1;
+    if (lt(b[mid], v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+template <typename T> __device__ __forceinline__ unsigned count_le(const T *a, unsigned n, T v) {
+  unsigned lo = 0, hi = n;
+  while (lo < hi) {
+    unsigned mid = (lo + hi) >> 1;
+    if (!lt(v, a[mid])) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Merge path by per-element binary search: the first nlo items of the
+ * merge of sorted a and b go to lo, the rest to hi. No aliasing. Ends with
+ * a barrier. */
+template <typename T>
+__device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T *lo,
+                            unsigned nlo, T *hi) {
+  for (unsigned i = threadIdx.x; i < na + nb; i += blockDim.x) {
+    T x;
+    unsigned p;
+    if (i < na) {
+      x = a[i];
+      p = i + count_less(b, nb, x);
+    } else {
+      x = b[i - na];
+      p = (i - na) + count_le(a, na, x);
+    }
+    if (p < nlo) lo[p] = x;
+    else hi[p - nlo] = x;
+  }
+  __syncthreads();
+}
+
+template <typename T>
+__device__ __forceinline__ void load(const Heap<T> &h, unsigned node, unsigned off, T *dst,
+                                     unsigned n) {
+  size_t base = (size_t)node * h.k + off;
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) dst[i] = h.nodes.ld(base + i);
+}
+template <typename T>
+__device__ __forceinline__ void store(const Heap<T> &h, unsigned node, unsigned off,
+                                      const T *src, unsigned n) {
+  size_t base = (size_t)node * h.k + off;
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) h.nodes.st(base + i, src[i]);
+}
+
+__device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i); }
+
+struct Shared {
+  unsigned ticket, hn, rc, bc, ok, a, b, c;
+  unsigned long long pos;
+};
+
+/* Thread 0: takes the root (ticket lock) and reads the control words. */
+__device__ __forceinline__ void take_root(Ctl *ctl, Shared *sh) {
+  unsigned t = atomicAdd(&ctl->next, 1u);
+  /* The next in line spins hot (the root hand-over is the critical path);
+   * those further back sleep in proportion to their distance. */
+  for (;;) {
+    unsigned ahead = t - ld_acquire(&ctl->serving);
+    if (ahead == 0) break;
+    if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
+  }
+  sh->ticket = t;
+  sh->hn = __ldcg(&ctl->hn);
+  sh->rc = __ldcg(&ctl->rc);
+  sh->bc = __ldcg(&ctl->bc);
+}
+/* Thread 0, after a barrier: writes the control words, passes the root on. */
+__device__ __forceinline__ void give_root(Ctl *ctl, const Shared *sh) {
+  __stcg(&ctl->hn, sh->hn);
+  __stcg(&ctl->rc, sh->rc);
+  __stcg(&ctl->bc, sh->bc);
+  __threadfence();
+  st_release(&ctl->serving, sh->ticket + 1);
+}
+
+/* ---- insert ------------------------------------------------------------------------ */
+
+/* Called by every thread of the block. in: k items of shared memory, the
+ * first m (1 <= m <= k) to insert (clobbered); ws: 6k items of shared
+ * memory. With reserve, the capacity is checked (and the items counted) here;
+ * the host's bulk insert reserves for all its batches at once instead.
+ * Returns 1, or 0 when the heap is full (nothing inserted). *ticket (thread
+ * 0's, may be NULL) receives the operation's place in the root's order. */
+template <typename T>
+__device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool reserve,
+                            unsigned *ticket) {
+  __shared__ Shared sh;
+  const unsigned k = h.k;
+  const unsigned tid = threadIdx.x;
+  for (unsigned i = m + tid; i < k; i += blockDim.x) in[i] = max_item<T>();
+  __syncthreads();
+  bitonic_sort(in, k);
+  if (tid == 0) {
+    sh.ok = 1;
+    if (reserve) {
+      unsigned long long r = atomicAdd(&h.ctl->reserved, 0ull);
+      for (;;) {
+        if (r + m > h.capacity) {
+          sh.ok = 0;
+          break;
+        }
+        unsigned long long seen = atomicCAS(&h.ctl->reserved, r, r + m);
+        if (seen == r) break;
+        r = seen;
+      }
+    }
+    take_root(h.ctl, &sh);
+    if (ticket) *ticket = sh.ticket;
+  }
+  __syncthreads();
+  if (!sh.ok) {
+    __syncthreads();
+    if (tid == 0) give_root(h.ctl, &sh);
+    return 0;
+  }
+  T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k;
+  const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc;
+  if (hn >= 1) { /* the root keeps its rc smallest */
+    load(h, 1, k - rc, A, rc);
+    __syncthreads();
+    merge_split(x, m, A, rc, B, rc, C);
+    store(h, 1, k - rc, B, rc);
+    x = C;
+  }
+  load(h, 0, 0, A, bc);
+  __syncthreads();
+  const unsigned s = m + bc;
+  if (s < k) {
+    merge_split(x, m, A, bc, D, s, E);
+    store(h, 0, 0, D, s);
+    __syncthreads();
+    if (tid == 0) {
+      sh.bc = s;
+      give_root(h.ctl, &sh);
+    }
+    return 1;
+  }
+  merge_split(x, m, A, bc, D, k, E); /* D: the batch going down; E: the buffer */
+  store(h, 0, 0, E, s - k);
+  if (hn == 0) {
+    store(h, 1, 0, D, k);
+    __syncthreads();
+    if (tid == 0) {
+      st_relaxed(&h.state[1], AVAIL);
+      sh.hn = 1;
+      sh.rc = k;
+      sh.bc = s - k;
+      give_root(h.ctl, &sh);
+    }
+    return 1;
+  }
+  const unsigned t = hn + 1, d = depth_of(t);
+  __syncthreads();
+  if (tid == 0) {
+    st_relaxed(&h.state[t], TARGET);
+    sh.hn = t;
+    sh.bc = s - k;
+    lock_node(&h.lock[t >> (d - 1)]); /* hand over: first path node, then the root */
+    give_root(h.ctl, &sh);
+  }
+  __syncthreads();
+  T *batch = D, *spare = B;
+  for (unsigned level = 1;; level++) {
+    const unsigned cur = t >> (d - level);
+    if (cur == t) {
+      store(h, t, 0, batch, k);
+      __syncthreads();
+      if (tid == 0) {
+        __threadfence();
+        st_relaxed(&h.state[t], AVAIL);
+        unlock_node(&h.lock[t]);
+      }
+      return 1;
+    }
+    load(h, cur, 0, A, k);
+    __syncthreads();
+    merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
+    store(h, cur, 0, C, k);
+    T *tmp = batch;
+    batch = spare;
+    spare = tmp;
+    __syncthreads();
+    if (tid == 0) {
+      lock_node(&h.lock[t >> (d - level - 1)]);
+      unlock_node(&h.lock[cur]);
+    }
+    __syncthreads();
+  }
+}
+
+/* ---- delete-min ------------------------------------------------------------------------ */
+
+/* One level of the sift-down: node cur (locked by this block) gets its final
+ * content; returns the child to continue at (locked, its incoming content in
+ * *c) or 0. The final content of cur is left in *fin. ws pointers rotate. */
+template <typename T>
+__device__ unsigned sift_step(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
+                              T *X, T *Y, T **Z, Shared &sh) {
+  const unsigned k = h.k, tid = threadIdx.x;
+  /* the two children are locked at once by two warps; neither waits on the
+   * other, so the order between siblings does not matter for deadlock */
+  if (tid == 0 || tid == 32) {
+    const unsigned c = 2 * cur + (tid == 32);
+    unsigned p = 0;
+    if (c <= h.max_nodes) {
+      lock_node(&h.lock[c]);
+      p = ld_relaxed(&h.state[c]) == AVAIL;
+      if (!p) unlock_node(&h.lock[c]);
+    }
+    if (tid == 0) sh.a = p;
+    else sh.b = p;
+  }
+  __syncthreads();
+  const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
+  T *S = A;
+  unsigned small = 0;
+  bool child_changed = false;
+  if (pl && pr) {
+    load(h, l, 0, A, k);
+    load(h, r, 0, B, k);
+    __syncthreads();
+    const bool left_large = lt(B[k - 1], A[k - 1]);
+    merge_split(A, k, B, k, X, k, Y);
+    const unsigned large = left_large ? l : r;
+    small = left_large ? r : l;
+    store(h, large, 0, Y, k);
+    __syncthreads();
+    if (tid == 0) unlock_node(&h.lock[large]);
+    S = X;
+    child_changed = true;
+  } else if (pl || pr) {
+    small = pl ? l : r;
+    load(h, small, 0, A, k);
+    __syncthreads();
+  }
+  T *C = *c;
+  if (!small || !lt(S[0], C[k - 1])) { /* cur keeps c; nothing moves down */
+    store(h, cur, 0, C, k);
+    if (small && child_changed) store(h, small, 0, S, k);
+    __syncthreads();
+    if (tid == 0 && small) unlock_node(&h.lock[small]);
+    *fin = C;
+    return 0;
+  }
+  merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
+  store(h, cur, 0, B, k);
+  *fin = B;
+  T *next = *Z;
+  *Z = C;
+  *c = next;
+  return small;
+}
+
+/* Called by every thread of the block. Deletes min(n, size) smallest items
+ * (n <= k) into out (k items of shared memory), ascending; ws: 6k items of
+ * shared memory. Returns the count. *ticket as for block_insert. With
+ * cursor (host bulk calls), *pos receives the output position, taken from
+ * *cursor under the root so outputs land in root order. */
+template <typename T>
+__device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
+                                 unsigned *ticket, unsigned long long *cursor,
+                                 unsigned long long *pos) {
+  __shared__ Shared sh;
+  const unsigned k = h.k, tid = threadIdx.x;
+  T *A = ws, *B = ws + k, *C = ws + 2 * k, *X = ws + 3 * k, *Y = ws + 4 * k,
+    *Z = ws + 5 * k;
+  if (tid == 0) {
+    take_root(h.ctl, &sh);
+    if (ticket) *ticket = sh.ticket;
+  }
+  __syncthreads();
+  unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, got = 0, cur = 0;
+  if (hn >= 1) {
+    const unsigned a = n < rc ? n : rc;
+    load(h, 1, k - rc, out, a);
+    rc -= a;
+    got = a;
+    if (rc == 0) {
+      if (hn == 1) {
+        hn = 0;
+      } else { /* refill the root from the last node and the buffer */
+        const unsigned last = hn--;
+        if (tid == 0) {
+          while (ld_acquire(&h.state[last]) != AVAIL) __nanosleep(64);
+          lock_node(&h.lock[last]);
+        }
+        __syncthreads();
+        load(h, last, 0, A, k);
+        load(h, 0, 0, B, bc);
+        __syncthreads();
+        if (tid == 0) {
+          st_relaxed(&h.state[last], EMPTY);
+          unlock_node(&h.lock[last]);
+        }
+        merge_split(A, k, B, bc, C, k, X);
+        store(h, 0, 0, X, bc);
+        /* the root level: the root is final after it */
+        T *c = C, *fin = NULL;
+        __syncthreads();
+        cur = sift_step(h, 1, &c, &fin, A, B, X, Y, &Z, sh);
+        const unsigned need = n - got;
+        for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
+        got = n;
+        rc = k - need;
+        __syncthreads();
+        if (tid == 0) {
+          sh.hn = hn;
+          sh.rc = rc;
+          if (cursor) {
+            sh.pos = *cursor;
+            *cursor += got;
+          }
+        }
+        __syncthreads();
+        if (tid == 0) {
+          __threadfence();
+          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
+          give_root(h.ctl, &sh);
+        }
+        while (cur) { /* sift on below the root; the root is already free */
+          T *fin2 = NULL;
+          const unsigned prev = cur;
+          cur = sift_step(h, prev, &c, &fin2, A, B, X, Y, &Z, sh);
+          __syncthreads();
+          if (tid == 0) unlock_node(&h.lock[prev]);
+        }
+        if (pos) *pos = sh.pos;
+        __syncthreads();
+        return got;
+      }
+    }
+  }
+  if (got < n && hn == 0 && bc > 0) { /* the buffer alone holds everything */
+    const unsigned a = n - got < bc ? n - got : bc;
+    load(h, 0, 0, A, bc);
+    __syncthreads();
+    for (unsigned i = tid; i < a; i += blockDim.x) out[got + i] = A[i];
+    store(h, 0, 0, A + a, bc - a);
+    bc -= a;
+    got += a;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    sh.hn = hn;
+    sh.rc = rc;
+    sh.bc = bc;
+    if (cursor) {
+      sh.pos = *cursor;
+      *cursor += got;
+    }
+    atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
+    give_root(h.ctl, &sh);
+  }
+  __syncthreads();
+  if (pos) *pos = sh.pos;
+  __syncthreads();
+  return got;
+}
+
+} // namespace wgpq
+
+#endif
