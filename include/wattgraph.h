@@ -5,6 +5,7 @@
  *   sssp   shortest paths, the Dijkstra oracle, the verifier
  *   power  energy meters (NVML, RAPL) and the power sampler
  *   control  plain-C controllers: vSGD online models, the self-tuning delta
+ *   coll   reduce and allreduce across the GPUs of a host (direct, NCCL)
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -14,6 +15,7 @@
 #ifndef WATTGRAPH_H
 #define WATTGRAPH_H
 
+#include "wattgraph/coll.h"
 #include "wattgraph/control.h"
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"

@@ -119,6 +119,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_sssp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_allreduce(int argc, char **argv);
 
 #endif
 
