@@ -317,6 +317,7 @@ extern "C" wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *bl
   local_rank *lr = &c->r[0];
   const unsigned char *all = (const unsigned char *)blobs;
   rank_blob b0;
+  memset(&b0, 0, sizeof b0);
   CK(cudaSetDevice(lr->device));
   for (int r = 0; r < c->nranks; r++) {
     rank_blob b;
@@ -943,6 +944,7 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
   uint64_t bytes = o->count * es;
   bench_bufs b;
   wg__coll_call calls[WG__COLL_MAX_RANKS];
+  memset(calls, 0, sizeof calls);
   unsigned long long *bad = NULL;
   double *times = NULL;
   int iters = o->iters, warm = o->warmup > 0 ? o->warmup : 1;
