@@ -76,8 +76,8 @@ static void close_fixture(fixture *f) {
   wg_ctx_destroy(&f->ctx);
 }
 
-/* One call checked on both GPUs. shift: byte offset of the buffers (4 makes
- * them unaligned to 16). Returns the number of failures (printed). */
+/* One call checked on both GPUs. shift: byte offset of the buffers (the
+ * element size makes them unaligned to 16). Returns the number of failures (printed). */
 static int one_case(fixture *f, wg_coll_algo algo, wg_coll_type t, wg_coll_op op,
                     uint64_t count, int allreduce, int root, int inplace, int shift,
                     uint64_t seed) {
@@ -159,7 +159,8 @@ static void sweep(uint64_t round_bytes) {
       for (int op = 0; op < 3; op++)
         for (size_t ci = 0; ci < NCOUNTS && bad < 10; ci++, n++) {
           int all = n % 3 != 2, root = (n / 3) % 2, inplace = (n / 2) % 2;
-          int shift = (n % 7 == 3) ? 4 : 0;
+          /* aligned to the element, not to 16 bytes: the scalar path */
+          int shift = (n % 7 == 3) ? (int)wg_coll_type_size((wg_coll_type)t) : 0;
           bad += one_case(&f, kAlgos[a], (wg_coll_type)t, (wg_coll_op)op, kCounts[ci], all,
                           root, inplace, shift, (uint64_t)n);
         }

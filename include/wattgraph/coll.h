@@ -138,8 +138,8 @@ wg_coll_algo wg_comm_pick(const wg_comm_t *comm, uint64_t bytes, int allreduce);
 /* ---- collectives (arrays have wg_comm_local_count() entries) ------------ */
 
 /* recv[i] = op over all ranks of send (count elements). In place when
- * send[i] == recv[i]. Buffers are device memory of the rank's GPU; a 16-byte
- * aligned buffer takes the wide path. streams may be NULL (default streams). */
+ * send[i] == recv[i]. Buffers are device memory of the rank's GPU, aligned
+ * to the element size; 16-byte aligned buffers take the wide path. streams may be NULL (default streams). */
 wg_status wg_allreduce(wg_comm_t *comm, const void *const *send,
                        void *const *recv, uint64_t count, wg_coll_type type,
                        wg_coll_op op, wg_coll_algo algo, void *const *streams);

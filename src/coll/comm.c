@@ -238,8 +238,10 @@ void wg_comm_destroy(wg_comm_t **pc) {
      * still be reading ours. */
     unsigned char one = 1, *all = NULL;
     if (wg__alloc(NULL, &all, (uint64_t)c->nranks, 1, "goodbye") == WG_OK) {
+      /* longer than a collective's time-out: a peer may still be waiting
+       * for that to end before it comes here */
       (void)wg__coll_rendezvous(NULL, &c->id, "bye", c->nranks, c->first_rank, &one, 1,
-                                all, c->opts.timeout_s);
+                                all, c->opts.timeout_s + 10.0);
       wg__free(&all);
     }
     wg__cuda_coll_destroy(c->g);
@@ -302,6 +304,10 @@ static wg_status collective(wg_comm_t *c, const void *const *send, void *const *
     if (count && (!send[i] || (need_recv && (!recv || !recv[i]))))
       return wg__error(c->ctx, WG_EINVAL, "%s: rank %d has a NULL %s buffer", what, r,
                        !send[i] ? "send" : "receive");
+    if ((uintptr_t)send[i] % es || (recv && recv[i] && (uintptr_t)recv[i] % es))
+      return wg__error(c->ctx, WG_EINVAL,
+                       "%s: rank %d's buffers are not aligned to the %zu-byte element", what,
+                       r, es);
   }
   if (algo == WG_COLL_AUTO) algo = wg_comm_pick(c, count * es, allreduce);
   if (algo == WG_COLL_NCCL) {
