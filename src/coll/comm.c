@@ -68,9 +68,13 @@ wg_status wg_coll_algo_parse(const char *name, wg_coll_algo *out) {
 }
 
 /* ---- the selection table -------------------------------------------------------
- * Rows: for this many ranks (or more, for the last row of a count) and
- * messages up to max_bytes per rank, the fastest direct algorithm measured
- * (docs/coll.md has the runs they come from). */
+ * Rows: for up to this many ranks and messages up to max_bytes per rank, the
+ * algorithm picked from `wattgraph allreduce` runs (docs/coll.md has them).
+ * 2 GPUs (H200 x2, NVLink, 2026-11-22): allgather had the lowest latency at
+ * every size; from 32 MiB rsag is within 4-10% of it and takes 5-15% less
+ * energy per operation (and stays at 1.04-1.09x NCCL's bus bandwidth), so
+ * large messages go to rsag. The rows for 4 and more GPUs are not measured
+ * yet (issue 6): allgather's traffic grows with N, rsag's does not. */
 typedef struct pick_row {
   int nranks;        /* rows apply to nranks <= this; 0 ends the table */
   uint64_t max_bytes;
@@ -78,7 +82,7 @@ typedef struct pick_row {
 } pick_row;
 
 static const pick_row pick_table[] = {
-    {2, 256u << 10, WG_COLL_ALLGATHER},
+    {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
     {4, 128u << 10, WG_COLL_ALLGATHER},
     {4, UINT64_MAX, WG_COLL_RSAG},

@@ -576,7 +576,9 @@ __global__ void __launch_bounds__(512) coll_kernel(kargs a) {
   }
 finish:
   __syncthreads();
-  if (tid == 0) {
+  if (tid == 0 && gridDim.x == 1) {
+    *(volatile uint64_t *)&a.ctrl[0] = base + nrounds; /* no other block to count */
+  } else if (tid == 0) {
     __threadfence();
     unsigned long long prev = atomicAdd((unsigned long long *)&a.ctrl[1], 1ull);
     if (prev == gridDim.x - 1) {
@@ -1088,6 +1090,59 @@ __global__ void fill_double(double *x, uint64_t n, int rank) {
     x[i] = (double)((i + (uint64_t)rank * 5) % 17);
 }
 
+/* Enqueues one global sum, variant 0 (fused), 1 (local + NCCL) or 2 (local +
+ * allgather of one double), on every GPU's stream. */
+static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, double *const *x,
+                              uint64_t count, double *const *out, double *const *res,
+                              uint64_t *const *lctrl, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  int n = c->nlocal;
+  for (int i = 0; i < n; i++) {
+    local_rank *lr = &c->r[i];
+    CK(cudaSetDevice(lr->device));
+    if (variant == 0) {
+      wg__gsum_dev g;
+      memset(&g, 0, sizeof g);
+      for (int j = 0; j < c->nranks; j++) g.flags[j] = (uint64_t *)lr->peer[j];
+      g.ctrl = lr->ctrl;
+      g.err = lr->err_d;
+      g.me = lr->rank;
+      g.nranks = c->nranks;
+      g.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
+      gsum_fused<<<blocks, 512, 0, lr->stream>>>(x[i], count, g, res[i]);
+    } else {
+      gsum_local<<<blocks, 512, 0, lr->stream>>>(x[i], count, lctrl[i], out[i]);
+    }
+    CK(cudaGetLastError());
+  }
+  if (variant == 1) {
+    ncclResult_t nr = g_nccl.GroupStart();
+    for (int i = 0; i < n && nr == ncclSuccess; i++) {
+      CK(cudaSetDevice(c->r[i].device));
+      nr = g_nccl.AllReduce(out[i], res[i], 1, ncclFloat64, ncclSum, c->r[i].nccl,
+                            c->r[i].stream);
+    }
+    ncclResult_t ne = g_nccl.GroupEnd();
+    if (nr == ncclSuccess) nr = ne;
+    if (nr != ncclSuccess) {
+      snprintf(why, why_cap, "NCCL: %s", g_nccl.GetErrorString(nr));
+      st = WG_EDEVICE;
+    }
+  } else if (variant == 2) {
+    wg__coll_call calls[WG__COLL_MAX_RANKS];
+    void *s[WG__COLL_MAX_RANKS];
+    memset(calls, 0, sizeof calls);
+    for (int i = 0; i < n; i++) {
+      wg__coll_call k = {out[i], res[i], 1, WG_COLL_DOUBLE, WG_COLL_SUM, WG_COLL_ALLGATHER, 0, 1};
+      calls[i] = k;
+      s[i] = c->r[i].stream;
+    }
+    st = launch(c, calls, s, why, why_cap);
+  }
+done:
+  return st;
+}
+
 extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
                                         wg_coll_gsum_result *r, char *why, size_t why_cap) {
   wg_status st = WG_OK;
@@ -1097,7 +1152,13 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
   uint64_t *lctrl[WG__COLL_MAX_RANKS] = {0};
   double *t[3] = {0};
   cudaEvent_t e0[WG__COLL_MAX_RANKS] = {0}, e1[WG__COLL_MAX_RANKS] = {0};
+  cudaGraph_t gr[WG__COLL_MAX_RANKS] = {0};
+  cudaGraphExec_t gx[WG__COLL_MAX_RANKS] = {0};
+  int capturing = 0;
+  const int per = 20, reps = 10;
+  double gt[reps];
   unsigned blocks = (unsigned)std::min<uint64_t>((count + 2047) / 2048, 128);
+  double want = 0;
   if (blocks < 1) blocks = 1;
   for (int k = 0; k < 3; k++) {
     t[k] = (double *)calloc((size_t)iters, sizeof(double));
@@ -1118,79 +1179,98 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     CK(cudaEventCreate(&e0[i]));
     CK(cudaEventCreate(&e1[i]));
   }
-  {
-    double want = 0;
-    for (int i = 0; i < n; i++)
-      for (uint64_t k = 0; k < count; k++) want += (double)((k + (uint64_t)i * 5) % 17);
-    r->correct = 1;
-    for (int variant = 0; variant < 3; variant++) {
-      if (variant == 1 && !c->has_nccl) continue;
-      for (int it = -3; it < iters; it++) {
-        for (int i = 0; i < n; i++) {
-          local_rank *lr = &c->r[i];
-          CK(cudaSetDevice(lr->device));
-          CK(cudaEventRecord(e0[i], lr->stream));
-          if (variant == 0) {
-            wg__gsum_dev g;
-            memset(&g, 0, sizeof g);
-            for (int j = 0; j < c->nranks; j++) g.flags[j] = (uint64_t *)lr->peer[j];
-            g.ctrl = lr->ctrl;
-            g.err = lr->err_d;
-            g.me = lr->rank;
-            g.nranks = c->nranks;
-            g.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
-            gsum_fused<<<blocks, 512, 0, lr->stream>>>(x[i], count, g, res[i]);
-          } else {
-            gsum_local<<<blocks, 512, 0, lr->stream>>>(x[i], count, lctrl[i], out[i]);
-          }
-          CK(cudaGetLastError());
-        }
-        if (variant == 1) {
-          g_nccl.GroupStart();
-          for (int i = 0; i < n; i++) {
-            CK(cudaSetDevice(c->r[i].device));
-            g_nccl.AllReduce(out[i], res[i], 1, ncclFloat64, ncclSum, c->r[i].nccl,
-                             c->r[i].stream);
-          }
-          g_nccl.GroupEnd();
-        } else if (variant == 2) {
-          wg__coll_call calls[WG__COLL_MAX_RANKS];
-          for (int i = 0; i < n; i++) {
-            wg__coll_call k = {out[i], res[i], 1, WG_COLL_DOUBLE, WG_COLL_SUM,
-                               WG_COLL_ALLGATHER, 0, 1};
-            calls[i] = k;
-          }
-          void *s[WG__COLL_MAX_RANKS];
-          for (int i = 0; i < n; i++) s[i] = c->r[i].stream;
-          st = launch(c, calls, s, why, why_cap);
-          if (st != WG_OK) goto done;
-        }
-        for (int i = 0; i < n; i++) {
-          CK(cudaSetDevice(c->r[i].device));
-          CK(cudaEventRecord(e1[i], c->r[i].stream));
-        }
-        st = sync_all(c, why, why_cap);
-        if (st != WG_OK) goto done;
-        float worst = 0;
-        for (int i = 0; i < n; i++) {
-          float ms = 0;
-          CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
-          worst = std::max(worst, ms);
-          double got = 0;
-          CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
-          if (got != want) r->correct = 0;
-        }
-        if (it >= 0) t[variant][it] = 1000.0 * worst;
+  for (int i = 0; i < n; i++)
+    for (uint64_t k = 0; k < count; k++) want += (double)((k + (uint64_t)i * 5) % 17);
+  r->correct = 1;
+  for (int variant = 0; variant < 3; variant++) {
+    if (variant == 1 && !c->has_nccl) continue;
+    /* one op at a time: launch, wait asleep, read the result */
+    for (int it = -3; it < iters; it++) {
+      for (int i = 0; i < n; i++) {
+        CK(cudaSetDevice(c->r[i].device));
+        CK(cudaEventRecord(e0[i], c->r[i].stream));
       }
+      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, why, why_cap);
+      if (st != WG_OK) goto done;
+      for (int i = 0; i < n; i++) {
+        CK(cudaSetDevice(c->r[i].device));
+        CK(cudaEventRecord(e1[i], c->r[i].stream));
+      }
+      st = sync_all(c, why, why_cap);
+      if (st != WG_OK) goto done;
+      float worst = 0;
+      for (int i = 0; i < n; i++) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+        worst = std::max(worst, ms);
+        double got = 0;
+        CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+        if (got != want) r->correct = 0;
+      }
+      if (it >= 0) t[variant][it] = 1000.0 * worst;
     }
-    r->fused_us = median(t[0], iters);
-    r->local_nccl_us = c->has_nccl ? median(t[1], iters) : 0;
-    r->local_direct_us = median(t[2], iters);
+    /* CUDA graphs: `per` ops per GPU captured, replayed `reps` times */
+    for (int i = 0; i < n; i++) {
+      CK(cudaSetDevice(c->r[i].device));
+      CK(cudaStreamBeginCapture(c->r[i].stream, cudaStreamCaptureModeRelaxed));
+      capturing = i + 1;
+    }
+    for (int k = 0; k < per; k++) {
+      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, why, why_cap);
+      if (st != WG_OK) goto done;
+    }
+    for (int i = 0; i < n; i++) {
+      CK(cudaSetDevice(c->r[i].device));
+      capturing = 0;
+      CK(cudaStreamEndCapture(c->r[i].stream, &gr[i]));
+      CK(cudaGraphInstantiate(&gx[i], gr[i], 0));
+    }
+    for (int rep = -1; rep < reps; rep++) {
+      for (int i = 0; i < n; i++) {
+        CK(cudaSetDevice(c->r[i].device));
+        CK(cudaEventRecord(e0[i], c->r[i].stream));
+        CK(cudaGraphLaunch(gx[i], c->r[i].stream));
+        CK(cudaEventRecord(e1[i], c->r[i].stream));
+      }
+      st = sync_all(c, why, why_cap);
+      if (st != WG_OK) goto done;
+      float worst = 0;
+      for (int i = 0; i < n; i++) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+        worst = std::max(worst, ms);
+        double got = 0;
+        CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+        if (got != want) r->correct = 0;
+      }
+      if (rep >= 0) gt[rep] = 1000.0 * worst / per;
+    }
+    for (int i = 0; i < n; i++) {
+      CK(cudaSetDevice(c->r[i].device));
+      CK(cudaGraphExecDestroy(gx[i]));
+      CK(cudaGraphDestroy(gr[i]));
+      gx[i] = NULL;
+      gr[i] = NULL;
+    }
+    double gm = median(gt, reps);
+    if (variant == 0) r->fused_graph_us = gm;
+    else if (variant == 1) r->local_nccl_graph_us = gm;
+    else r->local_direct_graph_us = gm;
   }
+  r->fused_us = median(t[0], iters);
+  r->local_nccl_us = c->has_nccl ? median(t[1], iters) : 0;
+  r->local_direct_us = median(t[2], iters);
 done:
   for (int i = 0; i < n; i++) {
     cudaSetDevice(c->r[i].device);
+    if (capturing > i) {
+      cudaGraph_t junk = NULL;
+      if (cudaStreamEndCapture(c->r[i].stream, &junk) == cudaSuccess && junk)
+        cudaGraphDestroy(junk);
+    }
     cudaDeviceSynchronize();
+    if (gx[i]) cudaGraphExecDestroy(gx[i]);
+    if (gr[i]) cudaGraphDestroy(gr[i]);
     if (x[i]) cudaFree(x[i]);
     if (out[i]) cudaFree(out[i]);
     if (res[i]) cudaFree(res[i]);
