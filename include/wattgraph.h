@@ -6,6 +6,7 @@
  *   power  energy meters (NVML, RAPL) and the power sampler
  *   control  plain-C controllers: vSGD online models, the self-tuning delta
  *   pq     the batched priority queue (generalised heap), CPU and CUDA
+ *   coll   reduce and allreduce across the GPUs of a host (direct, NCCL)
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -15,6 +16,7 @@
 #ifndef WATTGRAPH_H
 #define WATTGRAPH_H
 
+#include "wattgraph/coll.h"
 #include "wattgraph/control.h"
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"

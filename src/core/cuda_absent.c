@@ -54,6 +54,12 @@ wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
                              uint64_t *bytes, char *why, size_t why_cap) {
   (void)device, (void)k, (void)capacity, (void)key_type, (void)pairs;
   (void)op_keys, (void)blocks, (void)bytes;
+
+/* ---- collectives ---------------------------------------------------------------- */
+
+wg_status wg__cuda_coll_create(const int *devices, int n, const wg__cuda_coll_cfg *cfg,
+                               wg__cuda_coll **out, char *why, size_t why_cap) {
+  (void)devices, (void)n, (void)cfg;
   *out = NULL;
   return absent(why, why_cap);
 }
@@ -96,5 +102,81 @@ wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
                                    uint64_t n, unsigned repeat, double *seconds,
                                    char *why, size_t why_cap) {
   (void)device, (void)key_type, (void)pairs, (void)n, (void)repeat, (void)seconds;
+
+wg_status wg__cuda_coll_prepare_rank(int device, int nranks, int rank,
+                                     const wg__cuda_coll_cfg *cfg, wg__cuda_coll **out,
+                                     void *blob, char *why, size_t why_cap) {
+  (void)device, (void)nranks, (void)rank, (void)cfg, (void)blob;
+  *out = NULL;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *blobs, char *why,
+                                     size_t why_cap) {
+  (void)c, (void)blobs;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_coll_destroy(wg__cuda_coll *c) { (void)c; }
+
+int wg__cuda_coll_peer_ok(const wg__cuda_coll *c, const char **why) {
+  (void)c;
+  if (why) *why = "this wattgraph was built without CUDA";
+  return 0;
+}
+
+int wg__cuda_coll_has_nccl(const wg__cuda_coll *c) {
+  (void)c;
+  return 0;
+}
+
+int wg__cuda_coll_device(const wg__cuda_coll *c, int local) {
+  (void)c, (void)local;
+  return -1;
+}
+
+wg_status wg__cuda_coll_launch(wg__cuda_coll *c, const struct wg__coll_call *calls,
+                               void *const *streams, char *why, size_t why_cap) {
+  (void)c, (void)calls, (void)streams;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_sync(wg__cuda_coll *c, void *const *streams, char *why,
+                             size_t why_cap) {
+  (void)c, (void)streams;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_check(wg__cuda_coll *c, char *why, size_t why_cap) {
+  (void)c;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_alloc(wg__cuda_coll *c, int local, uint64_t bytes, void **ptr,
+                              char *why, size_t why_cap) {
+  (void)c, (void)local, (void)bytes;
+  *ptr = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_coll_free(wg__cuda_coll *c, int local, void *ptr) {
+  (void)c, (void)local, (void)ptr;
+}
+
+wg_status wg__cuda_coll_memcpy(wg__cuda_coll *c, int local, void *dst, const void *src,
+                               uint64_t bytes, char *why, size_t why_cap) {
+  (void)c, (void)local, (void)dst, (void)src, (void)bytes;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_opts *o,
+                              wg_coll_bench_result *r, char *why, size_t why_cap) {
+  (void)c, (void)o, (void)r;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
+                             wg_coll_gsum_result *r, char *why, size_t why_cap) {
+  (void)c, (void)count, (void)iters, (void)r;
   return absent(why, why_cap);
 }

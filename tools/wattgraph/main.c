@@ -18,6 +18,7 @@ static const struct {
     {"sssp", cmd_sssp, "single-source shortest paths, timed, with energy and verification"},
     {"plot", cmd_plot, "draw SSSP traces with gnuplot (parallelism profile, distribution)"},
     {"heap", cmd_heap, "batched priority queue benchmark: heap sort or mixed workload"},
+    {"allreduce", cmd_allreduce, "benchmark allreduce across this host's GPUs against NCCL"},
 };
 
 static void usage(FILE *to) {
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);
-  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap; see "
+  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce; see "
             "'wattgraph --help')", cmd);
   return CLI_USAGE;
 }

@@ -1,0 +1,191 @@
+/* The device-side collectives API: threads of a running kernel contribute to
+ * a global sum over all GPUs of a communicator and read the result, with no
+ * return to the host (the "global sum" of an iterative solver: local
+ * reduction and allreduce in one kernel).
+ *
+ *   __global__ void step(..., wg__gsum_dev g) {
+ *     double mine = ...;                    // every thread of every block
+ *     double total = wg__global_sum(g, mine); // same value on every GPU
+ *   }
+ *
+ * How: each block reduces its threads in a fixed order (warp shuffles, then
+ * warp sums in warp order) and writes one partial; the last block to arrive
+ * (an atomic counter) adds the partials in block order, writes that GPU's
+ * total into every peer's staging header with 8-byte remote stores, sets a
+ * flag there (st.release.sys), waits for every peer's flag (ld.acquire.sys),
+ * adds the N totals in rank order (so every GPU gets the same bits), and
+ * releases the other blocks through a local epoch word. All blocks of the
+ * grid must be resident at once (they wait for the last one), as for a
+ * cooperative launch; the waits give up after the time-out and record an
+ * error the host reads with wg_comm_sync. Callable many times per kernel. */
+#ifndef WG_CUDA_COLL_DEVICE_API_CUH
+#define WG_CUDA_COLL_DEVICE_API_CUH
+
+#include <stdint.h>
+
+#include "coll/schedule.h"
+
+/* Error record in host-mapped memory (one per driven rank). */
+typedef struct wg__coll_err {
+  unsigned int code; /* 0 none, else WG__ERR_* */
+  int peer, phase, block;
+  unsigned long long round;
+} wg__coll_err;
+enum { WG__ERR_NONE = 0, WG__ERR_TIMEOUT, WG__ERR_MISMATCH, WG__ERR_PEER_ABORT };
+
+/* ctrl words (device memory of each rank, not shared) */
+enum {
+  WG__CTRL_ROUNDS = 0,   /* collective rounds done */
+  WG__CTRL_FINISHED = 1, /* blocks of the running kernel that finished */
+  WG__CTRL_GSUM_EPOCH = 2,
+  WG__CTRL_GSUM_ARRIVE = 3,
+  WG__CTRL_GSUM_DONE = 4,
+  WG__CTRL_GSUM_RESULT = 5,
+  WG__CTRL_PARTIALS = 8, /* then WG__GSUM_MAX_BLOCKS doubles */
+};
+#define WG__GSUM_MAX_BLOCKS 1024
+#define WG__CTRL_WORDS (WG__CTRL_PARTIALS + WG__GSUM_MAX_BLOCKS)
+
+typedef struct wg__gsum_dev {
+  uint64_t *flags[WG__COLL_MAX_RANKS]; /* every rank's staging header */
+  uint64_t *ctrl;                      /* mine */
+  wg__coll_err *err;                   /* mine, host-mapped */
+  int me, nranks;
+  uint64_t timeout_ns;
+} wg__gsum_dev;
+
+static __device__ __forceinline__ void wg__st_release_sys(uint64_t *p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+static __device__ __forceinline__ uint64_t wg__ld_acquire_sys(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ uint64_t wg__ld_acquire_gpu(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ uint64_t wg__globaltimer(void) {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+static __device__ void wg__record_error(wg__coll_err *err, uint64_t *my_flags, unsigned code,
+                                        int peer, int phase, int block, uint64_t round) {
+  if (atomicCAS(&err->code, 0u, code) == 0u) {
+    err->peer = peer;
+    err->phase = phase;
+    err->block = block;
+    err->round = round;
+    __threadfence_system();
+  }
+  /* tell the peers to stop waiting for us */
+  *(volatile uint64_t *)&my_flags[WG__COLL_ABORT_INDEX] = 1;
+  __threadfence_system();
+}
+
+/* Waits until flag >= round (high 32 bits); checks the signature when equal.
+ * Returns 0, or the error code it recorded. */
+static __device__ unsigned wg__wait_flag(const uint64_t *flag, uint64_t round, uint32_t sig,
+                                         const uint64_t *peer_flags, wg__coll_err *err,
+                                         uint64_t *my_flags, uint64_t timeout_ns, int peer,
+                                         int phase, int block) {
+  uint64_t t0 = 0;
+  for (unsigned spin = 0;; spin++) {
+    uint64_t v = wg__ld_acquire_sys(flag);
+    if ((v >> 32) >= round) {
+      if ((v >> 32) == round && sig && (uint32_t)v != sig) {
+        wg__record_error(err, my_flags, WG__ERR_MISMATCH, peer, phase, block, round);
+        return WG__ERR_MISMATCH;
+      }
+      return 0;
+    }
+    if ((spin & 255) == 0) {
+      uint64_t now = wg__globaltimer();
+      if (!t0) t0 = now;
+      if (*(volatile const uint64_t *)&peer_flags[WG__COLL_ABORT_INDEX]) {
+        wg__record_error(err, my_flags, WG__ERR_PEER_ABORT, peer, phase, block, round);
+        return WG__ERR_PEER_ABORT;
+      }
+      if (now - t0 > timeout_ns) {
+        wg__record_error(err, my_flags, WG__ERR_TIMEOUT, peer, phase, block, round);
+        return WG__ERR_TIMEOUT;
+      }
+      if (spin > 4096) __nanosleep(256);
+    }
+  }
+}
+
+/* Sum of v over the block's threads, in a fixed order; valid in thread 0. */
+static __device__ double wg__block_sum(double v) {
+  __shared__ double warp_sums[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); /* warp_sums may still be read by an earlier call */
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  double s = 0;
+  if (threadIdx.x == 0) {
+    int nw = (blockDim.x + 31) >> 5;
+    s = warp_sums[0];
+    for (int w = 1; w < nw; w++) s += warp_sums[w];
+  }
+  return s;
+}
+
+/* Every thread of every block of every GPU calls it with its value; every
+ * thread gets the sum over all GPUs. gridDim.x <= WG__GSUM_MAX_BLOCKS. */
+static __device__ double wg__global_sum(const wg__gsum_dev &g, double v) {
+  __shared__ double result;
+  __shared__ uint64_t epoch;
+  if (threadIdx.x == 0) epoch = *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] + 1;
+  double total = wg__block_sum(v);
+  if (threadIdx.x == 0) {
+    uint64_t e = epoch;
+    double *partials = (double *)&g.ctrl[WG__CTRL_PARTIALS];
+    *(volatile double *)&partials[blockIdx.x] = total;
+    __threadfence();
+    unsigned long long prev =
+        atomicAdd((unsigned long long *)&g.ctrl[WG__CTRL_GSUM_ARRIVE], 1ull);
+    if (prev == gridDim.x - 1) {
+      __threadfence();
+      double mine = *(volatile double *)&partials[0];
+      for (unsigned b = 1; b < gridDim.x; b++) mine += *(volatile double *)&partials[b];
+      int p = (int)(e & 1);
+      uint64_t bits = (uint64_t)__double_as_longlong(mine);
+      for (int d = 0; d < g.nranks; d++)
+        *(volatile uint64_t *)&g.flags[d][WG__COLL_GSUM_INDEX + p * WG__COLL_MAX_RANKS + g.me] =
+            bits;
+      for (int d = 0; d < g.nranks; d++)
+        if (d != g.me)
+          wg__st_release_sys(&g.flags[d][wg__coll_flag_index(2, 0, g.me)], e << 32 | 1u);
+      for (int d = 0; d < g.nranks; d++)
+        if (d != g.me)
+          wg__wait_flag(&g.flags[g.me][wg__coll_flag_index(2, 0, d)], e, 1u, g.flags[d],
+                        g.err, g.flags[g.me], g.timeout_ns, d, 2, 0);
+      const volatile uint64_t *vals =
+          &g.flags[g.me][WG__COLL_GSUM_INDEX + p * WG__COLL_MAX_RANKS];
+      double r = __longlong_as_double((long long)vals[0]);
+      for (int k = 1; k < g.nranks; k++) r += __longlong_as_double((long long)vals[k]);
+      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT] = (uint64_t)__double_as_longlong(r);
+      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_ARRIVE] = 0;
+      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
+      __threadfence();
+      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_DONE] = e;
+    } else {
+      uint64_t t0 = wg__globaltimer();
+      while (wg__ld_acquire_gpu(&g.ctrl[WG__CTRL_GSUM_DONE]) < e) {
+        if (wg__globaltimer() - t0 > 2 * g.timeout_ns) break; /* the last block reports */
+      }
+    }
+    result = __longlong_as_double(
+        (long long)*(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT]);
+  }
+  __syncthreads();
+  return result;
+}
+
+#endif

@@ -1,0 +1,267 @@
+/* wattgraph allreduce: the collectives benchmark. For each message size
+ * (powers of two from --min-bytes to --max-bytes) and each algorithm (all of
+ * them by default, NCCL included), prints the median latency over many
+ * iterations (CUDA events; stream launches and CUDA-graph replay), algorithm
+ * and bus bandwidth as nccl-tests defines them (busbw = algbw x 2(N-1)/N),
+ * energy per operation (NVML, all GPUs), host CPU time per operation, the
+ * ratios against NCCL measured in the same run on the same buffers, and what
+ * the selection table (auto) picks. Then the global-sum benchmark. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int parse_bytes(const char *s, uint64_t *out) {
+  char *end = NULL;
+  if (!s || !*s || *s == '-') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return -1;
+  uint64_t mul = 1;
+  if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
+  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
+  else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
+  if (*end == 'B' || *end == 'b') end++;
+  if (*end || v > (1ull << 40) / mul) return -1;
+  *out = v * mul;
+  return 0;
+}
+
+static const char *human(uint64_t b, char *buf, size_t cap) {
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+    snprintf(buf, cap, "%lluG", (unsigned long long)(b >> 30));
+  else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+    snprintf(buf, cap, "%lluM", (unsigned long long)(b >> 20));
+  else if (b >= 1024 && b % 1024 == 0)
+    snprintf(buf, cap, "%lluK", (unsigned long long)(b >> 10));
+  else
+    snprintf(buf, cap, "%llu", (unsigned long long)b);
+  return buf;
+}
+
+int cmd_allreduce(int argc, char **argv) {
+  const char *op_s = "sum", *type_s = "f32", *min_s = "4", *max_s = "1G", *algo_s = "all";
+  int iters = 100, json = 0, gpus = 0, no_graph = 0, gsum_iters = 200;
+  double energy_s = 0.2;
+  const char *gsum_s = "4K";
+  const cli_opt opts[] = {
+      {"op", 0, OPT_STRING, &op_s, "OP", "sum, min or max", "sum", 0, 0, NULL},
+      {"type", 0, OPT_STRING, &type_s, "T", "i32, u32, i64, u64, f32 or f64", "f32", 0, 0, NULL},
+      {"min-bytes", 0, OPT_STRING, &min_s, "B", "smallest message per GPU (K, M, G suffixes)",
+       "4", 0, 0, NULL},
+      {"max-bytes", 0, OPT_STRING, &max_s, "B", "largest message per GPU", "1G", 0, 0, NULL},
+      {"algo", 0, OPT_STRING, &algo_s, "A",
+       "all, auto, read, gather, allgather, rsag, tree or nccl (comma-separated list allowed)",
+       "all", 0, 0, NULL},
+      {"iters", 'n', OPT_INT, &iters, "N", "timed iterations per size (fewer when slow)", "100",
+       1, 100000, NULL},
+      {"gpus", 0, OPT_INT, &gpus, "N", "GPUs to use, 0 for all", "0", 0, 16, NULL},
+      {"energy-seconds", 0, OPT_DOUBLE, &energy_s, "S",
+       "length of each energy and CPU-time window", "0.2", 0, 60, NULL},
+      {"no-graph", 0, OPT_FLAG, &no_graph, NULL, "skip the CUDA-graph timing", NULL, 0, 0, NULL},
+      {"gsum-bytes", 0, OPT_STRING, &gsum_s, "B",
+       "bytes per GPU of the global-sum benchmark (0 skips it)", "4K", 0, 0, NULL},
+      {"gsum-iters", 0, OPT_INT, &gsum_iters, "N", "iterations of the global sum", "200", 1,
+       100000, NULL},
+      {"json", 0, OPT_FLAG, &json, NULL, "one JSON object per row", NULL, 0, 0, NULL},
+      {0}};
+  const cli_command cmd = {
+      "allreduce", "[options]",
+      "Benchmark allreduce across the GPUs of this host against NCCL.",
+      "Latency is the median over iterations of the slowest GPU's time between CUDA\n"
+      "events around each operation, launched back to back; 'graph' replays the\n"
+      "operations from a CUDA graph. algbw = bytes / time; busbw = algbw x 2(N-1)/N.\n"
+      "Energy is NVML's counter of every GPU over a window of repeated operations,\n"
+      "divided by their number; CPU is this process's CPU time per operation while\n"
+      "it waits asleep. Each row's result is checked against the exact reduction.\n"
+      "NVLink multicast stays off (NCCL_NVLS_ENABLE=0).",
+      opts, 0, 0};
+  int nargs = 0, rc = cli_parse(&cmd, argc, argv, NULL, &nargs);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  wg_coll_op op;
+  wg_coll_type type;
+  uint64_t lo, hi, gsum_bytes;
+  if (wg_coll_op_parse(op_s, &op) != WG_OK) {
+    cli_error("allreduce: unknown --op '%s' (sum, min or max)", op_s);
+    return CLI_USAGE;
+  }
+  if (wg_coll_type_parse(type_s, &type) != WG_OK) {
+    cli_error("allreduce: unknown --type '%s' (i32, u32, i64, u64, f32, f64)", type_s);
+    return CLI_USAGE;
+  }
+  size_t es = wg_coll_type_size(type);
+  if (parse_bytes(min_s, &lo) || parse_bytes(max_s, &hi) || lo < es || hi < lo) {
+    cli_error("allreduce: --min-bytes/--max-bytes must be sizes with %zu <= min <= max "
+              "(got '%s', '%s')", es, min_s, max_s);
+    return CLI_USAGE;
+  }
+  if (parse_bytes(gsum_s, &gsum_bytes)) {
+    cli_error("allreduce: --gsum-bytes: bad size '%s'", gsum_s);
+    return CLI_USAGE;
+  }
+  int want[WG_COLL_ALGO_COUNT] = {0};
+  if (!strcmp(algo_s, "all")) {
+    for (int a = 1; a < WG_COLL_ALGO_COUNT; a++) want[a] = 1;
+  } else {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", algo_s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      wg_coll_algo a;
+      if (wg_coll_algo_parse(t, &a) != WG_OK) {
+        cli_error("allreduce: unknown --algo '%s' (all, auto, read, gather, allgather, rsag, "
+                  "tree, nccl)", t);
+        return CLI_USAGE;
+      }
+      want[a] = 1;
+    }
+  }
+
+  wg_ctx_t *ctx = NULL;
+  wg_comm_t *comm = NULL;
+  wg_meter_t *meter = NULL;
+  if (cli_ctx(&ctx, 0, json) != WG_OK) return CLI_FAIL;
+  int ngpu = 0;
+  wg_status st = wg_cuda_device_count(ctx, &ngpu);
+  if (st != WG_OK) {
+    rc = cli_fail(ctx, st, "allreduce");
+    goto done;
+  }
+  if (gpus == 0) gpus = ngpu > 16 ? 16 : ngpu;
+  if (gpus > ngpu) {
+    cli_error("allreduce: --gpus %d but only %d GPUs are visible", gpus, ngpu);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  st = wg_comm_create(ctx, &comm, gpus, NULL, NULL);
+  if (st != WG_OK) {
+    rc = cli_fail(ctx, st, "allreduce");
+    goto done;
+  }
+  if (!wg_comm_has_nccl(comm) && want[WG_COLL_NCCL]) {
+    fprintf(stderr, "wattgraph: NCCL is not available: no baseline rows (set WG_NCCL_LIBRARY)\n");
+    want[WG_COLL_NCCL] = 0;
+  }
+  {
+    const char *pw = NULL;
+    if (!wg_comm_peer_ok(comm, &pw)) {
+      fprintf(stderr, "wattgraph: %s: only NCCL runs\n", pw);
+      for (int a = 1; a < WG_COLL_NCCL; a++) want[a] = 0;
+    }
+  }
+  meter = energy_s > 0 ? cli_meter(ctx) : NULL;
+  if (!json) {
+    wg_device_info di;
+    if (wg_cuda_device_info(ctx, 0, &di) == WG_OK)
+      printf("allreduce: %d x %s, %s %s, NCCL %s, multicast off\n", gpus, di.name,
+             wg_coll_type_name(type), wg_coll_op_name(op),
+             wg_comm_has_nccl(comm) ? "loaded" : "absent");
+    printf("%8s %-9s %10s %10s %9s %9s %10s %9s %7s %7s %s\n", "bytes", "algo", "lat_us",
+           "graph_us", "algbw", "busbw", "uJ/op", "cpu_us", "xlat", "xbw", "ok");
+  }
+  for (uint64_t bytes = lo; bytes <= hi; bytes = bytes * 2) {
+    uint64_t count = bytes / es;
+    wg_coll_bench_result res[WG_COLL_ALGO_COUNT];
+    int have[WG_COLL_ALGO_COUNT] = {0};
+    /* NCCL first, so every row can carry its ratio */
+    for (int k = 0; k < WG_COLL_ALGO_COUNT; k++) {
+      int a = k == 0 ? WG_COLL_NCCL : k == WG_COLL_NCCL ? 0 : k;
+      if (!want[a]) continue;
+      wg_coll_bench_opts o;
+      wg_coll_bench_opts_defaults(&o);
+      o.count = count;
+      o.type = type;
+      o.op = op;
+      o.algo = (wg_coll_algo)a;
+      o.iters = iters;
+      o.graph = !no_graph;
+      o.energy_seconds = energy_s;
+      o.meter = meter;
+      st = wg_coll_bench(comm, &o, &res[a]);
+      if (st != WG_OK) {
+        rc = cli_fail(ctx, st, "allreduce");
+        goto done;
+      }
+      have[a] = 1;
+      const wg_coll_bench_result *r = &res[a], *n = have[WG_COLL_NCCL] ? &res[WG_COLL_NCCL] : NULL;
+      double xlat = n ? r->median_us / n->median_us : 0, xbw = n ? r->busbw_gbs / n->busbw_gbs : 0;
+      char name[32];
+      snprintf(name, sizeof name, "%s%s%s", a == WG_COLL_AUTO ? "auto:" : "",
+               a == WG_COLL_AUTO ? wg_coll_algo_name(r->algo) : wg_coll_algo_name((wg_coll_algo)a),
+               "");
+      if (json) {
+        cli_json j;
+        json_begin(&j, stdout);
+        json_str(&j, "command", "allreduce");
+        json_u64(&j, "gpus", (uint64_t)gpus);
+        json_str(&j, "type", wg_coll_type_name(type));
+        json_str(&j, "op", wg_coll_op_name(op));
+        json_u64(&j, "bytes", bytes);
+        json_str(&j, "algo", a == WG_COLL_AUTO ? "auto" : wg_coll_algo_name((wg_coll_algo)a));
+        json_str(&j, "ran", wg_coll_algo_name(r->algo));
+        json_num(&j, "latency_us", r->median_us);
+        json_num(&j, "min_us", r->min_us);
+        json_num(&j, "graph_us", r->graph_median_us);
+        json_num(&j, "algbw_gbs", r->algbw_gbs);
+        json_num(&j, "busbw_gbs", r->busbw_gbs);
+        json_num(&j, "joules_per_op", r->joules_per_op);
+        json_num(&j, "cpu_us_per_op", r->cpu_us_per_op);
+        json_u64(&j, "energy_ops", r->energy_ops);
+        if (n) {
+          json_num(&j, "latency_vs_nccl", xlat);
+          json_num(&j, "busbw_vs_nccl", xbw);
+          json_num(&j, "energy_vs_nccl",
+                   n->joules_per_op > 0 ? r->joules_per_op / n->joules_per_op : 0);
+        }
+        json_bool(&j, "correct", r->correct);
+        json_end(&j);
+      } else {
+        char hb[32];
+        printf("%8s %-9s %10.2f %10.2f %9.2f %9.2f %10.2f %9.2f %7.3f %7.3f %s\n",
+               human(bytes, hb, sizeof hb), name, r->median_us, r->graph_median_us,
+               r->algbw_gbs, r->busbw_gbs, r->joules_per_op * 1e6, r->cpu_us_per_op, xlat, xbw,
+               r->correct ? "yes" : "WRONG");
+      }
+      fflush(stdout);
+      if (!r->correct) rc = CLI_FAIL;
+    }
+    if (bytes > (1ull << 40) / 2) break;
+  }
+  if (gsum_bytes >= 8 && wg_comm_peer_ok(comm, NULL)) {
+    wg_coll_gsum_result g;
+    st = wg_coll_bench_global_sum(comm, gsum_bytes / 8, gsum_iters, &g);
+    if (st != WG_OK) {
+      rc = cli_fail(ctx, st, "global sum");
+      goto done;
+    }
+    if (json) {
+      cli_json j;
+      json_begin(&j, stdout);
+      json_str(&j, "command", "allreduce-global-sum");
+      json_u64(&j, "bytes_per_gpu", gsum_bytes);
+      json_num(&j, "fused_us", g.fused_us);
+      json_num(&j, "local_nccl_us", g.local_nccl_us);
+      json_num(&j, "local_direct_us", g.local_direct_us);
+      json_num(&j, "fused_graph_us", g.fused_graph_us);
+      json_num(&j, "local_nccl_graph_us", g.local_nccl_graph_us);
+      json_num(&j, "local_direct_graph_us", g.local_direct_graph_us);
+      json_bool(&j, "correct", g.correct);
+      json_end(&j);
+    } else {
+      printf("global sum of %llu bytes per GPU (median of %d): fused kernel %.2f us, local "
+             "kernel + ncclAllReduce %.2f us (ratio %.3f), local kernel + allgather %.2f us, %s\n",
+             (unsigned long long)gsum_bytes, gsum_iters, g.fused_us, g.local_nccl_us,
+             g.local_nccl_us > 0 ? g.fused_us / g.local_nccl_us : 0, g.local_direct_us,
+             g.correct ? "correct" : "WRONG");
+      printf("global sum in CUDA graphs: fused kernel %.2f us, local kernel + ncclAllReduce "
+             "%.2f us (ratio %.3f), local kernel + allgather %.2f us\n",
+             g.fused_graph_us, g.local_nccl_graph_us,
+             g.local_nccl_graph_us > 0 ? g.fused_graph_us / g.local_nccl_graph_us : 0,
+             g.local_direct_graph_us);
+    }
+    if (!g.correct) rc = CLI_FAIL;
+  }
+done:
+  wg_meter_destroy(&meter);
+  wg_comm_destroy(&comm);
+  wg_ctx_destroy(&ctx);
+  return rc;
+}
