@@ -11,7 +11,12 @@ extern "C" wg_status wg__cuda_device_count(int *count, char *why,
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
-    snprintf(why, why_cap, "no usable GPU: %s", cudaGetErrorString(err));
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
+      snprintf(why, why_cap,
+               "no usable GPU: no NVIDIA driver or device on this machine "
+               "(CUDA: %s)", cudaGetErrorString(err));
+    else
+      snprintf(why, why_cap, "no usable GPU: %s", cudaGetErrorString(err));
     (void)cudaGetLastError(); /* clear the sticky-free error */
     return WG_ENODEV;
   }
