@@ -84,7 +84,10 @@ typedef struct pick_row {
 static const pick_row pick_table[] = {
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
-    {4, 128u << 10, WG_COLL_ALLGATHER},
+    /* 4 x H200 (issue 6): allgather or read fastest up to 1 MiB, rsag from
+     * 2 MiB; above 64 MiB NCCL's ring is faster (auto keeps rsag, see
+     * docs/coll.md). */
+    {4, 1u << 20, WG_COLL_ALLGATHER},
     {4, UINT64_MAX, WG_COLL_RSAG},
     {16, 32u << 10, WG_COLL_ALLGATHER},
     {16, UINT64_MAX, WG_COLL_RSAG},
