@@ -159,6 +159,12 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
       "MODE selftune nopersist", 1);
   unsetenv("WG_CUDA_PERSIST");
+  /* the grid-wide persistent kernel alone (no single-block kernel) */
+  setenv("WG_CUDA_BLOCK_ARCS", "1", 1);
+  run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar gridonly", 0);
+  run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
+      "MODE selftune gridonly", 0);
+  unsetenv("WG_CUDA_BLOCK_ARCS");
   if (quick) goto verify;
   setenv("WG_CUDA_SYNC", "1", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar sync", 0);
@@ -260,7 +266,9 @@ int main(int argc, char **argv) {
          "delta/P", "ms", "GTEPS", "iters", "us/it", "J/run", "oracle");
   for (int i = 0; i < nrows; i++) {
     const row *w = &rows[i];
-    if (strncmp(w->config, "BEST", 4) && !strstr(w->config, "nopersist")) continue;
+    if (strncmp(w->config, "BEST", 4) && !strstr(w->config, "nopersist") &&
+        !strstr(w->config, "gridonly"))
+      continue;
     printf("%-8s %-24s %-8s %10.0f %9.2f %8.2f %8llu %7.2f %9.4f %s\n", w->graph, w->config,
            w->lb, w->param, w->ms, w->gteps, (unsigned long long)w->iterations,
            w->iterations ? w->ms * 1e3 / (double)w->iterations : 0.0, w->joules,

@@ -95,6 +95,9 @@ typedef struct wg__cuda_nearfar_args {
   uint64_t persist_arcs;   /* the persistent kernel keeps the loop while the
                               next frontier has at most this many arcs
                               (0: 2^18); it takes it back below half */
+  uint64_t block_arcs;     /* of the two persistent kernels, the single
+                              block keeps frontiers of at most this many
+                              arcs (0: 8192), the grid the larger ones */
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
   /* outputs */

@@ -70,19 +70,34 @@ constexpr uint32_t kRing = 4096; /* trace rows buffered on the device */
 
 struct Head {
   int done, error;
-  int mode; /* copy of q.mode: 1 when the persistent kernel is to run next */
+  int mode; /* copy of q.mode: which loop runs next (kMulti, kGrid, kBlock) */
   int pad;
   unsigned long long iter, loops, trace_count;
 };
 
-/* When the persistent kernel holds the loop: the next frontier has at most
+/* Who runs the next iteration (State::mode, Head::mode). */
+enum { kMulti = 0, kGrid = 1, kBlock = 2 };
+
+/* When a persistent kernel holds the loop: the next frontier has at most
  * arcs_lo arcs (entering) or arcs_hi (staying) and no list longer than
- * deg_hi (a warp walks one list; a hub would serialise its warp). */
+ * deg_hi (a warp walks one list; a hub would serialise its warp). Of the
+ * two persistent kernels, the single block takes frontiers of at most
+ * block_lo arcs (entering) or block_hi (staying), the grid the rest. */
 struct Persist {
   int on;
   uint32_t deg_hi;
-  unsigned long long arcs_lo, arcs_hi;
+  unsigned long long arcs_lo, arcs_hi, block_lo, block_hi;
 };
+
+/* The loop that should run a frontier of `arcs` arcs and lists of at most
+ * `maxdeg`, given the one running now (hysteresis both ways). */
+__host__ __device__ inline int loop_for(const Persist &p, int now, unsigned long long arcs,
+                                        uint32_t maxdeg) {
+  if (!p.on || maxdeg > p.deg_hi) return kMulti;
+  if (arcs > (now == kMulti ? p.arcs_lo : p.arcs_hi)) return kMulti;
+  if (arcs <= (now == kBlock ? p.block_hi : p.block_lo)) return kBlock;
+  return kGrid;
+}
 
 struct Run {
   Head h;
@@ -219,9 +234,8 @@ __host__ __device__ void finish_step(Run *r) {
   }
   q->arcs[0] = q->arcs[1] = 0;
   q->maxdeg[0] = q->maxdeg[1] = 0;
-  /* small enough again: hand the loop to the persistent kernel */
-  if (!q->done && r->p.on && next_arcs <= r->p.arcs_lo && next_maxdeg <= r->p.deg_hi)
-    q->mode = r->h.mode = 1;
+  /* small enough again: hand the loop to a persistent kernel */
+  if (!q->done) q->mode = r->h.mode = loop_for(r->p, kMulti, next_arcs, next_maxdeg);
 }
 
 __global__ void finish_kernel(Run *r) {
@@ -436,19 +450,34 @@ __device__ void rotate(Run *r, Loc &L, const Cnt *c) {
     L.done = 1;
   }
   if (L.done) return;
-  if (c->arcs[which] > r->p.arcs_hi || c->maxdeg[which] > r->p.deg_hi) {
+  const int next = loop_for(r->p, L.mode, c->arcs[which], c->maxdeg[which]);
+  if (next != L.mode) {
     L.stop = 1;
-    L.mode = 0;
+    L.mode = next;
   } else if (r->trace && L.trace_count >= L.trace_stop) {
     L.stop = 1; /* the host drains the ring and launches again */
   }
 }
 
-template <typename D>
-__global__ void __launch_bounds__(kPThreads, 1)
-    persist_kernel(wgf::Graph g, Run *r, Verts<D> vx, wg_sssp_iter *ring, Cnt *cnt) {
+/* BLOCK: the single-block variant (one block of kBThreads, launched
+ * normally): barriers are __syncthreads and the counters live in shared
+ * memory, so an iteration costs the global latencies of its own chain
+ * (frontier -> lists -> arcs -> atomic min -> label) and little else. The
+ * grid variant pays a grid barrier (~ a few us) per phase but spreads a
+ * larger frontier over every SM. */
+constexpr int kBThreads = 1024;
+
+template <typename D, bool BLOCK>
+__global__ void __launch_bounds__(BLOCK ? kBThreads : kPThreads, 1)
+    persist_kernel(wgf::Graph g, Run *r, Verts<D> vx, wg_sssp_iter *ring, Cnt *gcnt) {
   cg::grid_group grid = cg::this_grid();
   __shared__ Loc L;
+  __shared__ Cnt scnt[BLOCK ? 3 : 1];
+  Cnt *cnt = BLOCK ? scnt : gcnt;
+  auto barrier = [&]() {
+    if (BLOCK) __syncthreads();
+    else grid.sync();
+  };
   const bool selftune = r->q.selftune;
   if (threadIdx.x == 0) {
     const State &q = r->q;
@@ -464,7 +493,7 @@ __global__ void __launch_bounds__(kPThreads, 1)
     L.thr = q.threshold;
     L.far_min = q.far_min;
     L.far_pass = L.push_back = L.done = L.error = L.stop = 0;
-    L.mode = 1;
+    L.mode = BLOCK ? kBlock : kGrid;
     L.iter = r->h.iter;
     L.loops = r->h.loops;
     L.trace_count = r->h.trace_count;
@@ -478,7 +507,7 @@ __global__ void __launch_bounds__(kPThreads, 1)
   }
   if (blockIdx.x == 0)
     for (int k = 0; k < 3; k++) zero_cnt(&cnt[k]);
-  grid.sync();
+  barrier();
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t nthreads = gridDim.x * blockDim.x;
   for (;;) {
@@ -495,13 +524,16 @@ __global__ void __launch_bounds__(kPThreads, 1)
         D du = 0;
         if (i < size) {
           const uint32_t u = L.in[i];
+          /* all four loads in flight at once: latency is the cost here */
           du = vx.dist[u];
+          const D dn = vx.done[u];
+          const unsigned long long b0 = g.off[u], b1 = g.off[u + 1];
           /* expanded at this distance already (improved again in the
            * iteration that expanded it): nothing new to relax */
-          if (du < vx.done[u]) {
+          if (du < dn) {
             vx.done[u] = du;
-            beg = g.off[u];
-            end = g.off[u + 1];
+            beg = b0;
+            end = b1;
           }
         }
         for (;;) {
@@ -519,7 +551,7 @@ __global__ void __launch_bounds__(kPThreads, 1)
           relax_emit<D>(g, vx, L, c, nparts, g.tgt[e], wgf::plus(du, g.w[e]));
       }
     }
-    grid.sync();
+    barrier();
     /* ---- B: decide ---- */
     if (threadIdx.x == 0) decide(r, L, c, ring, blockIdx.x == 0);
     __syncthreads();
@@ -582,7 +614,7 @@ __global__ void __launch_bounds__(kPThreads, 1)
         if (x < local_min) local_min = x;
       }
       if (lane == 0 && local_min != ~0ull) atomicMin(&c->fmin_pass, local_min);
-      grid.sync();
+      barrier();
     } else {
       __syncthreads();
     }
@@ -884,18 +916,22 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   if (!a->no_persist && !a->host_control && !a->sync_each) {
     int coop = 0, occ = 0;
     CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D>, kPThreads, 0));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
+                                                     0));
     if (coop && occ >= 1) pgrid = sms;
   }
   init.p.on = pgrid > 0;
   init.p.arcs_hi = a->persist_arcs ? a->persist_arcs : 1ull << 18;
   init.p.arcs_lo = init.p.arcs_hi / 2;
   init.p.deg_hi = 1024;
+  init.p.block_hi = a->block_arcs ? a->block_arcs : 8192;
+  init.p.block_lo = init.p.block_hi / 4;
   CK(cudaMemcpy(src_off, (const unsigned long long *)a->offsets + a->source, 16,
                 cudaMemcpyDeviceToHost));
-  if (init.p.on && src_off[1] - src_off[0] <= init.p.arcs_lo &&
-      src_off[1] - src_off[0] <= init.p.deg_hi)
-    init.q.mode = init.h.mode = 1;
+  {
+    const unsigned long long deg = src_off[1] - src_off[0];
+    init.q.mode = init.h.mode = loop_for(init.p, kMulti, deg, deg > ~0u ? ~0u : (uint32_t)deg);
+  }
 
   /* capture K iterations once (device control); replayed until done */
   if (!a->host_control && !a->sync_each) {
@@ -923,11 +959,14 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   CK(cudaGetLastError());
   mode = init.h.mode;
   for (;;) {
-    if (mode) {
+    if (mode == kGrid) {
       void *kargs[] = {(void *)&g, (void *)&b.run, (void *)&b.vx, (void *)&b.ring,
                        (void *)&b.cnt};
-      CK(cudaLaunchCooperativeKernel((const void *)persist_kernel<D>, pgrid, kPThreads, kargs,
-                                     0, s));
+      CK(cudaLaunchCooperativeKernel((const void *)persist_kernel<D, false>, pgrid, kPThreads,
+                                     kargs, 0, s));
+    } else if (mode == kBlock) {
+      persist_kernel<D, true><<<1, kBThreads, 0, s>>>(g, b.run, b.vx, b.ring, b.cnt);
+      CK(cudaGetLastError());
     } else if (exec) {
       CK(cudaGraphLaunch(exec, s));
     } else {
