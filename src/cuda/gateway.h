@@ -97,7 +97,9 @@ typedef struct wg__cuda_nearfar_args {
                               (0: 2^18); it takes it back below half */
   uint64_t block_arcs;     /* of the two persistent kernels, the single
                               block keeps frontiers of at most this many
-                              arcs (0: 8192), the grid the larger ones */
+                              arcs (0: 4096) while the far queue is small,
+                              the grid the rest */
+  int persist_blocks;      /* blocks of the grid kernel (0: one per SM) */
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
   /* outputs */
