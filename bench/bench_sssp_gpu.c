@@ -6,8 +6,12 @@
  * 16). Per graph, from its default source: near-far at the default delta
  * with every policy, a delta sweep (AUTO policy), a self-tuning P sweep
  * (AUTO), self-tuned at the best P with every policy; then the loop-mode
- * measurements (CUDA graph vs a host wait per iteration; controller on the
- * device vs on the host). Time: median of 5 runs repeated inside one call
+ * measurements (the multi-kernel loop alone, WG_CUDA_PERSIST=0, with energy:
+ * the loop before the persistent kernels; the grid persistent kernel
+ * alone; CUDA graph vs a host wait per iteration; controller on the device
+ * vs on the host). Every row prints time / iterations (us/it).
+ * WG_BENCH_QUICK=1 skips the per-policy rows and the graph/sync/host-control
+ * modes. Time: median of 5 runs repeated inside one call
  * (WG_CUDA_REPEAT), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared

@@ -5,7 +5,9 @@
  * disconnected graphs, a single vertex, a source without out-arcs, weights
  * at the 32-bit edge and beyond it, the bundled OSM map, the shared road
  * graphs when the loader is there. Also the slower measurement modes (host
- * controller, no CUDA graph, forced 64-bit distances) and the self-tuning
+ * controller, no CUDA graph, forced 64-bit distances), each engine of the
+ * loop forced alone (grid and single-block persistent kernels, multi-kernel
+ * path) and frequent hand-overs between them, and the self-tuning
  * property on traces (median advance_out near P, smaller spread than the
  * fixed delta). Skips (exit 7) without a GPU. */
 #include <stdio.h>

@@ -16,9 +16,16 @@
  * after done are empty launches. That removes the per-iteration round trip
  * that dominates GPU SSSP on road graphs (thousands of tiny iterations).
  *
+ * While the frontier is small (road graphs almost always), a persistent
+ * kernel runs the iterations instead, with barriers in place of launches:
+ * a single block for the smallest frontiers and far queues, a cooperative
+ * grid (a block per SM) for medium ones; the multi-kernel graph takes the
+ * large ones (see "the persistent loop" below and docs/nearfar-cuda.md).
+ *
  * Two slower modes exist to measure that choice: sync_each (no graph, the
  * host waits for every iteration) and host_control (the controller runs on
- * the host: the state goes down and back up every iteration).
+ * the host: the state goes down and back up every iteration); neither uses
+ * the persistent kernels.
  *
  * Fixed delta (Davidson et al.'s near-far): the threshold starts at delta;
  * when the next frontier is empty it rises by whole deltas past the far
@@ -272,8 +279,9 @@ __global__ void finish_kernel(Run *r) {
  * function of its state and the counts, so all blocks agree bit for bit and
  * take the same path through the barriers. The counters of iteration k live
  * in cnt[k % 3]: written in k, read after k's barriers, zeroed by block 0
- * during k + 1's phase A... exactly, during phase A of k - 2 + 3: three sets
- * so that no block can zero a set another block still reads.
+ * during phase A of k + 2 (as the set of k + 3). Every block has passed
+ * k + 1's first barrier by then, so none still reads them; two sets would
+ * not do (a fast block 0 could zero a set a slow block reads in phase D).
  *
  * The kernel returns when the frontier outgrows Persist (mode 0: the
  * multi-kernel path takes the next iteration and hands back when it
