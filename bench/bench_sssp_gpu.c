@@ -6,8 +6,12 @@
  * 16). Per graph, from its default source: near-far at the default delta
  * with every policy, a delta sweep (AUTO policy), a self-tuning P sweep
  * (AUTO), self-tuned at the best P with every policy; then the loop-mode
- * measurements (CUDA graph vs a host wait per iteration; controller on the
- * device vs on the host). Time: median of 5 runs repeated inside one call
+ * measurements (the multi-kernel loop alone, WG_CUDA_PERSIST=0, with energy:
+ * the loop before the persistent kernels; the grid persistent kernel
+ * alone; CUDA graph vs a host wait per iteration; controller on the device
+ * vs on the host). Every row prints time / iterations (us/it).
+ * WG_BENCH_QUICK=1 skips the per-policy rows and the graph/sync/host-control
+ * modes. Time: median of 5 runs repeated inside one call
  * (WG_CUDA_REPEAT), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
@@ -100,9 +104,11 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
                    (unsigned long long)bad);
   wg_sssp_result_destroy(&r);
   if (energy) w->joules = energy_per_run(ctx, g, src, &o, w->ms / 1e3, 1.0);
-  printf("%-8s %-24s %-8s %10.0f %9.2f ms %7.2f GTEPS %7llu it %8.3f J %s\n", w->graph,
-         w->config, w->lb, w->param, w->ms, w->gteps, (unsigned long long)w->iterations,
-         w->joules, w->ok ? "ok" : "FAIL");
+  printf("%-8s %-24s %-8s %10.0f %9.2f ms %7.2f GTEPS %7llu it %6.2f us/it %8.3f J %s\n",
+         w->graph, w->config, w->lb, w->param, w->ms, w->gteps,
+         (unsigned long long)w->iterations,
+         w->iterations ? w->ms * 1e3 / (double)w->iterations : 0.0, w->joules,
+         w->ok ? "ok" : "FAIL");
   fflush(stdout);
   return w;
 }
@@ -120,8 +126,10 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   const uint64_t d0 = wg__sssp_default_delta(g);
   static const wg_lb_policy pols[] = {WG_LB_THREAD, WG_LB_TWC, WG_LB_LB, WG_LB_LB_CULL};
   char cfg[40];
+  const char *qk = getenv("WG_BENCH_QUICK");
+  const int quick = qk && *qk == '1';
   /* near-far, default delta, each policy */
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < (quick ? 0 : 4); i++)
     run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, pols[i], d0, 0, "nearfar default", 0);
   /* delta sweep */
   static const double mult[] = {0.125, 0.25, 0.5, 1, 2, 4, 8, 16};
@@ -142,12 +150,26 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   }
   const double bestP = best_st ? best_st->param : 65536;
   const uint64_t bestD = best_nf ? (uint64_t)best_nf->param : d0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < (quick ? 0 : 4); i++)
     run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, pols[i], d0, bestP, "selftune best P", 0);
   /* energy: best fixed delta vs self-tuned at its best P (AUTO policy) */
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "BEST nearfar", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
-  /* loop modes: a host wait per iteration; controller on the host */
+  /* loop modes: the multi-kernel loop alone (no persistent kernel: the
+   * loop before it existed); a host wait per iteration; controller on the
+   * host; iterations per CUDA graph replay */
+  setenv("WG_CUDA_PERSIST", "0", 1);
+  run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar nopersist", 1);
+  run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
+      "MODE selftune nopersist", 1);
+  unsetenv("WG_CUDA_PERSIST");
+  /* the grid-wide persistent kernel alone (no single-block kernel) */
+  setenv("WG_CUDA_BLOCK_ARCS", "1", 1);
+  run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar gridonly", 0);
+  run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
+      "MODE selftune gridonly", 0);
+  unsetenv("WG_CUDA_BLOCK_ARCS");
+  if (quick) goto verify;
   setenv("WG_CUDA_SYNC", "1", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar sync", 0);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
@@ -167,6 +189,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
   }
   unsetenv("WG_CUDA_GRAPH_ITERS");
+verify:
   /* one full verification (distances and predecessor tree) */
   {
     wg_sssp_opts o;
@@ -243,15 +266,16 @@ int main(int argc, char **argv) {
       wg_graph_destroy(&g);
     }
   }
-  printf("\n%-8s %-24s %-8s %10s %9s %8s %8s %9s %s\n", "graph", "config", "lb", "delta/P",
-         "ms", "GTEPS", "iters", "J/run", "oracle");
+  printf("\n%-8s %-24s %-8s %10s %9s %8s %8s %7s %9s %s\n", "graph", "config", "lb",
+         "delta/P", "ms", "GTEPS", "iters", "us/it", "J/run", "oracle");
   for (int i = 0; i < nrows; i++) {
     const row *w = &rows[i];
-    if (strncmp(w->config, "BEST", 4) && strncmp(w->config, "MODE", 4) &&
-        strcmp(w->config, "nearfar default") && strcmp(w->config, "selftune best P"))
+    if (strncmp(w->config, "BEST", 4) && !strstr(w->config, "nopersist") &&
+        !strstr(w->config, "gridonly"))
       continue;
-    printf("%-8s %-24s %-8s %10.0f %9.2f %8.2f %8llu %9.4f %s\n", w->graph, w->config, w->lb,
-           w->param, w->ms, w->gteps, (unsigned long long)w->iterations, w->joules,
+    printf("%-8s %-24s %-8s %10.0f %9.2f %8.2f %8llu %7.2f %9.4f %s\n", w->graph, w->config,
+           w->lb, w->param, w->ms, w->gteps, (unsigned long long)w->iterations,
+           w->iterations ? w->ms * 1e3 / (double)w->iterations : 0.0, w->joules,
            w->ok ? "ok" : "FAIL");
   }
   wg_meter_destroy(&meter);

@@ -91,6 +91,16 @@ typedef struct wg__cuda_nearfar_args {
   int force_wide;          /* 64-bit distances even when 32 bits suffice */
   int repeats;             /* run the computation this many times back to
                               back (>= 1; 1 with trace); seconds = median */
+  int no_persist;          /* 1: never use the persistent kernel (measures
+                              the multi-kernel loop alone) */
+  uint64_t persist_arcs;   /* the persistent kernel keeps the loop while the
+                              next frontier has at most this many arcs
+                              (0: 2^18); it takes it back below half */
+  uint64_t block_arcs;     /* of the two persistent kernels, the single
+                              block keeps frontiers of at most this many
+                              arcs (0: 4096) while the far queue is small,
+                              the grid the rest */
+  int persist_blocks;      /* blocks of the grid kernel (0: one per SM) */
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
   /* outputs */

@@ -13,7 +13,14 @@
  * graph; WG_CUDA_GRAPH_ITERS=K iterations per graph replay (default 16);
  * WG_CUDA_WIDE=1 forces 64-bit distances; WG_CUDA_REPEAT=R repeats the
  * computation R times inside the call (seconds = the median), so energy
- * can be measured over a long window without per-call setup in it.
+ * can be measured over a long window without per-call setup in it;
+ * WG_CUDA_PERSIST=0 turns the persistent kernel off (the multi-kernel loop
+ * alone); WG_CUDA_PERSIST_ARCS=A hands the loop to the persistent kernel
+ * while the next frontier has at most A arcs (default 2^18);
+ * WG_CUDA_BLOCK_ARCS=B of those, frontiers of at most B arcs go to the
+ * single-block kernel (default 4096; 1 sends all to the grid kernel);
+ * WG_CUDA_PERSIST_BLOCKS=N runs the grid kernel on N blocks (default: one
+ * per SM; fewer make its barrier cheaper).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +94,10 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.graph_iters = env_int("WG_CUDA_GRAPH_ITERS", 0);
   a.force_wide = env_int("WG_CUDA_WIDE", 0) != 0;
   a.repeats = env_int("WG_CUDA_REPEAT", 1);
+  a.no_persist = env_int("WG_CUDA_PERSIST", 1) == 0;
+  a.persist_arcs = (uint64_t)env_int("WG_CUDA_PERSIST_ARCS", 0);
+  a.block_arcs = (uint64_t)env_int("WG_CUDA_BLOCK_ARCS", 0);
+  a.persist_blocks = env_int("WG_CUDA_PERSIST_BLOCKS", 0);
   a.trace_push = push_row;
   a.trace_ud = &ud;
   a.dist = job->dist;

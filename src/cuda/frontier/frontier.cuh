@@ -39,12 +39,12 @@
 #define WG_CUDA_FRONTIER_CUH
 
 #include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <cub/device/device_scan.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 namespace wgf {
 
@@ -82,7 +82,16 @@ struct State {
   unsigned long long threshold; /* frontier: dist < threshold */
   unsigned long long far_min;   /* lower bound of far distances (INF none) */
   int done, far_pass, push_back, selftune;
+  int mode;                 /* 1: the persistent kernel owns the loop now;
+                               every kernel of the multi-kernel path returns
+                               at once (as after done) */
   uint32_t nparts;
+  /* degrees of what was queued for the next frontier ([0] near queue, [1]
+   * tmp, the push-back target): total arcs and the largest list, so the
+   * loop can tell when the persistent kernel can take over */
+  const unsigned long long *off; /* the graph's offsets (NULL: not counted) */
+  unsigned long long arcs[2];
+  uint32_t maxdeg[2];
   unsigned long long bound[kMaxParts];
   unsigned long long part_count[kMaxParts];
 };
@@ -126,6 +135,25 @@ __device__ __forceinline__ void append(uint32_t *q, uint32_t *count, uint32_t v)
   if (g.thread_rank() == 0) base = atomicAdd(count, g.size());
   base = g.shfl(base, 0);
   q[base + g.thread_rank()] = v;
+}
+
+/* True when the multi-kernel path has nothing to do (finished, or the
+ * persistent kernel holds the loop). */
+__device__ __forceinline__ bool idle(const State *s) { return s->done || s->mode; }
+
+/* Notes the out-degree of a vertex queued for the next frontier (which = 0
+ * near queue, 1 tmp): one pair of atomics per coalesced group. */
+__device__ __forceinline__ void note_front(State *s, int which, uint32_t v) {
+  if (!s->off) return;
+  const uint32_t deg = (uint32_t)(s->off[v + 1] - s->off[v]);
+  cg::coalesced_group g = cg::coalesced_threads();
+  const unsigned long long sum =
+      cg::reduce(g, (unsigned long long)deg, cg::plus<unsigned long long>());
+  const uint32_t mx = cg::reduce(g, deg, cg::greater<uint32_t>());
+  if (g.thread_rank() == 0) {
+    atomicAdd(&s->arcs[which], sum);
+    atomicMax(&s->maxdeg[which], mx);
+  }
 }
 
 /* Partition of a far distance: first i with d < bound[i] (the last bound is
@@ -217,6 +245,7 @@ template <typename D, bool CULL> struct Emit {
     if (atomicMax(&vx.stamp[v], stamp + 1) >= stamp + 1) return;
     atomicAdd(&s->x3, 1u);
     append(s->near_q, &s->near_size, v);
+    note_front(s, 0, v);
   }
 };
 
@@ -247,7 +276,7 @@ __device__ __forceinline__ Emit<D, CULL> make_emit(State *s, const Verts<D> &vx,
 
 template <typename D>
 __global__ void __launch_bounds__(kThreads) advance_thread(Graph g, State *s, Verts<D> vx) {
-  if (s->done) return;
+  if (idle(s)) return;
   const uint32_t size = s->in_size;
   const uint32_t *in = s->in;
   Emit<D, false> emit = make_emit<D, false>(s, vx, nullptr, nullptr);
@@ -269,7 +298,7 @@ __global__ void __launch_bounds__(kThreads) advance_thread(Graph g, State *s, Ve
 
 template <typename D>
 __global__ void __launch_bounds__(kThreads) advance_twc(Graph g, State *s, Verts<D> vx) {
-  if (s->done) return;
+  if (idle(s)) return;
   __shared__ uint32_t s_owner;
   __shared__ unsigned long long s_beg, s_end;
   __shared__ D s_du;
@@ -338,43 +367,89 @@ __global__ void __launch_bounds__(kThreads) advance_twc(Graph g, State *s, Verts
 
 /* ---- LB and LB_CULL ---------------------------------------------------- */
 
-/* Degree of frontier entry i (0 past the frontier's end), read by the scan. */
-struct DegreeOf {
-  const State *s;
-  const unsigned long long *off;
-  __host__ __device__ unsigned long long operator()(uint32_t i) const {
-#ifdef __CUDA_ARCH__
-    if (s->done || i >= s->in_size) return 0;
-    const uint32_t u = s->in[i];
-    return off[u + 1] - off[u];
-#else
-    (void)i;
-    return 0;
-#endif
+/* The LB scan: an inclusive scan of the frontier's degrees into s->scan,
+ * over the frontier alone (the size is read on the device, so the three
+ * launches stay capturable in a CUDA graph). The first version used
+ * cub::DeviceScan, which takes its length from the host and therefore ran
+ * over n entries every iteration. Three passes over a fixed grid: block
+ * sums of equal chunks, a scan of those sums, the chunks' scans. */
+constexpr int kScanBlocks = 256;
+constexpr int kScanThreads = 512;
+
+__device__ __forceinline__ unsigned long long degree_at(const State *s,
+                                                        const unsigned long long *off,
+                                                        uint32_t i, uint32_t size) {
+  if (i >= size) return 0;
+  const uint32_t u = s->in[i];
+  return off[u + 1] - off[u];
+}
+
+__device__ __forceinline__ void scan_chunk(uint32_t size, uint32_t *lo, uint32_t *hi) {
+  const uint32_t chunk = (size + gridDim.x - 1) / gridDim.x;
+  const unsigned long long l = (unsigned long long)blockIdx.x * chunk;
+  *lo = l < size ? (uint32_t)l : size;
+  *hi = l + chunk < size ? (uint32_t)(l + chunk) : size;
+}
+
+static __global__ void __launch_bounds__(kScanThreads)
+    scan_up(const State *s, const unsigned long long *off, unsigned long long *part) {
+  typedef cub::BlockReduce<unsigned long long, kScanThreads> R;
+  __shared__ typename R::TempStorage tmp;
+  if (idle(s)) return;
+  uint32_t lo, hi;
+  scan_chunk(s->in_size, &lo, &hi);
+  unsigned long long x = 0;
+  for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x) x += degree_at(s, off, i, hi);
+  x = R(tmp).Sum(x);
+  if (threadIdx.x == 0) part[blockIdx.x] = x;
+}
+
+static __global__ void __launch_bounds__(kScanBlocks) scan_top(const State *s, unsigned long long *part) {
+  typedef cub::BlockScan<unsigned long long, kScanBlocks> S;
+  __shared__ typename S::TempStorage tmp;
+  if (idle(s)) return;
+  unsigned long long x = part[threadIdx.x];
+  S(tmp).ExclusiveSum(x, x);
+  part[threadIdx.x] = x;
+}
+
+static __global__ void __launch_bounds__(kScanThreads)
+    scan_down(const State *s, const unsigned long long *off, const unsigned long long *part) {
+  typedef cub::BlockScan<unsigned long long, kScanThreads> S;
+  __shared__ typename S::TempStorage tmp;
+  if (idle(s)) return;
+  uint32_t lo, hi;
+  scan_chunk(s->in_size, &lo, &hi);
+  unsigned long long run = part[blockIdx.x];
+  unsigned long long *scan = s->scan;
+  for (uint32_t base = lo; base < hi; base += blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    unsigned long long x = degree_at(s, off, i, hi), total;
+    S(tmp).InclusiveSum(x, x, total);
+    if (i < hi) scan[i] = run + x;
+    run += total;
+    __syncthreads(); /* tmp is reused */
   }
-};
+}
 
-typedef thrust::transform_iterator<DegreeOf, thrust::counting_iterator<uint32_t>,
-                                   unsigned long long>
-    DegreeIter;
-
-/* Scans the frontier's degrees into s->scan (inclusive). `cap` bounds the
- * frontier; entries past in_size scan zeros. Capturable in a CUDA graph. */
+/* `cap` and `tmp_bytes` are kept for the callers; tmp holds the block
+ * sums (lb_scan_bytes). */
 inline cudaError_t lb_scan(const Graph &g, State *s, unsigned long long *scan,
                            void *tmp, size_t tmp_bytes, uint32_t cap,
                            cudaStream_t stream) {
-  DegreeOf f{s, g.off};
-  DegreeIter it(thrust::counting_iterator<uint32_t>(0), f);
-  return cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, it, scan, cap, stream);
+  (void)scan;
+  (void)tmp_bytes;
+  (void)cap;
+  unsigned long long *part = (unsigned long long *)tmp;
+  scan_up<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  scan_top<<<1, kScanBlocks, 0, stream>>>(s, part);
+  scan_down<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  return cudaGetLastError();
 }
 
 inline size_t lb_scan_bytes(uint32_t cap) {
-  size_t bytes = 0;
-  DegreeOf f{nullptr, nullptr};
-  DegreeIter it(thrust::counting_iterator<uint32_t>(0), f);
-  cub::DeviceScan::InclusiveSum(nullptr, bytes, it, (unsigned long long *)nullptr,
-                                cap, (cudaStream_t)0);
-  return bytes;
+  (void)cap;
+  return kScanBlocks * sizeof(unsigned long long);
 }
 
 /* First index i in [lo, hi) with a[i] > key (hi if none). */
@@ -391,7 +466,7 @@ __device__ __forceinline__ uint32_t upper_bound(const unsigned long long *a,
 
 template <typename D, bool CULL>
 __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<D> vx) {
-  if (s->done) return;
+  if (idle(s)) return;
   __shared__ unsigned long long s_scan[kLbStage];
   __shared__ uint32_t s_u[kLbStage];
   __shared__ D s_du[kLbStage];
@@ -457,7 +532,7 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
  * records the expansion (done[u]) with exactly the value all tiles use. */
 template <typename D>
 __global__ void lb_mark_empty(Graph g, State *s, Verts<D> vx) {
-  if (s->done) return;
+  if (idle(s)) return;
   const uint32_t size = s->in_size;
   D *fdist = (D *)s->fdist;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
@@ -476,7 +551,7 @@ __global__ void lb_mark_empty(Graph g, State *s, Verts<D> vx) {
  * current distance since (stale), and splits at the threshold. */
 template <typename D>
 __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx) {
-  if (s->done) return;
+  if (idle(s)) return;
   __shared__ unsigned long long s_bound[kMaxParts];
   const uint32_t nparts = s->selftune ? s->nparts : 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
@@ -494,6 +569,7 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
     if ((unsigned long long)d < thr) {
       vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
       append(s->near_q, &s->near_size, v);
+      note_front(s, 0, v);
     } else {
       to_far(s, vx, v, d, s_bound, nparts);
     }
@@ -506,7 +582,7 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
  * the far queue; the rest stay (into tmp). */
 template <typename D>
 __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
-  if (s->done || !s->push_back) return;
+  if (idle(s) || !s->push_back) return;
   const uint32_t size = s->near_size;
   const unsigned long long thr = s->threshold;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
@@ -515,6 +591,7 @@ __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
     const D d = vx.dist[v];
     if ((unsigned long long)d < thr) {
       append(s->tmp, &s->tmp_size, v);
+      note_front(s, 1, v);
     } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
       append(s->far_q, &s->far_size, v);
     }
@@ -526,7 +603,7 @@ __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
  * partition, with their exact minimum. */
 template <typename D>
 __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
-  if (s->done || !s->far_pass) return;
+  if (idle(s) || !s->far_pass) return;
   __shared__ unsigned long long s_bound[kMaxParts];
   const uint32_t nparts = s->selftune ? s->nparts : 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
@@ -547,7 +624,10 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
     if ((unsigned long long)d < thr) {
       vx.in_far[v] = 0;
       /* not if the filter queued it already this iteration */
-      if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) append(front, front_size, v);
+      if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) {
+        append(front, front_size, v);
+        note_front(s, s->push_back ? 1 : 0, v);
+      }
       continue;
     }
     if ((unsigned long long)d < local_min) local_min = d;

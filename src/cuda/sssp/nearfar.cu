@@ -16,9 +16,16 @@
  * after done are empty launches. That removes the per-iteration round trip
  * that dominates GPU SSSP on road graphs (thousands of tiny iterations).
  *
+ * While the frontier is small (road graphs almost always), a persistent
+ * kernel runs the iterations instead, with barriers in place of launches:
+ * a single block for the smallest frontiers and far queues, a cooperative
+ * grid (a block per SM) for medium ones; the multi-kernel graph takes the
+ * large ones (see "the persistent loop" below and docs/nearfar-cuda.md).
+ *
  * Two slower modes exist to measure that choice: sync_each (no graph, the
  * host waits for every iteration) and host_control (the controller runs on
- * the host: the state goes down and back up every iteration).
+ * the host: the state goes down and back up every iteration); neither uses
+ * the persistent kernels.
  *
  * Fixed delta (Davidson et al.'s near-far): the threshold starts at delta;
  * when the next frontier is empty it rises by whole deltas past the far
@@ -53,13 +60,16 @@
 #undef wg_selftune_init
 #undef wg_selftune_step
 
+#include <cooperative_groups.h>
 #include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "cuda/frontier/frontier.cuh"
 #include "cuda/gateway.h"
 
 namespace {
 
+namespace cg = cooperative_groups;
 using wgf::State;
 using wgf::Verts;
 
@@ -67,8 +77,41 @@ constexpr uint32_t kRing = 4096; /* trace rows buffered on the device */
 
 struct Head {
   int done, error;
+  int mode; /* copy of q.mode: which loop runs next (kMulti, kGrid, kBlock) */
+  int pad;
   unsigned long long iter, loops, trace_count;
 };
+
+/* Who runs the next iteration (State::mode, Head::mode). */
+enum { kMulti = 0, kGrid = 1, kBlock = 2 };
+
+/* When a persistent kernel holds the loop: the next frontier has at most
+ * arcs_lo arcs (entering) or arcs_hi (staying) and no list longer than
+ * deg_hi (a warp walks one list; a hub would serialise its warp). Of the
+ * two persistent kernels, the single block takes frontiers of at most
+ * block_lo arcs (entering) or block_hi (staying) while the far queue holds
+ * at most far_lo (far_hi) entries, the grid the rest: a far pass reads the
+ * whole far queue, which one block does 1024 entries at a time (measured:
+ * without the far condition the block kernel made Kronecker 21 1.8x slower
+ * and FLA 1.2x slower than the grid kernel alone). */
+struct Persist {
+  int on;
+  uint32_t deg_hi;
+  unsigned long long arcs_lo, arcs_hi, block_lo, block_hi, far_lo, far_hi;
+};
+
+/* The loop that should run a frontier of `arcs` arcs and lists of at most
+ * `maxdeg` with `far` far entries, given the one running now (hysteresis
+ * both ways). */
+__host__ __device__ inline int loop_for(const Persist &p, int now, unsigned long long arcs,
+                                        uint32_t maxdeg, unsigned long long far) {
+  if (!p.on || maxdeg > p.deg_hi) return kMulti;
+  if (arcs > (now == kMulti ? p.arcs_lo : p.arcs_hi)) return kMulti;
+  if (now == kBlock ? arcs <= p.block_hi && far <= p.far_hi
+                    : arcs <= p.block_lo && far <= p.far_lo)
+    return kBlock;
+  return kGrid;
+}
 
 struct Run {
   Head h;
@@ -78,6 +121,7 @@ struct Run {
   unsigned long long last_ns;
   unsigned long long loop_limit;
   int trace;
+  Persist p;
 };
 
 #define CK(call)                                                              \
@@ -102,7 +146,7 @@ __device__ __forceinline__ unsigned long long global_ns() {
 __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
                                       unsigned long long now_ns) {
   State *q = &r->q;
-  if (q->done) return;
+  if (q->done || q->mode) return;
   const uint32_t x1 = q->in_size, x2 = q->adv_size, x3 = q->x3, x4 = q->near_size;
   if (x1 > 0) {
     if (r->trace) {
@@ -174,8 +218,11 @@ __global__ void control_kernel(Run *r, wg_sssp_iter *ring) {
 
 __host__ __device__ void finish_step(Run *r) {
   State *q = &r->q;
-  if (q->done) return;
+  if (q->done || q->mode) return;
   uint32_t *t = q->in;
+  const int which = q->push_back ? 1 : 0;
+  const unsigned long long next_arcs = q->arcs[which];
+  const uint32_t next_maxdeg = q->maxdeg[which];
   if (q->push_back) {
     q->in = q->tmp;
     q->in_size = q->tmp_size;
@@ -199,10 +246,433 @@ __host__ __device__ void finish_step(Run *r) {
     r->h.error = 2;
     q->done = r->h.done = 1;
   }
+  q->arcs[0] = q->arcs[1] = 0;
+  q->maxdeg[0] = q->maxdeg[1] = 0;
+  /* small enough again: hand the loop to a persistent kernel */
+  if (!q->done)
+    q->mode = r->h.mode = loop_for(r->p, kMulti, next_arcs, next_maxdeg, q->far_size);
 }
 
 __global__ void finish_kernel(Run *r) {
   if (threadIdx.x == 0) finish_step(r);
+}
+
+/* ---- the persistent loop ------------------------------------------------
+ *
+ * Road graphs need thousands of iterations over frontiers of a few hundred
+ * vertices: the multi-kernel loop pays ~20 us of launch and drain per
+ * iteration for ~1 us of work. While the next frontier is small (Persist),
+ * one cooperative kernel (a block per SM, all co-resident) runs the
+ * iterations itself, with grid-wide barriers instead of launches:
+ *
+ *   A  advance with the filter fused (claim by label, bisect at once)
+ *   -- grid barrier --
+ *   B  the decision (fixed delta or the controller), in every block
+ *   C  [push-back + far pass], only when B ordered one
+ *   -- grid barrier (only after C) --
+ *   D  rotate the buffers, in every block
+ *
+ * so an iteration with a non-empty frontier and no far work costs one
+ * barrier. B and D need no barrier of their own because every block computes
+ * them, redundantly and identically, from the same counters into its own
+ * copy of the loop state (Loc, in shared memory): the controller is a pure
+ * function of its state and the counts, so all blocks agree bit for bit and
+ * take the same path through the barriers. The counters of iteration k live
+ * in cnt[k % 3]: written in k, read after k's barriers, zeroed by block 0
+ * during phase A of k + 2 (as the set of k + 3). Every block has passed
+ * k + 1's first barrier by then, so none still reads them; two sets would
+ * not do (a fast block 0 could zero a set a slow block reads in phase D).
+ *
+ * The kernel returns when the frontier outgrows Persist (mode 0: the
+ * multi-kernel path takes the next iteration and hands back when it
+ * shrinks), when done, or when the trace ring is half full (mode stays 1:
+ * the host drains the ring and launches again). Block 0 writes the loop
+ * state back into the Run in the multi-kernel path's format. */
+
+constexpr int kPThreads = 512;
+
+struct Cnt {
+  uint32_t near, tmp, far2, farpush; /* queue counters of this iteration */
+  uint32_t x2, x3;
+  uint32_t maxdeg[2];                /* next frontier: near / tmp */
+  unsigned long long arcs[2];
+  unsigned long long fmin_push, fmin_pass;
+  unsigned long long parts_push[wgf::kMaxParts], parts_pass[wgf::kMaxParts];
+};
+
+struct Loc {
+  uint32_t *in, *near, *tmp, *far, *far2;
+  uint32_t in_size, far_size, stamp, nparts;
+  unsigned long long thr, far_min;
+  int far_pass, push_back, done, error, stop, mode;
+  unsigned long long iter, loops, trace_count, trace_stop, last_ns;
+  unsigned long long part[wgf::kMaxParts];
+  unsigned long long bound[wgf::kMaxParts];
+  wg_selftune ctl;
+};
+
+__device__ void zero_cnt(Cnt *c) {
+  uint32_t *w = (uint32_t *)c;
+  for (uint32_t i = threadIdx.x; i < sizeof(Cnt) / 4; i += blockDim.x) w[i] = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) c->fmin_push = c->fmin_pass = ~0ull;
+}
+
+/* Appends v at base + a slot counted by *count (coalesced). */
+__device__ __forceinline__ void append_at(uint32_t *q, uint32_t base, uint32_t *count,
+                                          uint32_t v) {
+  cg::coalesced_group g = cg::coalesced_threads();
+  uint32_t b = 0;
+  if (g.thread_rank() == 0) b = atomicAdd(count, g.size());
+  b = g.shfl(b, 0);
+  q[base + b + g.thread_rank()] = v;
+}
+
+__device__ __forceinline__ void count_add(uint32_t *c) {
+  cg::coalesced_group g = cg::coalesced_threads();
+  if (g.thread_rank() == 0) atomicAdd(c, g.size());
+}
+
+__device__ __forceinline__ void note_deg(Cnt *c, int which, uint32_t deg) {
+  cg::coalesced_group g = cg::coalesced_threads();
+  const unsigned long long sum =
+      cg::reduce(g, (unsigned long long)deg, cg::plus<unsigned long long>());
+  const uint32_t mx = cg::reduce(g, deg, cg::greater<uint32_t>());
+  if (g.thread_rank() == 0) {
+    atomicAdd(&c->arcs[which], sum);
+    atomicMax(&c->maxdeg[which], mx);
+  }
+}
+
+/* Phase A's per-arc work: relax, then filter and bisect at once. The atomic
+ * min goes first (no plain read): on the small frontiers this kernel runs,
+ * latency matters, not the atomic traffic. */
+template <typename D>
+__device__ __forceinline__ void relax_emit(const wgf::Graph &g, const Verts<D> &vx, Loc &L,
+                                           Cnt *c, uint32_t nparts, uint32_t v, D nd) {
+  if (!(nd < wgf::atomic_min(&vx.dist[v], nd))) return;
+  count_add(&c->x2);
+  if ((unsigned long long)nd < L.thr) {
+    const uint32_t deg = (uint32_t)(g.off[v + 1] - g.off[v]);
+    if (atomicMax(&vx.stamp[v], L.stamp + 1) >= L.stamp + 1) return;
+    count_add(&c->x3);
+    append_at(L.near, 0, &c->near, v);
+    note_deg(c, 0, deg);
+  } else {
+    count_add(&c->x3);
+    atomicMin(&c->fmin_push, (unsigned long long)nd);
+    if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+      if (nparts)
+        atomicAdd(&c->parts_push[wgf::part_of(L.bound, nparts, (unsigned long long)nd)], 1ull);
+      append_at(L.far, L.far_size, &c->farpush, v);
+    }
+  }
+}
+
+/* Phase B (thread 0 of every block): the same rules as control_step, over
+ * the block's Loc. Only block 0 writes the trace. */
+__device__ void decide(Run *r, Loc &L, const Cnt *c, wg_sssp_iter *ring, bool writer) {
+  const uint32_t x1 = L.in_size, x2 = c->x2, x3 = c->x3, x4 = c->near;
+  L.far_size += c->farpush;
+  if (c->fmin_push < L.far_min) L.far_min = c->fmin_push;
+  if (L.nparts && r->q.selftune)
+    for (uint32_t i = 0; i < L.nparts; i++) L.part[i] += c->parts_push[i];
+  const unsigned long long now = writer ? global_ns() : 0;
+  if (x1 > 0) {
+    if (r->trace) {
+      if (writer) {
+        wg_sssp_iter *row = &ring[L.trace_count % kRing];
+        row->iter = L.iter;
+        row->frontier_in = x1;
+        row->advance_out = x2;
+        row->filter_out = x3;
+        row->near_out = x4;
+        row->far_size = L.far_size;
+        row->delta = r->q.selftune ? L.ctl.delta : (double)r->delta;
+        row->time_us = L.last_ns ? (double)(now - L.last_ns) / 1e3 : 0.0;
+      }
+      L.trace_count++;
+    }
+    L.iter++;
+  }
+  L.last_ns = now;
+  L.far_pass = L.push_back = 0;
+  if (r->q.selftune) {
+    wg_selftune_counts cc;
+    wg_selftune_decision d;
+    cc.x1 = x1;
+    cc.x2 = x2;
+    cc.x3 = x3;
+    cc.x4 = x4;
+    cc.far_min = L.far_min;
+    cc.nparts = L.ctl.nparts;
+    for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++)
+      cc.part_size[i] = i < cc.nparts ? L.part[i] : 0;
+    if (wg__dev_selftune_step(&L.ctl, &cc, &d) != WG_OK) {
+      L.error = 1;
+      L.done = 1;
+      return;
+    }
+    if (d.done && L.far_size == 0) {
+      L.done = 1;
+      return;
+    }
+    const unsigned long long old = L.thr;
+    L.thr = d.threshold;
+    L.push_back = d.threshold < old && x4 > 0;
+    L.nparts = d.nparts;
+    for (uint32_t i = 0; i < d.nparts; i++) L.bound[i] = d.bound[i];
+    L.far_pass = L.far_size > 0 || L.push_back;
+    return;
+  }
+  if (x4 > 0) return;
+  if (L.far_size == 0) {
+    L.done = 1;
+    return;
+  }
+  const unsigned long long thr = L.thr, delta = r->delta, fm = L.far_min;
+  unsigned long long nt = thr + delta;
+  if (fm != ~0ull && fm >= nt) nt = thr + ((fm - thr) / delta + 1) * delta;
+  L.thr = nt;
+  L.far_pass = 1;
+}
+
+/* Phase D (thread 0 of every block). */
+__device__ void rotate(Run *r, Loc &L, const Cnt *c) {
+  uint32_t *t = L.in;
+  const int which = L.push_back ? 1 : 0;
+  if (L.push_back) {
+    L.in = L.tmp;
+    L.in_size = c->tmp;
+    L.tmp = t;
+  } else {
+    L.in = L.near;
+    L.in_size = c->near;
+    L.near = t;
+  }
+  if (L.far_pass) {
+    t = L.far;
+    L.far = L.far2;
+    L.far2 = t;
+    L.far_size = c->far2;
+    L.far_min = c->fmin_pass;
+    for (uint32_t i = 0; i < wgf::kMaxParts; i++) L.part[i] = c->parts_pass[i];
+  }
+  L.stamp += 2;
+  L.loops++;
+  if (L.in_size == 0 && L.far_size == 0) L.done = 1;
+  if (L.loops > r->loop_limit) {
+    L.error = 2;
+    L.done = 1;
+  }
+  if (L.done) return;
+  const int next = loop_for(r->p, L.mode, c->arcs[which], c->maxdeg[which], L.far_size);
+  if (next != L.mode) {
+    L.stop = 1;
+    L.mode = next;
+  } else if (r->trace && L.trace_count >= L.trace_stop) {
+    L.stop = 1; /* the host drains the ring and launches again */
+  }
+}
+
+/* BLOCK: the single-block variant (one block of kBThreads, launched
+ * normally): barriers are __syncthreads and the counters live in shared
+ * memory, so an iteration costs the global latencies of its own chain
+ * (frontier -> lists -> arcs -> atomic min -> label) and little else. The
+ * grid variant pays a grid barrier (~ a few us) per phase but spreads a
+ * larger frontier over every SM. */
+constexpr int kBThreads = 1024;
+
+template <typename D, bool BLOCK>
+__global__ void __launch_bounds__(BLOCK ? kBThreads : kPThreads, 1)
+    persist_kernel(wgf::Graph g, Run *r, Verts<D> vx, wg_sssp_iter *ring, Cnt *gcnt) {
+  cg::grid_group grid = cg::this_grid();
+  __shared__ Loc L;
+  __shared__ Cnt scnt[BLOCK ? 3 : 1];
+  Cnt *cnt = BLOCK ? scnt : gcnt;
+  auto barrier = [&]() {
+    if (BLOCK) __syncthreads();
+    else grid.sync();
+  };
+  const bool selftune = r->q.selftune;
+  if (threadIdx.x == 0) {
+    const State &q = r->q;
+    L.in = q.in;
+    L.near = q.near_q;
+    L.tmp = q.tmp;
+    L.far = q.far_q;
+    L.far2 = q.far2;
+    L.in_size = q.in_size;
+    L.far_size = q.far_size;
+    L.stamp = q.stamp;
+    L.nparts = selftune ? q.nparts : 0;
+    L.thr = q.threshold;
+    L.far_min = q.far_min;
+    L.far_pass = L.push_back = L.done = L.error = L.stop = 0;
+    L.mode = BLOCK ? kBlock : kGrid;
+    L.iter = r->h.iter;
+    L.loops = r->h.loops;
+    L.trace_count = r->h.trace_count;
+    L.trace_stop = L.trace_count + kRing / 2;
+    L.last_ns = r->last_ns;
+    for (uint32_t i = 0; i < wgf::kMaxParts; i++) {
+      L.part[i] = q.part_count[i];
+      L.bound[i] = q.bound[i];
+    }
+    L.ctl = r->ctl;
+  }
+  if (blockIdx.x == 0)
+    for (int k = 0; k < 3; k++) zero_cnt(&cnt[k]);
+  barrier();
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t nthreads = gridDim.x * blockDim.x;
+  for (;;) {
+    Cnt *c = &cnt[L.loops % 3];
+    if (blockIdx.x == 0) zero_cnt(&cnt[(L.loops + 1) % 3]);
+    /* ---- A: advance + filter + bisect ---- */
+    {
+      const uint32_t size = L.in_size;
+      const uint32_t nparts = L.nparts;
+      for (uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u; base < size;
+           base += nthreads) {
+        const uint32_t i = base + lane;
+        unsigned long long beg = 0, end = 0;
+        D du = 0;
+        if (i < size) {
+          const uint32_t u = L.in[i];
+          /* all four loads in flight at once: latency is the cost here */
+          du = vx.dist[u];
+          const D dn = vx.done[u];
+          const unsigned long long b0 = g.off[u], b1 = g.off[u + 1];
+          /* expanded at this distance already (improved again in the
+           * iteration that expanded it): nothing new to relax */
+          if (du < dn) {
+            vx.done[u] = du;
+            beg = b0;
+            end = b1;
+          }
+        }
+        for (;;) {
+          const unsigned want = __ballot_sync(0xffffffffu, end - beg >= 32);
+          if (!want) break;
+          const int leader = __ffs(want) - 1;
+          const unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+          const unsigned long long en = __shfl_sync(0xffffffffu, end, leader);
+          const D d0 = __shfl_sync(0xffffffffu, du, leader);
+          if ((int)lane == leader) beg = end = 0;
+          for (unsigned long long e = b + lane; e < en; e += 32)
+            relax_emit<D>(g, vx, L, c, nparts, g.tgt[e], wgf::plus(d0, g.w[e]));
+        }
+        for (unsigned long long e = beg; e < end; e++)
+          relax_emit<D>(g, vx, L, c, nparts, g.tgt[e], wgf::plus(du, g.w[e]));
+      }
+    }
+    barrier();
+    /* ---- B: decide ---- */
+    if (threadIdx.x == 0) decide(r, L, c, ring, blockIdx.x == 0);
+    __syncthreads();
+    if (L.done) break;
+    /* ---- C: push-back and far pass ---- */
+    if (L.far_pass || L.push_back) {
+      const unsigned long long thr = L.thr;
+      const uint32_t stamp = L.stamp, nparts = selftune ? L.nparts : 0;
+      const int which = L.push_back ? 1 : 0;
+      uint32_t *front = L.push_back ? L.tmp : L.near;
+      uint32_t *front_count = L.push_back ? &c->tmp : &c->near;
+      unsigned long long local_min = ~0ull;
+      if (L.push_back) {
+        /* frontier vertices at or above a fallen threshold go far; stale
+         * ones (expanded at their distance) are dropped, and only the far
+         * loop below touches a stale vertex's in_far flag */
+        const uint32_t size = c->near;
+        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += nthreads) {
+          const uint32_t v = L.near[i];
+          const D d = vx.dist[v];
+          if (!(d < vx.done[v])) continue;
+          if ((unsigned long long)d < thr) {
+            append_at(L.tmp, 0, &c->tmp, v);
+            note_deg(c, 1, (uint32_t)(g.off[v + 1] - g.off[v]));
+          } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+            if ((unsigned long long)d < local_min) local_min = d;
+            if (nparts)
+              atomicAdd(&c->parts_pass[wgf::part_of(L.bound, nparts, (unsigned long long)d)],
+                        1ull);
+            append_at(L.far2, 0, &c->far2, v);
+          }
+        }
+      }
+      if (L.far_pass) {
+        const uint32_t size = L.far_size;
+        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += nthreads) {
+          const uint32_t v = L.far[i];
+          const D d = vx.dist[v];
+          if (!(d < vx.done[v])) {
+            vx.in_far[v] = 0;
+            continue;
+          }
+          if ((unsigned long long)d < thr) {
+            vx.in_far[v] = 0;
+            if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) {
+              append_at(front, 0, front_count, v);
+              note_deg(c, which, (uint32_t)(g.off[v + 1] - g.off[v]));
+            }
+            continue;
+          }
+          if ((unsigned long long)d < local_min) local_min = d;
+          if (nparts)
+            atomicAdd(&c->parts_pass[wgf::part_of(L.bound, nparts, (unsigned long long)d)],
+                      1ull);
+          append_at(L.far2, 0, &c->far2, v);
+        }
+      }
+      for (int o = 16; o; o >>= 1) {
+        const unsigned long long x = __shfl_xor_sync(0xffffffffu, local_min, o);
+        if (x < local_min) local_min = x;
+      }
+      if (lane == 0 && local_min != ~0ull) atomicMin(&c->fmin_pass, local_min);
+      barrier();
+    } else {
+      __syncthreads();
+    }
+    /* ---- D: rotate ---- */
+    if (threadIdx.x == 0) rotate(r, L, c);
+    __syncthreads();
+    if (L.done || L.stop) break;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    State &q = r->q;
+    q.in = L.in;
+    q.in_size = L.in_size;
+    q.near_q = L.near;
+    q.tmp = L.tmp;
+    q.far_q = L.far;
+    q.far2 = L.far2;
+    q.far_size = L.far_size;
+    q.threshold = L.thr;
+    q.far_min = L.far_min;
+    q.stamp = L.stamp;
+    if (selftune) {
+      q.nparts = L.nparts;
+      for (uint32_t i = 0; i < wgf::kMaxParts; i++) {
+        q.bound[i] = L.bound[i];
+        q.part_count[i] = L.part[i];
+      }
+    }
+    q.adv_size = q.near_size = q.tmp_size = q.far2_size = q.x3 = 0;
+    q.arcs[0] = q.arcs[1] = 0;
+    q.maxdeg[0] = q.maxdeg[1] = 0;
+    q.far_pass = q.push_back = 0;
+    q.done = L.done;
+    q.mode = L.done ? 0 : L.mode;
+    r->ctl = L.ctl;
+    r->last_ns = L.last_ns;
+    r->h.done = L.done;
+    r->h.error = L.error;
+    r->h.mode = q.mode;
+    r->h.iter = L.iter;
+    r->h.loops = L.loops;
+    r->h.trace_count = L.trace_count;
+  }
 }
 
 template <typename D>
@@ -295,6 +765,7 @@ template <typename D> struct Bufs {
   size_t cub_bytes = 0;
   Run *run = nullptr;
   wg_sssp_iter *ring = nullptr;
+  Cnt *cnt = nullptr;
 };
 
 template <typename D> void free_bufs(Bufs<D> &b) {
@@ -316,6 +787,7 @@ template <typename D> void free_bufs(Bufs<D> &b) {
   cudaFree(b.cub_tmp);
   cudaFree(b.run);
   cudaFree(b.ring);
+  cudaFree(b.cnt);
 }
 
 struct Launch {
@@ -383,6 +855,8 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   unsigned long long drained = 0;
   double t0 = 0;
   int sms = 0, K = a->graph_iters > 0 ? a->graph_iters : 16;
+  int pgrid = 0, mode = 0;
+  unsigned long long src_off[2] = {0, 0};
   Launch L;
   const size_t nq = (size_t)n + 1;
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
@@ -393,6 +867,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   L.grid = sms * 8;
   L.vgrid = sms * 8;
   L.sgrid = sms * 2;
+  if (K > (int)kRing / 2) K = kRing / 2; /* a replay must fit the trace ring */
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
   CK(cudaMalloc(&b.vx.done, nq * sizeof(D)));
@@ -411,6 +886,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   }
   CK(cudaMalloc(&b.run, sizeof(Run)));
   CK(cudaMalloc(&b.ring, kRing * sizeof(wg_sssp_iter)));
+  CK(cudaMalloc(&b.cnt, 3 * sizeof(Cnt)));
   CK(cudaMallocHost(&hrun, sizeof(Run)));
   CK(cudaMallocHost(&hring, kRing * sizeof(wg_sssp_iter)));
   if (a->predecessors) {
@@ -434,6 +910,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.q.stamp = 2;
   init.q.far_min = ~0ull;
   init.q.selftune = a->selftune;
+  init.q.off = g.off;
   init.delta = a->delta ? a->delta : 1;
   init.trace = a->trace;
   init.loop_limit = 4ull * n + 1000ull; /* a bug, not a graph, gets here */
@@ -449,6 +926,31 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     for (uint32_t i = 0; i < init.ctl.nparts; i++) init.q.bound[i] = init.ctl.bound[i];
   } else {
     init.q.threshold = init.delta;
+  }
+
+  /* the persistent kernel: a block per SM, if they can all be resident */
+  if (!a->no_persist && !a->host_control && !a->sync_each) {
+    int coop = 0, occ = 0;
+    CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
+                                                     0));
+    if (coop && occ >= 1) pgrid = sms;
+    if (pgrid && a->persist_blocks > 0 && a->persist_blocks < pgrid) pgrid = a->persist_blocks;
+  }
+  init.p.on = pgrid > 0;
+  init.p.arcs_hi = a->persist_arcs ? a->persist_arcs : 1ull << 18;
+  init.p.arcs_lo = init.p.arcs_hi / 2;
+  init.p.deg_hi = 1024;
+  init.p.block_hi = a->block_arcs ? a->block_arcs : 4096;
+  init.p.block_lo = init.p.block_hi / 4;
+  init.p.far_hi = 2048;
+  init.p.far_lo = 1024;
+  CK(cudaMemcpy(src_off, (const unsigned long long *)a->offsets + a->source, 16,
+                cudaMemcpyDeviceToHost));
+  {
+    const unsigned long long deg = src_off[1] - src_off[0];
+    init.q.mode = init.h.mode =
+        loop_for(init.p, kMulti, deg, deg > ~0u ? ~0u : (uint32_t)deg, 0);
   }
 
   /* capture K iterations once (device control); replayed until done */
@@ -475,15 +977,26 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   CK(cudaMemsetAsync(b.vx.in_far, 0, nq * 4, s));
   init_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx, n, a->source, b.q[0]);
   CK(cudaGetLastError());
+  mode = init.h.mode;
   for (;;) {
-    if (exec) {
+    if (mode == kGrid) {
+      void *kargs[] = {(void *)&g, (void *)&b.run, (void *)&b.vx, (void *)&b.ring,
+                       (void *)&b.cnt};
+      CK(cudaLaunchCooperativeKernel((const void *)persist_kernel<D, false>, pgrid, kPThreads,
+                                     kargs, 0, s));
+    } else if (mode == kBlock) {
+      persist_kernel<D, true><<<1, kBThreads, 0, s>>>(g, b.run, b.vx, b.ring, b.cnt);
+      CK(cudaGetLastError());
+    } else if (exec) {
       CK(cudaGraphLaunch(exec, s));
     } else {
       CK(enqueue_iteration<D>(g, b, lb, L, s, a->host_control, hrun, hring));
     }
     CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
-    if (a->trace && hrun->h.trace_count - drained >= kRing / 2) {
+    /* a persistent launch may have written up to kRing / 2 rows: drain */
+    if (a->trace && hrun->h.trace_count > drained &&
+        (mode || hrun->h.trace_count - drained >= kRing / 2)) {
       /* drain the ring (host control writes it on the host) */
       if (!a->host_control) {
         CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
@@ -493,6 +1006,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
         if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
     }
     if (hrun->h.done) break;
+    mode = hrun->h.mode;
   }
   if (a->predecessors) {
     CK(cudaMemsetAsync(b.pred, 0xff, nq * 4, s));
