@@ -57,7 +57,7 @@ for g in .gpu/data/*.gr.xz data/monaco.osm.pbf; do
     "$WG_BIN" sssp "$g" ${run#*:} --repeat 5 --verify --json >"$OUT/sssp-$b-$name.json" 2>"$LOGS/sssp-$b-$name.err"
     if [ $? -eq 0 ]; then
       med=$(grep -o '"median_seconds":[0-9.e-]*' "$OUT/sssp-$b-$name.json" | cut -d: -f2)
-      j=$(grep -o '"kind":"gpu","available":true,"joules_per_run":[0-9.e-]*' "$OUT/sssp-$b-$name.json" | head -1 | cut -d: -f5)
+      j=$(grep -o '"kind":"gpu","available":true,"joules_per_run":[0-9.e-]*' "$OUT/sssp-$b-$name.json" | head -1 | cut -d: -f4)
       row "sssp $b $name" "median ${med}s, gpu ${j:-?} J/run, verified"
     else
       row "sssp $b $name" "FAIL: $(head -c 200 "$LOGS/sssp-$b-$name.err")"

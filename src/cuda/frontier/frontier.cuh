@@ -233,10 +233,12 @@ template <typename D, bool CULL> struct Emit {
     /* warp hash: one lane per distinct vertex */
     const unsigned peers = __match_any_sync(__activemask(), v);
     if ((threadIdx.x & 31) != (unsigned)(__ffs(peers) - 1)) return;
-    /* block history hash: recently queued by this block */
+    /* block history hash: recently queued by this block. One shared-memory
+     * atomic swap instead of a racy read then write: the same cull, and
+     * racecheck stays clean (a lost slot only costs a missed cull; the
+     * bitmask and the label below are what make the queue exact). */
     const uint32_t h = (v * 2654435761u) >> (32 - 9);
-    if (history[h] == v) return;
-    history[h] = v;
+    if (atomicExch(&history[h], v) == v) return;
     /* global bitmask: a plain read first, the atomic only if clear */
     const uint32_t bit = 1u << (v & 31);
     if (vx.bitmask[v >> 5] & bit) return;
