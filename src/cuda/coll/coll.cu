@@ -37,16 +37,7 @@
 #include "cuda/coll/nccl_dl.h"
 #include "cuda/gateway.h"
 
-#define CK(call)                                                                  \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                      \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));             \
-      (void)cudaGetLastError();                                                   \
-      st = WG_EDEVICE;                                                            \
-      goto done;                                                                  \
-    }                                                                             \
-  } while (0)
+#include "cuda/check.cuh"
 
 static const int kThreads = 512;
 
@@ -155,23 +146,23 @@ static wg_status init_rank(wg__cuda_coll *c, local_rank *lr, int device, int ran
   cudaDeviceProp p;
   lr->device = device;
   lr->rank = rank;
-  CK(cudaSetDevice(device));
+  WG_CK(cudaSetDevice(device));
   /* Sleep, not spin, in the host's waits. Fails harmlessly if the device is
    * already active; wg_comm_sync uses blocking-sync events anyway. */
   if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
     (void)cudaGetLastError();
-  CK(cudaGetDeviceProperties(&p, device));
+  WG_CK(cudaGetDeviceProperties(&p, device));
   lr->sms = p.multiProcessorCount;
-  CK(cudaMalloc(&lr->stage, c->stage_bytes));
-  CK(cudaMemset(lr->stage, 0, WG__COLL_HEADER_BYTES));
-  CK(cudaMalloc(&lr->ctrl, WG__CTRL_WORDS * sizeof(uint64_t)));
-  CK(cudaMemset(lr->ctrl, 0, WG__CTRL_WORDS * sizeof(uint64_t)));
-  CK(cudaHostAlloc(&lr->err_h, sizeof *lr->err_h, cudaHostAllocMapped | cudaHostAllocPortable));
+  WG_CK(cudaMalloc(&lr->stage, c->stage_bytes));
+  WG_CK(cudaMemset(lr->stage, 0, WG__COLL_HEADER_BYTES));
+  WG_CK(cudaMalloc(&lr->ctrl, WG__CTRL_WORDS * sizeof(uint64_t)));
+  WG_CK(cudaMemset(lr->ctrl, 0, WG__CTRL_WORDS * sizeof(uint64_t)));
+  WG_CK(cudaHostAlloc(&lr->err_h, sizeof *lr->err_h, cudaHostAllocMapped | cudaHostAllocPortable));
   memset(lr->err_h, 0, sizeof *lr->err_h);
-  CK(cudaHostGetDevicePointer((void **)&lr->err_d, lr->err_h, 0));
-  CK(cudaStreamCreateWithFlags(&lr->stream, cudaStreamNonBlocking));
-  CK(cudaEventCreateWithFlags(&lr->done, cudaEventBlockingSync | cudaEventDisableTiming));
-  CK(cudaDeviceSynchronize());
+  WG_CK(cudaHostGetDevicePointer((void **)&lr->err_d, lr->err_h, 0));
+  WG_CK(cudaStreamCreateWithFlags(&lr->stream, cudaStreamNonBlocking));
+  WG_CK(cudaEventCreateWithFlags(&lr->done, cudaEventBlockingSync | cudaEventDisableTiming));
+  WG_CK(cudaDeviceSynchronize());
 done:
   return st;
 }
@@ -197,7 +188,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
   c->cfg = *cfg;
   c->stage_bytes = wg__coll_stage_bytes(n, cfg->round_bytes);
   c->peer_ok = 1;
-  CK(cudaGetDeviceCount(&ndev));
+  WG_CK(cudaGetDeviceCount(&ndev));
   for (int i = 0; i < n; i++)
     if (devices[i] < 0 || devices[i] >= ndev) {
       snprintf(why, why_cap, "GPU %d does not exist (%d GPUs visible)", devices[i], ndev);
@@ -207,7 +198,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
   for (int i = 0; i < n && c->peer_ok; i++)
     for (int j = 0; j < n && c->peer_ok; j++) {
       int can = 1;
-      if (i != j) CK(cudaDeviceCanAccessPeer(&can, devices[i], devices[j]));
+      if (i != j) WG_CK(cudaDeviceCanAccessPeer(&can, devices[i], devices[j]));
       if (!can) {
         c->peer_ok = 0;
         snprintf(c->peer_why, sizeof c->peer_why,
@@ -221,7 +212,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
   }
   if (c->peer_ok)
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(devices[i]));
+      WG_CK(cudaSetDevice(devices[i]));
       for (int j = 0; j < n; j++) {
         if (i == j) continue;
         cudaError_t e = cudaDeviceEnablePeerAccess(devices[j], 0);
@@ -282,7 +273,7 @@ extern "C" wg_status wg__cuda_coll_prepare_rank(int device, int nranks, int rank
   c->cfg = *cfg;
   c->stage_bytes = wg__coll_stage_bytes(nranks, cfg->round_bytes);
   c->peer_ok = 1;
-  CK(cudaGetDeviceCount(&ndev));
+  WG_CK(cudaGetDeviceCount(&ndev));
   if (device >= ndev) {
     snprintf(why, why_cap, "GPU %d does not exist (%d GPUs visible)", device, ndev);
     st = WG_ENODEV;
@@ -296,8 +287,8 @@ extern "C" wg_status wg__cuda_coll_prepare_rank(int device, int nranks, int rank
   b.nranks = nranks;
   b.device = device;
   b.round_bytes = cfg->round_bytes;
-  CK(cudaDeviceGetPCIBusId(b.pci, sizeof b.pci, device));
-  CK(cudaIpcGetMemHandle(&b.handle, c->r[0].stage));
+  WG_CK(cudaDeviceGetPCIBusId(b.pci, sizeof b.pci, device));
+  WG_CK(cudaIpcGetMemHandle(&b.handle, c->r[0].stage));
   if (rank == 0 && cfg->use_nccl && nranks > 1 && nccl_load() &&
       g_nccl.GetUniqueId(&b.nccl_id) == ncclSuccess)
     b.has_nccl_id = 1;
@@ -318,7 +309,7 @@ extern "C" wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *bl
   const unsigned char *all = (const unsigned char *)blobs;
   rank_blob b0;
   memset(&b0, 0, sizeof b0);
-  CK(cudaSetDevice(lr->device));
+  WG_CK(cudaSetDevice(lr->device));
   for (int r = 0; r < c->nranks; r++) {
     rank_blob b;
     memcpy(&b, all + (size_t)r * WG__CUDA_COLL_BLOB, sizeof b);
@@ -345,7 +336,7 @@ extern "C" wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *bl
         st = WG_EINVAL;
         goto done;
       }
-      CK(cudaDeviceCanAccessPeer(&can, lr->device, ord));
+      WG_CK(cudaDeviceCanAccessPeer(&can, lr->device, ord));
     } else {
       (void)cudaGetLastError(); /* not visible here: let the IPC open decide */
     }
@@ -620,7 +611,7 @@ static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *cons
     ncclResult_t nr = g_nccl.GroupStart();
     for (int i = 0; i < c->nlocal && nr == ncclSuccess; i++) {
       const wg__coll_call *k = &calls[i];
-      CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaSetDevice(c->r[i].device));
       if (k->allreduce)
         nr = g_nccl.AllReduce(k->send, k->recv, k->count, nccl_type(k->type), nccl_op(k->op),
                               c->r[i].nccl, stream_of(streams, i));
@@ -660,9 +651,9 @@ static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *cons
     a.algo = (int)k->algo;
     a.allreduce = k->allreduce;
     bool vec = ((uintptr_t)k->send % 16 == 0) && ((uintptr_t)k->recv % 16 == 0);
-    CK(cudaSetDevice(lr->device));
+    WG_CK(cudaSetDevice(lr->device));
     pick_kernel(k->type, k->op, vec)<<<a.nblocks, kThreads, 0, stream_of(streams, i)>>>(a);
-    CK(cudaGetLastError());
+    WG_CK(cudaGetLastError());
   }
 done:
   return st;
@@ -708,10 +699,10 @@ extern "C" wg_status wg__cuda_coll_sync(wg__cuda_coll *c, void *const *streams, 
                                         size_t why_cap) {
   wg_status st = WG_OK;
   for (int i = 0; i < c->nlocal; i++) {
-    CK(cudaSetDevice(c->r[i].device));
-    CK(cudaEventRecord(c->r[i].done, stream_of(streams, i)));
+    WG_CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaEventRecord(c->r[i].done, stream_of(streams, i)));
   }
-  for (int i = 0; i < c->nlocal; i++) CK(cudaEventSynchronize(c->r[i].done));
+  for (int i = 0; i < c->nlocal; i++) WG_CK(cudaEventSynchronize(c->r[i].done));
   st = wg__cuda_coll_check(c, why, why_cap);
 done:
   return st;
@@ -721,8 +712,8 @@ extern "C" wg_status wg__cuda_coll_alloc(wg__cuda_coll *c, int local, uint64_t b
                                          void **ptr, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   *ptr = NULL;
-  CK(cudaSetDevice(c->r[local].device));
-  CK(cudaMalloc(ptr, bytes ? bytes : 16));
+  WG_CK(cudaSetDevice(c->r[local].device));
+  WG_CK(cudaMalloc(ptr, bytes ? bytes : 16));
 done:
   return st;
 }
@@ -736,8 +727,8 @@ extern "C" wg_status wg__cuda_coll_memcpy(wg__cuda_coll *c, int local, void *dst
                                           const void *src, uint64_t bytes, char *why,
                                           size_t why_cap) {
   wg_status st = WG_OK;
-  CK(cudaSetDevice(c->r[local].device));
-  CK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  WG_CK(cudaSetDevice(c->r[local].device));
+  WG_CK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 done:
   return st;
 }
@@ -834,19 +825,19 @@ static wg_status time_ops(wg__cuda_coll *c, const wg__coll_call *calls, const be
     return WG_ENOMEM;
   }
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
-    for (int k = 0; k <= iters; k++) CK(cudaEventCreate(&ev[i * (iters + 1) + k]));
+    WG_CK(cudaSetDevice(c->r[i].device));
+    for (int k = 0; k <= iters; k++) WG_CK(cudaEventCreate(&ev[i * (iters + 1) + k]));
   }
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
-    CK(cudaEventRecord(ev[i * (iters + 1)], c->r[i].stream));
+    WG_CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaEventRecord(ev[i * (iters + 1)], c->r[i].stream));
   }
   for (int k = 0; k < iters; k++) {
     st = launch(c, calls, b->streams, why, why_cap);
     if (st != WG_OK) goto done;
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(c->r[i].device));
-      CK(cudaEventRecord(ev[i * (iters + 1) + k + 1], c->r[i].stream));
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaEventRecord(ev[i * (iters + 1) + k + 1], c->r[i].stream));
     }
   }
   st = sync_all(c, why, why_cap);
@@ -855,7 +846,7 @@ static wg_status time_ops(wg__cuda_coll *c, const wg__coll_call *calls, const be
     float worst = 0;
     for (int i = 0; i < n; i++) {
       float ms = 0;
-      CK(cudaEventElapsedTime(&ms, ev[i * (iters + 1) + k], ev[i * (iters + 1) + k + 1]));
+      WG_CK(cudaEventElapsedTime(&ms, ev[i * (iters + 1) + k], ev[i * (iters + 1) + k + 1]));
       worst = std::max(worst, ms);
     }
     times_us[k] = 1000.0 * worst;
@@ -886,8 +877,8 @@ static wg_status time_graph(wg__cuda_coll *c, const wg__coll_call *calls, const 
     return WG_ENOMEM;
   }
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
-    CK(cudaStreamBeginCapture(c->r[i].stream, cudaStreamCaptureModeRelaxed));
+    WG_CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaStreamBeginCapture(c->r[i].stream, cudaStreamCaptureModeRelaxed));
     capturing = i + 1;
   }
   for (int k = 0; k < per; k++) {
@@ -895,26 +886,26 @@ static wg_status time_graph(wg__cuda_coll *c, const wg__coll_call *calls, const 
     if (st != WG_OK) goto done;
   }
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaSetDevice(c->r[i].device));
     capturing = 0;
-    CK(cudaStreamEndCapture(c->r[i].stream, &g[i]));
-    CK(cudaGraphInstantiate(&x[i], g[i], 0));
-    CK(cudaEventCreate(&e0[i]));
-    CK(cudaEventCreate(&e1[i]));
+    WG_CK(cudaStreamEndCapture(c->r[i].stream, &g[i]));
+    WG_CK(cudaGraphInstantiate(&x[i], g[i], 0));
+    WG_CK(cudaEventCreate(&e0[i]));
+    WG_CK(cudaEventCreate(&e1[i]));
   }
   for (int r = -1; r < reps; r++) { /* one replay to warm up */
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(c->r[i].device));
-      CK(cudaEventRecord(e0[i], c->r[i].stream));
-      CK(cudaGraphLaunch(x[i], c->r[i].stream));
-      CK(cudaEventRecord(e1[i], c->r[i].stream));
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
+      WG_CK(cudaGraphLaunch(x[i], c->r[i].stream));
+      WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
     }
     st = sync_all(c, why, why_cap);
     if (st != WG_OK) goto done;
     float worst = 0;
     for (int i = 0; i < n; i++) {
       float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+      WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
       worst = std::max(worst, ms);
     }
     if (r >= 0) t[r] = 1000.0 * worst / per;
@@ -954,29 +945,29 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
   r->algo = o->algo;
   for (int i = 0; i < n; i++) {
     local_rank *lr = &c->r[i];
-    CK(cudaSetDevice(lr->device));
-    CK(cudaMalloc(&b.send[i], bytes));
-    CK(cudaMalloc(&b.recv[i], bytes));
+    WG_CK(cudaSetDevice(lr->device));
+    WG_CK(cudaMalloc(&b.send[i], bytes));
+    WG_CK(cudaMalloc(&b.recv[i], bytes));
     b.streams[i] = lr->stream;
     fill_or_check(0, o->type, b.send[i], o->count, i, n, o->op, NULL, lr->stream);
-    CK(cudaMemsetAsync(b.recv[i], 0xff, bytes, lr->stream));
-    CK(cudaGetLastError());
+    WG_CK(cudaMemsetAsync(b.recv[i], 0xff, bytes, lr->stream));
+    WG_CK(cudaGetLastError());
     wg__coll_call k = {b.send[i], b.recv[i], o->count, o->type, o->op, o->algo, 0, 1};
     calls[i] = k;
   }
   /* correctness of one op, checked on the GPUs against the exact sums */
   st = launch(c, calls, b.streams, why, why_cap);
   if (st != WG_OK) goto done;
-  CK(cudaMallocHost(&bad, sizeof *bad));
+  WG_CK(cudaMallocHost(&bad, sizeof *bad));
   *bad = 0;
   st = sync_all(c, why, why_cap);
   if (st != WG_OK) goto done;
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaSetDevice(c->r[i].device));
     unsigned long long *bad_d = NULL;
-    CK(cudaHostGetDevicePointer((void **)&bad_d, bad, 0));
+    WG_CK(cudaHostGetDevicePointer((void **)&bad_d, bad, 0));
     fill_or_check(1, o->type, b.recv[i], o->count, i, n, o->op, bad_d, c->r[i].stream);
-    CK(cudaGetLastError());
+    WG_CK(cudaGetLastError());
   }
   st = sync_all(c, why, why_cap);
   if (st != WG_OK) goto done;
@@ -1099,7 +1090,7 @@ static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, do
   int n = c->nlocal;
   for (int i = 0; i < n; i++) {
     local_rank *lr = &c->r[i];
-    CK(cudaSetDevice(lr->device));
+    WG_CK(cudaSetDevice(lr->device));
     if (variant == 0) {
       wg__gsum_dev g;
       memset(&g, 0, sizeof g);
@@ -1113,12 +1104,12 @@ static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, do
     } else {
       gsum_local<<<blocks, 512, 0, lr->stream>>>(x[i], count, lctrl[i], out[i]);
     }
-    CK(cudaGetLastError());
+    WG_CK(cudaGetLastError());
   }
   if (variant == 1) {
     ncclResult_t nr = g_nccl.GroupStart();
     for (int i = 0; i < n && nr == ncclSuccess; i++) {
-      CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaSetDevice(c->r[i].device));
       nr = g_nccl.AllReduce(out[i], res[i], 1, ncclFloat64, ncclSum, c->r[i].nccl,
                             c->r[i].stream);
     }
@@ -1169,15 +1160,15 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     }
   }
   for (int i = 0; i < n; i++) {
-    CK(cudaSetDevice(c->r[i].device));
-    CK(cudaMalloc(&x[i], count * sizeof(double)));
-    CK(cudaMalloc(&out[i], 16));
-    CK(cudaMalloc(&res[i], 16));
-    CK(cudaMalloc(&lctrl[i], WG__CTRL_WORDS * sizeof(uint64_t)));
-    CK(cudaMemset(lctrl[i], 0, WG__CTRL_WORDS * sizeof(uint64_t)));
+    WG_CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaMalloc(&x[i], count * sizeof(double)));
+    WG_CK(cudaMalloc(&out[i], 16));
+    WG_CK(cudaMalloc(&res[i], 16));
+    WG_CK(cudaMalloc(&lctrl[i], WG__CTRL_WORDS * sizeof(uint64_t)));
+    WG_CK(cudaMemset(lctrl[i], 0, WG__CTRL_WORDS * sizeof(uint64_t)));
     fill_double<<<64, 256, 0, c->r[i].stream>>>(x[i], count, i);
-    CK(cudaEventCreate(&e0[i]));
-    CK(cudaEventCreate(&e1[i]));
+    WG_CK(cudaEventCreate(&e0[i]));
+    WG_CK(cudaEventCreate(&e1[i]));
   }
   for (int i = 0; i < n; i++)
     for (uint64_t k = 0; k < count; k++) want += (double)((k + (uint64_t)i * 5) % 17);
@@ -1187,32 +1178,32 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     /* one op at a time: launch, wait asleep, read the result */
     for (int it = -3; it < iters; it++) {
       for (int i = 0; i < n; i++) {
-        CK(cudaSetDevice(c->r[i].device));
-        CK(cudaEventRecord(e0[i], c->r[i].stream));
+        WG_CK(cudaSetDevice(c->r[i].device));
+        WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
       }
       st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, why, why_cap);
       if (st != WG_OK) goto done;
       for (int i = 0; i < n; i++) {
-        CK(cudaSetDevice(c->r[i].device));
-        CK(cudaEventRecord(e1[i], c->r[i].stream));
+        WG_CK(cudaSetDevice(c->r[i].device));
+        WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
       }
       st = sync_all(c, why, why_cap);
       if (st != WG_OK) goto done;
       float worst = 0;
       for (int i = 0; i < n; i++) {
         float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+        WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
         worst = std::max(worst, ms);
         double got = 0;
-        CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+        WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
         if (got != want) r->correct = 0;
       }
       if (it >= 0) t[variant][it] = 1000.0 * worst;
     }
     /* CUDA graphs: `per` ops per GPU captured, replayed `reps` times */
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(c->r[i].device));
-      CK(cudaStreamBeginCapture(c->r[i].stream, cudaStreamCaptureModeRelaxed));
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaStreamBeginCapture(c->r[i].stream, cudaStreamCaptureModeRelaxed));
       capturing = i + 1;
     }
     for (int k = 0; k < per; k++) {
@@ -1220,35 +1211,35 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
       if (st != WG_OK) goto done;
     }
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaSetDevice(c->r[i].device));
       capturing = 0;
-      CK(cudaStreamEndCapture(c->r[i].stream, &gr[i]));
-      CK(cudaGraphInstantiate(&gx[i], gr[i], 0));
+      WG_CK(cudaStreamEndCapture(c->r[i].stream, &gr[i]));
+      WG_CK(cudaGraphInstantiate(&gx[i], gr[i], 0));
     }
     for (int rep = -1; rep < reps; rep++) {
       for (int i = 0; i < n; i++) {
-        CK(cudaSetDevice(c->r[i].device));
-        CK(cudaEventRecord(e0[i], c->r[i].stream));
-        CK(cudaGraphLaunch(gx[i], c->r[i].stream));
-        CK(cudaEventRecord(e1[i], c->r[i].stream));
+        WG_CK(cudaSetDevice(c->r[i].device));
+        WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
+        WG_CK(cudaGraphLaunch(gx[i], c->r[i].stream));
+        WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
       }
       st = sync_all(c, why, why_cap);
       if (st != WG_OK) goto done;
       float worst = 0;
       for (int i = 0; i < n; i++) {
         float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+        WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
         worst = std::max(worst, ms);
         double got = 0;
-        CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+        WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
         if (got != want) r->correct = 0;
       }
       if (rep >= 0) gt[rep] = 1000.0 * worst / per;
     }
     for (int i = 0; i < n; i++) {
-      CK(cudaSetDevice(c->r[i].device));
-      CK(cudaGraphExecDestroy(gx[i]));
-      CK(cudaGraphDestroy(gr[i]));
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaGraphExecDestroy(gx[i]));
+      WG_CK(cudaGraphDestroy(gr[i]));
       gx[i] = NULL;
       gr[i] = NULL;
     }

@@ -10,16 +10,7 @@
 
 #include "cuda/gateway.h"
 
-#define WG_CK(call)                                                         \
-  do {                                                                      \
-    cudaError_t e_ = (call);                                                \
-    if (e_ != cudaSuccess) {                                                \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));       \
-      (void)cudaGetLastError();                                             \
-      st = WG_EDEVICE;                                                      \
-      goto done;                                                            \
-    }                                                                       \
-  } while (0)
+#include "cuda/check.cuh"
 
 static const int kThreads = 256;
 

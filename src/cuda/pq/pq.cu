@@ -28,16 +28,7 @@
 
 using namespace wgpq;
 
-#define WG_CK(call)                                                          \
-  do {                                                                       \
-    cudaError_t e_ = (call);                                                 \
-    if (e_ != cudaSuccess) {                                                 \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));        \
-      (void)cudaGetLastError();                                              \
-      st = WG_EDEVICE;                                                       \
-      goto done;                                                             \
-    }                                                                        \
-  } while (0)
+#include "cuda/check.cuh"
 
 enum Mode { M_U32 = 0, M_P32 = 1, M_U64 = 2, M_KV = 3 };
 
