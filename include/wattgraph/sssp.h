@@ -20,7 +20,10 @@ typedef uint64_t wg_dist_t;
 typedef enum wg_sssp_algo {
   WG_ALGO_DIJKSTRA = 0, /* serial, binary heap: the oracle */
   WG_ALGO_NEARFAR,      /* delta-stepping's near-far form, fixed delta */
-  WG_ALGO_SELFTUNE      /* near-far with delta steered to hold parallelism P */
+  WG_ALGO_SELFTUNE,     /* near-far with delta steered to hold parallelism P */
+  WG_ALGO_PQ            /* batched relaxed Dijkstra on the batched priority
+                           queue (pq.h): pops the `parallelism` smallest
+                           tentative distances at a time (0: 1024) */
 } wg_sssp_algo;
 
 /* Load-balancing policy of the frontier operators (advance + filter).
@@ -73,6 +76,7 @@ typedef struct wg_sssp_opts {
   uint64_t delta;        /* near-far: 0 = from the graph, 32 x mean weight /
                             mean degree, as Gunrock and cuGraph do */
   double parallelism;    /* self-tuning set-point P (wanted advance output);
+                            pq: the batch size, items popped per iteration;
                             0 = a default for the backend */
   wg_lb_policy lb;       /* WG_LB_AUTO */
   int device;            /* CUDA device ordinal, 0 */
