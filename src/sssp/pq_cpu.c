@@ -148,6 +148,17 @@ static uint64_t item_of(const uint64_t *arcs, uint64_t nlive, uint64_t a) {
   return lo;
 }
 
+void wg__sssp_pq_batch(double parallelism, uint32_t n, uint64_t fallback,
+                       uint64_t *batch, uint32_t *k) {
+  uint64_t b = parallelism > 0 ? (parallelism < 1.0 ? 1 : (uint64_t)parallelism) : fallback;
+  if (b > n) b = n; /* n >= 1: the source is a vertex */
+  if (b < 1) b = 1;
+  uint32_t kk = 1;
+  while (kk < b && kk < 1024) kk *= 2;
+  *batch = b;
+  *k = kk;
+}
+
 static wg_status run(pqs *s, wg__sssp_job *job, uint64_t batch, int threads) {
   wg_status st = WG_OK;
   const wg_csr *c = &s->c;
@@ -232,11 +243,8 @@ wg_status wg__sssp_pq_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_graph_csr(g, &s.c);
   const uint32_t n = g->n;
   const int threads = wg__threads(ctx);
-  const double p = job->opts->parallelism;
-  uint64_t batch = p > 0 ? (p < 1.0 ? 1 : (uint64_t)p) : DEFAULT_BATCH;
-  if (batch > n) batch = n; /* n >= 1: the source is a vertex */
-  s.k = 1;
-  while (s.k < batch && s.k < 1024) s.k *= 2;
+  uint64_t batch = 0;
+  wg__sssp_pq_batch(job->opts->parallelism, n, DEFAULT_BATCH, &batch, &s.k);
   s.capacity = 2 * (uint64_t)n + 2 * (uint64_t)s.k;
   job->lb = WG_LB_AUTO;
   job->delta = 0;

@@ -127,15 +127,9 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
                        "auto");
     *out = WG_BACKEND_CPU;
     return WG_OK;
-  case WG_ALGO_PQ:
-    if (requested == WG_BACKEND_CUDA)
-      return wg__error(ctx, WG_ENOTSUP,
-                       "pq (priority-queue SSSP) has no CUDA backend yet; use "
-                       "--backend cpu or auto");
-    *out = WG_BACKEND_CPU;
-    return WG_OK;
   case WG_ALGO_NEARFAR:
   case WG_ALGO_SELFTUNE:
+  case WG_ALGO_PQ:
     if (requested == WG_BACKEND_CPU) {
       *out = WG_BACKEND_CPU;
       return WG_OK;
@@ -225,7 +219,8 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
                                     : wg__sssp_nearfar_cpu(ctx, &job);
     break;
   case WG_ALGO_PQ:
-    st = wg__sssp_pq_cpu(ctx, &job);
+    st = backend == WG_BACKEND_CUDA ? wg__sssp_pq_cuda(ctx, &job)
+                                    : wg__sssp_pq_cpu(ctx, &job);
     break;
   }
   r->seconds = job.seconds > 0 ? job.seconds : wg__now() - t0;
