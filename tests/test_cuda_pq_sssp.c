@@ -14,7 +14,7 @@
 #include "graph/loaders.h"
 #include "sssp_ref.h"
 
-static const double batches[] = {1, 1000, 0 /* 16384 */, 131072};
+static const double batches[] = {1, 1000, 0 /* 4096 */, 131072};
 
 static wg_sssp_result *run_one(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t s,
                                wg_backend b, double batch, int trace, const char *what) {

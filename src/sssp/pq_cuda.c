@@ -2,10 +2,12 @@
  * device copy, resolves the batch, hands the loop to the CUDA gateway
  * (src/cuda/sssp/pq_sssp.cu) and fills the job.
  *
- * Default batch on the GPU: 16384 pairs (16 heap operations of k = 1024 in
- * one bulk delete), since a batch of 1024 leaves the GPU nearly idle and
- * every iteration pays fixed launch and synchronisation costs (docs/pq.md,
- * "priority-queue SSSP"). Predecessors are computed on the host from the
+ * Default batch on the GPU: 4096 pairs (4 heap operations of k = 1024 in
+ * one bulk delete). Measured on the lent H100 (docs/pq.md, "priority-queue
+ * SSSP"): roads are fastest at 1024 (larger batches only add heap work:
+ * their wavefront is narrow), Kronecker 18 at 16384 (few, wide
+ * iterations); 4096 has the best geometric mean over NY, FLA and
+ * Kronecker 18. Predecessors are computed on the host from the
  * downloaded distances (wg__sssp_fill_pred, as the CPU backends do); their
  * time is included in job->seconds.
  */
@@ -14,7 +16,7 @@
 #include "cuda/gateway.h"
 #include "sssp/sssp_internal.h"
 
-#define GPU_DEFAULT_BATCH 16384u
+#define GPU_DEFAULT_BATCH 4096u
 
 typedef struct trace_sink {
   wg_ctx_t *ctx;
