@@ -2,7 +2,7 @@
  * wg_sssp, checked element by element against the oracle by wg_sssp_verify
  * (distances and predecessor tree) and against the CPU backend's distances,
  * at batches 1, 1000 (several heap nodes of a non-power-of-two k), the
- * default 16384 and 2^17: grids, road-like graphs, random graphs with zero
+ * default 4096 and 2^17: grids, road-like graphs, random graphs with zero
  * weights (zero cycles) and a second component, a single vertex, a source
  * with no out-arcs, a path of UINT32_MAX arcs, Kronecker 12..18, the
  * bundled Monaco map and the shared NY roads; trace rows consistent with
