@@ -46,7 +46,9 @@ const char *wg_lb_name(wg_lb_policy lb); /* "auto", "thread", "twc", "lb", "lb_c
 wg_status wg_lb_from_name(const char *name, wg_lb_policy *out);
 
 /* One row of the per-iteration trace (near-far and self-tuning runs):
- * X1..X4 of the controller, the far-queue size, delta and the time. */
+ * X1..X4 of the controller, the far-queue size, delta and the time. For pq
+ * runs: live pairs popped, improving relaxations, pairs pushed (twice), the
+ * heap size after the pushes and the batch's key range (docs/pq.md). */
 typedef struct wg_sssp_iter {
   uint64_t iter;
   uint64_t frontier_in;  /* X1: input frontier */

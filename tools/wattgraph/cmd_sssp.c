@@ -141,8 +141,8 @@ int cmd_sssp(int argc, char **argv) {
     return CLI_USAGE;
   }
   if (so.algo == WG_ALGO_DIJKSTRA && (have_delta || have_p || trace)) {
-    cli_error("sssp: --delta, --parallelism and --trace apply to --algo nearfar or "
-              "selftune, not dijkstra");
+    cli_error("sssp: --delta, --parallelism and --trace apply to --algo nearfar, "
+              "selftune or pq, not dijkstra");
     return CLI_USAGE;
   }
   if (so.algo == WG_ALGO_NEARFAR && have_p) {
