@@ -20,7 +20,10 @@ typedef uint64_t wg_dist_t;
 typedef enum wg_sssp_algo {
   WG_ALGO_DIJKSTRA = 0, /* serial, binary heap: the oracle */
   WG_ALGO_NEARFAR,      /* delta-stepping's near-far form, fixed delta */
-  WG_ALGO_SELFTUNE      /* near-far with delta steered to hold parallelism P */
+  WG_ALGO_SELFTUNE,     /* near-far with delta steered to hold parallelism P */
+  WG_ALGO_PQ            /* batched relaxed Dijkstra on the batched priority
+                           queue (pq.h): pops the `parallelism` smallest
+                           tentative distances at a time (0: 1024) */
 } wg_sssp_algo;
 
 /* Load-balancing policy of the frontier operators (advance + filter).
@@ -43,7 +46,9 @@ const char *wg_lb_name(wg_lb_policy lb); /* "auto", "thread", "twc", "lb", "lb_c
 wg_status wg_lb_from_name(const char *name, wg_lb_policy *out);
 
 /* One row of the per-iteration trace (near-far and self-tuning runs):
- * X1..X4 of the controller, the far-queue size, delta and the time. */
+ * X1..X4 of the controller, the far-queue size, delta and the time. For pq
+ * runs: live pairs popped, improving relaxations, pairs pushed (twice), the
+ * heap size after the pushes and the batch's key range (docs/pq.md). */
 typedef struct wg_sssp_iter {
   uint64_t iter;
   uint64_t frontier_in;  /* X1: input frontier */
@@ -73,6 +78,7 @@ typedef struct wg_sssp_opts {
   uint64_t delta;        /* near-far: 0 = from the graph, 32 x mean weight /
                             mean degree, as Gunrock and cuGraph do */
   double parallelism;    /* self-tuning set-point P (wanted advance output);
+                            pq: the batch size, items popped per iteration;
                             0 = a default for the backend */
   wg_lb_policy lb;       /* WG_LB_AUTO */
   int device;            /* CUDA device ordinal, 0 */

@@ -50,6 +50,11 @@ wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   return absent(why, why_cap);
 }
 
+wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_t why_cap) {
+  (void)a;
+  return absent(why, why_cap);
+}
+
 wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
                              int key_type, int pairs, uint32_t op_keys,
                              uint32_t blocks, wg__cuda_pq **out,

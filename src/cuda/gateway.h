@@ -114,6 +114,33 @@ typedef struct wg__cuda_nearfar_args {
 
 wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
+/* ---- priority-queue SSSP (src/cuda/sssp/pq_sssp.cu) ---------------------------
+ * The batched relaxed Dijkstra of src/sssp/pq_cpu.c on the GPU heap: pop
+ * `batch` pairs (bulk delete into device arrays), relax their arcs (a warp
+ * per popped vertex, atomic min), push the improved vertices once each
+ * (bulk insert from device arrays). Predecessors are left to the caller. */
+typedef struct wg__cuda_pq_sssp_args {
+  int device;
+  uint32_t n;
+  uint64_t m;
+  const uint64_t *offsets; /* device CSR */
+  const uint32_t *targets;
+  const uint32_t *weights;
+  uint32_t source;
+  uint64_t batch;          /* pairs popped per iteration, >= 1 */
+  uint32_t k;              /* heap node size: a power of two <= 1024 */
+  int trace;
+  wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
+  void *trace_ud;
+  /* outputs */
+  uint64_t *dist;          /* host, n */
+  uint64_t iterations;
+  uint64_t compactions;
+  double seconds;          /* the GPU loop alone */
+} wg__cuda_pq_sssp_args;
+
+wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_t why_cap);
+
 /* ---- the batched priority queue (src/cuda/pq) -------------------------------
  * Keys arrive in the caller's type (key_type: 0 u32, 1 u64, 2 f32, as
  * wg_pq_key_type) in host or device memory; the heap stores them in its own

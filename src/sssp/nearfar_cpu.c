@@ -597,55 +597,6 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   return WG_OK;
 }
 
-/* Predecessors from the final distances (see the design notes above). */
-static wg_status fill_pred(wg_ctx_t *ctx, const wg_csr *c, uint32_t source,
-                           const wg_dist_t *dist, uint32_t *pred, int threads) {
-  const uint32_t n = c->n;
-  int zero = 0;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (uint32_t v = 0; v < n; v++) pred[v] = WG_NO_VERTEX;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) reduction(| : zero)
-  for (uint32_t u = 0; u < n; u++) {
-    const wg_dist_t du = dist[u];
-    if (du == WG_DIST_INF) continue;
-    for (uint64_t a = c->offsets[u]; a < c->offsets[u + 1]; a++) {
-      const uint32_t v = c->targets[a], w = c->weights[a];
-      if (w == 0) {
-        zero |= 1;
-        continue;
-      }
-      if (du + w != dist[v] || v == source) continue;
-      uint32_t old = __atomic_load_n(&pred[v], __ATOMIC_RELAXED);
-      while (u < old && !__atomic_compare_exchange_n(&pred[v], &old, u, 1,
-                                                     __ATOMIC_RELAXED,
-                                                     __ATOMIC_RELAXED)) {
-      }
-    }
-  }
-  if (!zero) return WG_OK;
-  /* tight zero-weight arcs: breadth-first from every placed vertex */
-  uint32_t *queue = NULL;
-  wg_status st = wg__alloc(ctx, &queue, n, sizeof *queue, "sssp predecessor queue");
-  if (st != WG_OK) return st;
-  uint64_t head = 0, tail = 0;
-  for (uint32_t v = 0; v < n; v++)
-    if (dist[v] != WG_DIST_INF && (v == source || pred[v] != WG_NO_VERTEX))
-      queue[tail++] = v;
-  while (head < tail) {
-    const uint32_t u = queue[head++];
-    for (uint64_t a = c->offsets[u]; a < c->offsets[u + 1]; a++) {
-      const uint32_t v = c->targets[a];
-      if (c->weights[a] != 0 || v == source || pred[v] != WG_NO_VERTEX ||
-          dist[v] != dist[u])
-        continue;
-      pred[v] = u;
-      queue[tail++] = v;
-    }
-  }
-  wg__free(&queue);
-  return WG_OK;
-}
-
 static wg_lb_policy pick_graph_lb(const wg_csr *c) {
   uint32_t max = 0;
   for (uint32_t v = 0; v < c->n; v++) {
@@ -698,7 +649,8 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
     st = run_fixed(&s, job, lb, delta);
   }
   if (st != WG_OK) goto done;
-  if (job->pred) st = fill_pred(ctx, &s.c, job->source, s.dist, job->pred, threads);
+  if (job->pred)
+    st = wg__sssp_fill_pred(ctx, &s.c, job->source, s.dist, job->pred, threads);
   job->seconds = wg__now() - t0;
   wg__log(ctx, WG_LOG_DEBUG,
           "nearfar cpu: %llu iterations, %llu entries re-binned, %llu moved by the "

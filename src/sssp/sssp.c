@@ -1,9 +1,8 @@
 /* wg_sssp: the public entry point. It checks its arguments, picks the
  * backend for the requested algorithm, allocates the result and times the
  * computation alone (allocation and result bookkeeping are outside the
- * timed region). Today the only algorithm is the serial Dijkstra oracle,
- * which runs on the CPU; new algorithms add a row to the name table and a
- * case to the dispatch below.
+ * timed region). New algorithms add a row to the name table and a case to
+ * the dispatch below.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@ static const char *const algo_names[] = {
     [WG_ALGO_DIJKSTRA] = "dijkstra",
     [WG_ALGO_NEARFAR] = "nearfar",
     [WG_ALGO_SELFTUNE] = "selftune",
+    [WG_ALGO_PQ] = "pq",
 };
 #define ALGO_COUNT (sizeof algo_names / sizeof *algo_names)
 
@@ -129,6 +129,7 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
     return WG_OK;
   case WG_ALGO_NEARFAR:
   case WG_ALGO_SELFTUNE:
+  case WG_ALGO_PQ:
     if (requested == WG_BACKEND_CPU) {
       *out = WG_BACKEND_CPU;
       return WG_OK;
@@ -216,6 +217,10 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
   case WG_ALGO_SELFTUNE:
     st = backend == WG_BACKEND_CUDA ? wg__sssp_nearfar_cuda(ctx, &job)
                                     : wg__sssp_nearfar_cpu(ctx, &job);
+    break;
+  case WG_ALGO_PQ:
+    st = backend == WG_BACKEND_CUDA ? wg__sssp_pq_cuda(ctx, &job)
+                                    : wg__sssp_pq_cpu(ctx, &job);
     break;
   }
   r->seconds = job.seconds > 0 ? job.seconds : wg__now() - t0;

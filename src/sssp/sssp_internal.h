@@ -43,4 +43,21 @@ uint64_t wg__sssp_default_delta(const wg_graph_t *g);
 wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job);
 wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job);
 
+/* Predecessors from converged distances (src/sssp/pred.c): the lowest-id
+ * tail of a tight positive arc, then a breadth-first search over tight zero
+ * arcs. pred has n entries; WG_NO_VERTEX for the source and unreachable
+ * vertices. */
+wg_status wg__sssp_fill_pred(wg_ctx_t *ctx, const wg_csr *c, uint32_t source,
+                             const wg_dist_t *dist, uint32_t *pred, int threads);
+
+/* Priority-queue SSSP (opts->algo PQ) on the CPU batched heap and on the
+ * GPU heap. */
+wg_status wg__sssp_pq_cpu(wg_ctx_t *ctx, wg__sssp_job *job);
+wg_status wg__sssp_pq_cuda(wg_ctx_t *ctx, wg__sssp_job *job);
+/* The batch (pairs popped per iteration: `parallelism` when > 0, else
+ * `fallback`, within [1, n]) and the heap's node size k (the power of two
+ * >= min(batch, 1024)). */
+void wg__sssp_pq_batch(double parallelism, uint32_t n, uint64_t fallback,
+                       uint64_t *batch, uint32_t *k);
+
 #endif

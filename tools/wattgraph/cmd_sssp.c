@@ -75,13 +75,15 @@ int cmd_sssp(int argc, char **argv) {
        "lowest vertex of the largest strong component", 0, 18446744073709551615.0,
        &have_source},
       {"algo", 'a', OPT_STRING, &algo_name, "ALGO",
-       "dijkstra (the serial oracle), nearfar (fixed delta) or selftune",
+       "dijkstra (the serial oracle), nearfar (fixed delta), selftune or pq "
+       "(batched relaxed Dijkstra on the batched heap; --parallelism = batch)",
        "dijkstra; selftune with --parallelism", 0, 0, &have_algo},
       {"delta", 'd', OPT_U64, &delta, "D",
        "near-far bucket width (selftune: the starting one)",
        "32 x mean weight / mean degree", 1, 18446744073709551615.0, &have_delta},
       {"parallelism", 'P', OPT_DOUBLE, &parallelism, "P",
-       "self-tuning set-point: the wanted advance output per iteration",
+       "self-tuning set-point: the wanted advance output per iteration "
+       "(pq: the batch size, default 1024)",
        "chosen for the backend", 1, 1e15, &have_p},
       {"lb", 0, OPT_STRING, &lb_name, "POLICY",
        "frontier load balancing: auto, thread, twc, lb, lb_cull", "auto", 0, 0, NULL},
@@ -124,8 +126,13 @@ int cmd_sssp(int argc, char **argv) {
   wg_sssp_opts_defaults(&so);
   if (have_p && !have_algo) algo_name = "selftune";
   if (wg_sssp_algo_from_name(algo_name, &so.algo) != WG_OK) {
-    cli_error("sssp: unknown algorithm '%s' (known: dijkstra, nearfar, selftune)",
+    cli_error("sssp: unknown algorithm '%s' (known: dijkstra, nearfar, selftune, pq)",
               algo_name);
+    return CLI_USAGE;
+  }
+  if (so.algo == WG_ALGO_PQ && have_delta) {
+    cli_error("sssp: --delta does not apply to --algo pq (its batch size is "
+              "--parallelism)");
     return CLI_USAGE;
   }
   if (wg_lb_from_name(lb_name, &so.lb) != WG_OK) {
@@ -134,8 +141,8 @@ int cmd_sssp(int argc, char **argv) {
     return CLI_USAGE;
   }
   if (so.algo == WG_ALGO_DIJKSTRA && (have_delta || have_p || trace)) {
-    cli_error("sssp: --delta, --parallelism and --trace apply to --algo nearfar or "
-              "selftune, not dijkstra");
+    cli_error("sssp: --delta, --parallelism and --trace apply to --algo nearfar, "
+              "selftune or pq, not dijkstra");
     return CLI_USAGE;
   }
   if (so.algo == WG_ALGO_NEARFAR && have_p) {
