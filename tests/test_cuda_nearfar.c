@@ -10,6 +10,7 @@
  * path) and frequent hand-overs between them, and the self-tuning
  * property on traces (median advance_out near P, smaller spread than the
  * fixed delta). Skips (exit 7) without a GPU. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,63 @@ static void selftune_holds_parallelism(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Median and IQR / median of advance_out over rows [skip, len), the CPU
+ * test's measure (tests/test_nearfar.c, profile). */
+static void profile(const wg_sssp_result *r, uint64_t skip, double *median, double *iqr) {
+  assert_true(r->trace_len > 0);
+  if (skip > r->trace_len / 4) skip = r->trace_len / 4;
+  const uint64_t k = r->trace_len - skip;
+  uint64_t *x = malloc(k * sizeof *x);
+  assert_non_null(x);
+  for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip + i].advance_out;
+  qsort(x, k, sizeof *x, cmp_u64);
+  *median = (double)x[k / 2];
+  *iqr = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
+  free(x);
+}
+
+/* The frontier fit (docs/control.md): on Kronecker 18 at P = 1e4 the
+ * self-tuned run holds the median advance_out within 25% of P after the
+ * first 10 iterations, with a smaller IQR / median than fixed delta; the
+ * same check as the CPU test. Distances equal the fixed-delta run's. */
+static void selftune_kronecker_fit(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = ctx_new();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 18, 16, &go), WG_OK);
+  const double P = 10000;
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.backend = WG_BACKEND_CUDA;
+  o.trace = 1;
+  o.algo = WG_ALGO_SELFTUNE;
+  o.parallelism = P;
+  wg_sssp_result *st = NULL, *fx = NULL;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &st), WG_OK);
+  o.algo = WG_ALGO_NEARFAR;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &fx), WG_OK);
+  assert_int_equal(st->trace_len, st->iterations);
+  for (uint32_t v = 0; v < st->n; v++)
+    if (st->dist[v] != fx->dist[v]) fail_msg("kronecker 18: vertex %u differs", v);
+  double med_s, iqr_s, med_f, iqr_f;
+  profile(st, 10, &med_s, &iqr_s);
+  profile(fx, 10, &med_f, &iqr_f);
+  printf("kronecker 18 (cuda): P %.0f; self-tuned: %llu iterations, %.2f ms, median "
+         "advance_out %.0f (X2/P %.3f), IQR/median %.3f; fixed delta %llu: %llu "
+         "iterations, %.2f ms, median %.0f, IQR/median %.3f\n",
+         P, (unsigned long long)st->iterations, st->seconds * 1e3, med_s, med_s / P, iqr_s,
+         (unsigned long long)fx->delta, (unsigned long long)fx->iterations, fx->seconds * 1e3,
+         med_f, iqr_f);
+  assert_true(fabs(med_s - P) <= 0.25 * P);
+  assert_true(iqr_s < iqr_f);
+  wg_sssp_result_destroy(&st);
+  wg_sssp_result_destroy(&fx);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   wg_ctx_t *ctx = NULL;
   int count = 0;
@@ -374,6 +432,7 @@ int main(void) {
       cmocka_unit_test(road_grid_kronecker),
       cmocka_unit_test(osm_and_shared),
       cmocka_unit_test(selftune_holds_parallelism),
+      cmocka_unit_test(selftune_kronecker_fit),
   };
   /* WG_TEST_QUICK=1 (under compute-sanitizer): the small graphs only;
    * =2 the two smallest groups (racecheck: =1 did not finish in 150 s) */

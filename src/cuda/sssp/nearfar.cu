@@ -52,8 +52,11 @@
 #define wg_vsgd_value wg__dev_vsgd_value
 #define wg_selftune_init wg__dev_selftune_init
 #define wg_selftune_step wg__dev_selftune_step
+#define wg_selftune_adopt wg__dev_selftune_adopt
+#include "control/adopt.c"
 #include "control/selftune.c"
 #include "control/vsgd.c"
+#undef wg_selftune_adopt
 #undef wg_vsgd_init
 #undef wg_vsgd_update
 #undef wg_vsgd_value
@@ -61,6 +64,7 @@
 #undef wg_selftune_step
 
 #include <cooperative_groups.h>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -113,10 +117,27 @@ __host__ __device__ inline int loop_for(const Persist &p, int now, unsigned long
   return kGrid;
 }
 
+/* The frontier fit of one iteration (self-tuning, multi-kernel path; see
+ * "the frontier fit" below). */
+struct Fit {
+  int mode;                    /* 0 none, 1 trim the frontier, 2 top it up */
+  int pos;                     /* radix select: bits left below the prefix
+                                  (-1: not started) */
+  uint32_t *src;               /* candidates: the frontier or the far queue */
+  uint32_t size, kept, far_out, tie_seen;
+  unsigned long long k;        /* rank (0-based) of the cut among candidates,
+                                  relative to the resolved prefix */
+  unsigned long long base, maxv, prefix;
+};
+
 struct Run {
   Head h;
   State q;
   wg_selftune ctl;
+  wg_selftune_decision dec; /* the decision applied this iteration */
+  unsigned long long prev_thr; /* threshold before it */
+  int fit_on;                  /* a decision was applied: fit the frontier */
+  Fit fit;
   unsigned long long delta;
   unsigned long long last_ns;
   unsigned long long loop_limit;
@@ -166,6 +187,7 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
   r->last_ns = now_ns;
   q->far_pass = 0;
   q->push_back = 0;
+  r->fit_on = 0;
   if (q->selftune) {
     wg_selftune_counts c;
     wg_selftune_decision d;
@@ -189,6 +211,9 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
     const unsigned long long old = q->threshold;
     q->threshold = d.threshold;
     q->push_back = d.threshold < old && x4 > 0;
+    r->dec = d;
+    r->prev_thr = old;
+    r->fit_on = 1;
     q->nparts = d.nparts;
     for (uint32_t i = 0; i < d.nparts; i++) q->bound[i] = d.bound[i];
     q->far_pass = q->far_size > 0 || q->push_back;
@@ -255,6 +280,271 @@ __host__ __device__ void finish_step(Run *r) {
 
 __global__ void finish_kernel(Run *r) {
   if (threadIdx.x == 0) finish_step(r);
+}
+
+/* ---- the frontier fit (self-tuning, multi-kernel path) -------------------
+ *
+ * docs/control.md, "Frontier fit": after the decision is applied (push-back
+ * and far pass done), a frontier over WG_SELFTUNE_TRIM * T (T = the
+ * decision's target, ceil(P/d)) keeps its T vertices of smallest distance
+ * and sends the rest to the far queue; one under T / TRIM takes the nearest
+ * live far entries until it holds T. Ties at the cut distance are split by
+ * arrival order (near-far is label-correcting). The cut is the k-th
+ * smallest candidate distance, found by a radix select over (d - min):
+ * 16-bit digits from the top, each digit a histogram kernel (65536 global
+ * bins, warp-aggregated atomics) and a one-block scan kernel that picks the
+ * digit holding rank k and clears the bins again. 32-bit distances need at
+ * most 2 digits, 64-bit ones 4; digits beyond the range's width return at
+ * once. Then one kernel moves the vertices and one thread swaps the buffers
+ * and tells the controller (wg_selftune_adopt) the threshold the fit ended
+ * at and the far partitions it emptied. Every kernel returns at once when
+ * no fit is due, so the sequence is captured into the CUDA graph like the
+ * rest of the iteration. The persistent kernels do not fit: self-tuned runs
+ * stay on the multi-kernel path (docs/nearfar-cuda.md measures the cost). */
+
+constexpr int kFitBits = 16;
+constexpr uint32_t kFitBins = 1u << kFitBits;
+constexpr int kSelThreads = 1024;
+
+__device__ __forceinline__ int range_bits(unsigned long long range) {
+  return range ? 64 - __clzll((long long)range) : 0;
+}
+
+__global__ void fit_prep_kernel(Run *r) {
+  if (threadIdx.x) return;
+  State *q = &r->q;
+  Fit *f = &r->fit;
+  f->mode = 0;
+  if (q->done || q->mode || !q->selftune || !r->fit_on) return;
+  double target = r->dec.target;
+  if (!(target >= 1.0)) target = 1.0;
+  if (target > 4e18) target = 4e18;
+  const unsigned long long want = (unsigned long long)ceil(target);
+  const uint32_t x1 = q->push_back ? q->tmp_size : q->near_size;
+  f->kept = f->far_out = f->tie_seen = 0;
+  f->base = ~0ull;
+  f->maxv = 0;
+  f->prefix = 0;
+  f->pos = -1;
+  if ((double)x1 > WG_SELFTUNE_TRIM * target) {
+    f->mode = 1;
+    f->src = q->push_back ? q->tmp : q->near_q;
+    f->size = x1;
+    f->k = want - 1;
+    if (!q->far_pass) { /* the far queue is empty: start a new one in far2 */
+      q->far_pass = 1;
+      q->far2_size = 0;
+      q->far_min = ~0ull;
+      for (uint32_t i = 0; i < wgf::kMaxParts; i++) q->part_count[i] = 0;
+    }
+  } else if ((double)x1 < target / WG_SELFTUNE_TRIM && q->far_pass && q->far2_size > 0) {
+    /* after the far pass, far2 holds exactly the live far entries */
+    const unsigned long long need = want - x1;
+    f->mode = 2;
+    f->src = q->far2;
+    f->size = q->far2_size;
+    f->k = (need < f->size ? need : f->size) - 1;
+    q->far_min = ~0ull; /* recounted by fit_apply over what stays */
+    for (uint32_t i = 0; i < wgf::kMaxParts; i++) q->part_count[i] = 0;
+  }
+}
+
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads) fit_minmax_kernel(Run *r, const D *dist) {
+  Fit *f = &r->fit;
+  if (!f->mode) return;
+  unsigned long long lo = ~0ull, hi = 0;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < f->size;
+       i += gridDim.x * blockDim.x) {
+    const unsigned long long d = dist[f->src[i]];
+    if (d < lo) lo = d;
+    if (d > hi) hi = d;
+  }
+  for (int o = 16; o; o >>= 1) {
+    const unsigned long long a = __shfl_xor_sync(0xffffffffu, lo, o);
+    const unsigned long long b = __shfl_xor_sync(0xffffffffu, hi, o);
+    if (a < lo) lo = a;
+    if (b > hi) hi = b;
+  }
+  if ((threadIdx.x & 31) == 0 && lo != ~0ull) {
+    atomicMin(&f->base, lo);
+    atomicMax(&f->maxv, hi);
+  }
+}
+
+/* One digit's histogram over the candidates that match the prefix. */
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
+  const Fit *f = &r->fit;
+  if (!f->mode) return;
+  const unsigned long long base = f->base, prefix = f->prefix;
+  const int pos = f->pos < 0 ? range_bits(f->maxv - base) : f->pos;
+  if (pos == 0) return;
+  const int lo = pos > kFitBits ? pos - kFitBits : 0;
+  const unsigned long long mask = (1ull << (pos - lo)) - 1;
+  const uint32_t size = f->size;
+  for (uint32_t i0 = blockIdx.x * blockDim.x; i0 < size; i0 += gridDim.x * blockDim.x) {
+    const uint32_t i = i0 + threadIdx.x;
+    bool hit = false;
+    uint32_t bin = 0;
+    if (i < size) {
+      const unsigned long long x = (unsigned long long)dist[f->src[i]] - base;
+      hit = pos >= 64 || (x >> pos) == (prefix >> pos);
+      bin = (uint32_t)((x >> lo) & mask);
+    }
+    const unsigned act = __ballot_sync(0xffffffffu, hit);
+    if (hit) {
+      /* Kronecker frontiers hold long runs of one distance: one atomic per
+       * distinct bin of the warp */
+      const unsigned same = __match_any_sync(act, bin);
+      if ((threadIdx.x & 31) == (uint32_t)(__ffs(same) - 1))
+        atomicAdd(&hist[bin], (uint32_t)__popc(same));
+    }
+  }
+}
+
+/* One block: the digit that holds rank k; clears the bins it read. */
+__global__ void __launch_bounds__(kSelThreads) fit_select_kernel(Run *r, uint32_t *hist) {
+  Fit *f = &r->fit;
+  if (!f->mode) return;
+  const int pos = f->pos < 0 ? range_bits(f->maxv - f->base) : f->pos;
+  if (pos == 0) return;
+  const unsigned long long k = f->k;
+  const int lo = pos > kFitBits ? pos - kFitBits : 0;
+  const uint32_t nb = 1u << (pos - lo);
+  constexpr uint32_t per = kFitBins / kSelThreads;
+  const uint32_t b0 = threadIdx.x * per, b1 = b0 + per < nb ? b0 + per : nb;
+  unsigned long long sum = 0;
+  for (uint32_t b = b0; b < b1; b++) sum += hist[b];
+  using Scan = cub::BlockScan<unsigned long long, kSelThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  unsigned long long below = 0;
+  Scan(tmp).ExclusiveSum(sum, below);
+  if (below <= k && k < below + sum) {
+    for (uint32_t b = b0; b < b1; b++) {
+      const unsigned long long h = hist[b];
+      if (k < below + h) {
+        f->k = k - below;
+        f->prefix |= (unsigned long long)b << lo;
+        break;
+      }
+      below += h;
+    }
+  }
+  for (uint32_t b = b0; b < b1; b++) hist[b] = 0;
+  if (threadIdx.x == 0) f->pos = lo;
+}
+
+/* Moves the vertices: trim keeps the frontier's cut part in `in` (free
+ * after the advance) and sends the rest far (far2); top-up takes the cut
+ * part of far2 into the frontier and keeps the rest in far_q (free after
+ * the far pass), recounting partitions and far_min. */
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<D> vx) {
+  Fit *f = &r->fit;
+  if (!f->mode) return;
+  State *q = &r->q;
+  __shared__ unsigned long long s_bound[wgf::kMaxParts];
+  const uint32_t nparts = q->nparts;
+  for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = q->bound[i];
+  __syncthreads();
+  const unsigned long long cut = f->base + f->prefix, ties = f->k + 1;
+  const int trim = f->mode == 1;
+  const uint32_t size = f->size, stamp = q->stamp;
+  uint32_t *front = q->push_back ? q->tmp : q->near_q;
+  uint32_t *front_size = q->push_back ? &q->tmp_size : &q->near_size;
+  uint32_t *far_out = trim ? q->far2 : q->far_q;
+  uint32_t *far_count = trim ? &q->far2_size : &f->far_out;
+  unsigned long long local_min = ~0ull;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t v = f->src[i];
+    const unsigned long long d = vx.dist[v];
+    const bool take = d < cut || (d == cut && atomicAdd(&f->tie_seen, 1u) < ties);
+    if (take) {
+      if (trim) {
+        wgf::append(q->in, &f->kept, v);
+      } else {
+        /* never in the frontier already (the far pass left only d >= thr
+         * in far2), but a vertex pushed back this iteration still carries
+         * the label stamp + 1: no label test here, or it would be lost */
+        vx.in_far[v] = 0;
+        vx.stamp[v] = stamp + 1;
+        wgf::append(front, front_size, v);
+      }
+      continue;
+    }
+    if (trim && atomicExch(&vx.in_far[v], 1u) != 0u) continue;
+    if (d < local_min) local_min = d;
+    if (nparts) atomicAdd(&q->part_count[wgf::part_of(s_bound, nparts, d)], 1ull);
+    wgf::append(far_out, far_count, v);
+  }
+  for (int o = 16; o; o >>= 1) {
+    const unsigned long long x = __shfl_xor_sync(0xffffffffu, local_min, o);
+    if (x < local_min) local_min = x;
+  }
+  if ((threadIdx.x & 31) == 0 && local_min != ~0ull) atomicMin(&q->far_min, local_min);
+}
+
+/* One thread: swap the buffers, adopt the fitted threshold. */
+__global__ void fit_end_kernel(Run *r) {
+  if (threadIdx.x) return;
+  Fit *f = &r->fit;
+  if (!f->mode) return;
+  State *q = &r->q;
+  const unsigned long long cut = f->base + f->prefix;
+  unsigned long long thr;
+  uint32_t consumed = 0;
+  if (f->mode == 1) {
+    uint32_t *t = q->in;
+    if (q->push_back) {
+      q->in = q->tmp;
+      q->tmp = t;
+      q->tmp_size = f->kept;
+    } else {
+      q->in = q->near_q;
+      q->near_q = t;
+      q->near_size = f->kept;
+    }
+    thr = cut + 1;
+  } else {
+    uint32_t *t = q->far_q;
+    q->far_q = q->far2;
+    q->far2 = t;
+    q->far2_size = f->far_out;
+    thr = cut + 1 > q->threshold ? cut + 1 : q->threshold;
+    /* leading partitions the top-up emptied, below the new threshold */
+    while (consumed + 1 < q->nparts && q->part_count[consumed] == 0 &&
+           q->bound[consumed] <= thr)
+      consumed++;
+  }
+  if (wg__dev_selftune_adopt(&r->ctl, &r->dec, r->prev_thr, thr, consumed) != WG_OK) {
+    r->h.error = 1;
+    q->done = r->h.done = 1;
+    return;
+  }
+  q->threshold = r->dec.threshold;
+  q->nparts = r->dec.nparts;
+  for (uint32_t i = 0; i < wgf::kMaxParts; i++) {
+    q->bound[i] = r->dec.bound[i];
+    q->part_count[i] = i + consumed < wgf::kMaxParts ? q->part_count[i + consumed] : 0;
+  }
+}
+
+/* Enqueues the fit (returns at once on every kernel when none is due). */
+template <typename D>
+static cudaError_t enqueue_fit(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
+                               cudaStream_t s) {
+  fit_prep_kernel<<<1, 32, 0, s>>>(run);
+  fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
+  for (int p = 0; p < (int)(sizeof(D) * 8) / kFitBits; p++) {
+    fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
+    fit_select_kernel<<<1, kSelThreads, 0, s>>>(run, hist);
+  }
+  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
+  fit_end_kernel<<<1, 32, 0, s>>>(run);
+  return cudaGetLastError();
 }
 
 /* ---- the persistent loop ------------------------------------------------
@@ -766,6 +1056,7 @@ template <typename D> struct Bufs {
   Run *run = nullptr;
   wg_sssp_iter *ring = nullptr;
   Cnt *cnt = nullptr;
+  uint32_t *hist = nullptr; /* the frontier fit's radix bins */
 };
 
 template <typename D> void free_bufs(Bufs<D> &b) {
@@ -788,6 +1079,7 @@ template <typename D> void free_bufs(Bufs<D> &b) {
   cudaFree(b.run);
   cudaFree(b.ring);
   cudaFree(b.cnt);
+  cudaFree(b.hist);
 }
 
 struct Launch {
@@ -799,7 +1091,7 @@ struct Launch {
 
 /* Enqueues one iteration (device control). */
 template <typename D>
-static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb,
+static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
                                      const Launch &L, cudaStream_t s, int host_control,
                                      Run *host_run, wg_sssp_iter *host_ring) {
   State *q = &b.run->q;
@@ -833,6 +1125,10 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb,
   }
   wgf::push_back<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
   wgf::far_pass<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
+  if (selftune) {
+    e = enqueue_fit<D>(b.run, b.vx, b.hist, L.sgrid, s);
+    if (e != cudaSuccess) return e;
+  }
   finish_kernel<<<1, 32, 0, s>>>(b.run);
   return cudaGetLastError();
 }
@@ -894,6 +1190,10 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     CK(cudaMalloc(&b.cand, nq * 4));
   }
   CK(cudaMalloc(&b.count, 8));
+  if (a->selftune) {
+    CK(cudaMalloc(&b.hist, kFitBins * 4));
+    CK(cudaMemset(b.hist, 0, kFitBins * 4)); /* each select pass clears it again */
+  }
   CK(cudaMalloc(&b.wide, sizeof(D) == 8 ? 8 : nq * 8));
 
   /* the initial state, built on the host */
@@ -929,7 +1229,9 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   }
 
   /* the persistent kernel: a block per SM, if they can all be resident */
-  if (!a->no_persist && !a->host_control && !a->sync_each) {
+  /* self-tuned runs stay on the multi-kernel path: only it fits the
+   * frontier (see "the frontier fit") */
+  if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune) {
     int coop = 0, occ = 0;
     CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
@@ -957,7 +1259,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   if (!a->host_control && !a->sync_each) {
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     for (int k = 0; k < K; k++) {
-      cudaError_t e = enqueue_iteration<D>(g, b, lb, L, s, 0, nullptr, nullptr);
+      cudaError_t e = enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr);
       if (e != cudaSuccess) {
         cudaStreamEndCapture(s, &graph);
         CK(e);
@@ -990,7 +1292,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     } else if (exec) {
       CK(cudaGraphLaunch(exec, s));
     } else {
-      CK(enqueue_iteration<D>(g, b, lb, L, s, a->host_control, hrun, hring));
+      CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring));
     }
     CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
