@@ -11,16 +11,7 @@
 
 namespace {
 
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));        \
-      (void)cudaGetLastError();                                               \
-      st = WG_EDEVICE;                                                        \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
+#include "cuda/check.cuh"
 
 template <typename D>
 wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
@@ -47,28 +38,28 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   }
   for (uint32_t v = 0; v < n; v++)
     hd[v] = a->dist_in[v] == WG_DIST_INF ? (D)~(D)0 : (D)a->dist_in[v];
-  CK(cudaSetDevice(a->device));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
+  WG_CK(cudaSetDevice(a->device));
+  WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   grid = sms * 8;
-  CK(cudaMalloc(&vx.dist, nq * sizeof(D)));
-  CK(cudaMalloc(&vx.done, nq * sizeof(D)));
-  CK(cudaMalloc(&vx.stamp, nq * 4));
-  CK(cudaMalloc(&vx.in_far, nq * 4));
-  CK(cudaMalloc(&vx.bitmask, (nq / 32 + 1) * 4));
-  for (int i = 0; i < 4; i++) CK(cudaMalloc(&q[i], nq * 4));
-  CK(cudaMalloc(&adv, (a->m ? a->m : 1) * 4));
-  CK(cudaMalloc(&scan, nq * 8));
-  CK(cudaMalloc(&fdist, nq * sizeof(D)));
+  WG_CK(cudaMalloc(&vx.dist, nq * sizeof(D)));
+  WG_CK(cudaMalloc(&vx.done, nq * sizeof(D)));
+  WG_CK(cudaMalloc(&vx.stamp, nq * 4));
+  WG_CK(cudaMalloc(&vx.in_far, nq * 4));
+  WG_CK(cudaMalloc(&vx.bitmask, (nq / 32 + 1) * 4));
+  for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&q[i], nq * 4));
+  WG_CK(cudaMalloc(&adv, (a->m ? a->m : 1) * 4));
+  WG_CK(cudaMalloc(&scan, nq * 8));
+  WG_CK(cudaMalloc(&fdist, nq * sizeof(D)));
   cub_bytes = wgf::lb_scan_bytes(n);
-  CK(cudaMalloc(&cub_tmp, cub_bytes ? cub_bytes : 1));
-  CK(cudaMalloc(&s, sizeof *s));
-  CK(cudaMemcpy(vx.dist, hd, (size_t)n * sizeof(D), cudaMemcpyHostToDevice));
-  CK(cudaMemset(vx.done, 0xff, nq * sizeof(D)));
-  CK(cudaMemset(vx.stamp, 0, nq * 4));
-  CK(cudaMemset(vx.in_far, 0, nq * 4));
-  CK(cudaMemset(vx.bitmask, 0, (nq / 32 + 1) * 4));
+  WG_CK(cudaMalloc(&cub_tmp, cub_bytes ? cub_bytes : 1));
+  WG_CK(cudaMalloc(&s, sizeof *s));
+  WG_CK(cudaMemcpy(vx.dist, hd, (size_t)n * sizeof(D), cudaMemcpyHostToDevice));
+  WG_CK(cudaMemset(vx.done, 0xff, nq * sizeof(D)));
+  WG_CK(cudaMemset(vx.stamp, 0, nq * 4));
+  WG_CK(cudaMemset(vx.in_far, 0, nq * 4));
+  WG_CK(cudaMemset(vx.bitmask, 0, (nq / 32 + 1) * 4));
   if (a->frontier_len)
-    CK(cudaMemcpy(q[0], a->frontier, (size_t)a->frontier_len * 4, cudaMemcpyHostToDevice));
+    WG_CK(cudaMemcpy(q[0], a->frontier, (size_t)a->frontier_len * 4, cudaMemcpyHostToDevice));
   memset(&init, 0, sizeof init);
   init.in = q[0];
   init.adv = adv;
@@ -82,9 +73,9 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   init.stamp = 2;
   init.threshold = a->threshold;
   init.far_min = ~0ull;
-  CK(cudaMemcpy(s, &init, sizeof init, cudaMemcpyHostToDevice));
+  WG_CK(cudaMemcpy(s, &init, sizeof init, cudaMemcpyHostToDevice));
   if (a->lb == wgf::POL_LB || a->lb == wgf::POL_LB_CULL) {
-    CK(wgf::lb_scan(g, s, scan, cub_tmp, cub_bytes, n, 0));
+    WG_CK(wgf::lb_scan(g, s, scan, cub_tmp, cub_bytes, n, 0));
     wgf::lb_mark_empty<D><<<grid, T>>>(g, s, vx);
   }
   switch (a->lb) {
@@ -97,12 +88,12 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
     st = WG_EINVAL;
     goto done;
   }
-  CK(cudaGetLastError());
+  WG_CK(cudaGetLastError());
   if (a->lb != wgf::POL_LB_CULL) wgf::filter_bisect<D><<<grid, T>>>(s, vx);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(&back, s, sizeof back, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hd, vx.dist, (size_t)n * sizeof(D), cudaMemcpyDeviceToHost));
+  WG_CK(cudaGetLastError());
+  WG_CK(cudaDeviceSynchronize());
+  WG_CK(cudaMemcpy(&back, s, sizeof back, cudaMemcpyDeviceToHost));
+  WG_CK(cudaMemcpy(hd, vx.dist, (size_t)n * sizeof(D), cudaMemcpyDeviceToHost));
   for (uint32_t v = 0; v < n; v++)
     a->dist_out[v] = hd[v] == (D)~(D)0 ? WG_DIST_INF : (uint64_t)hd[v];
   a->near_len = back.near_size;
@@ -110,9 +101,9 @@ wg_status step(wg__cuda_frontier_args *a, char *why, size_t why_cap) {
   a->advance_out = back.adv_size;
   a->filter_out = back.x3;
   if (back.near_size)
-    CK(cudaMemcpy(a->near_out, q[1], (size_t)back.near_size * 4, cudaMemcpyDeviceToHost));
+    WG_CK(cudaMemcpy(a->near_out, q[1], (size_t)back.near_size * 4, cudaMemcpyDeviceToHost));
   if (back.far_size)
-    CK(cudaMemcpy(a->far_out, q[3], (size_t)back.far_size * 4, cudaMemcpyDeviceToHost));
+    WG_CK(cudaMemcpy(a->far_out, q[3], (size_t)back.far_size * 4, cudaMemcpyDeviceToHost));
 done:
   free(hd);
   cudaFree(vx.dist);

@@ -145,16 +145,7 @@ struct Run {
   Persist p;
 };
 
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));        \
-      (void)cudaGetLastError();                                               \
-      st = WG_EDEVICE;                                                        \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
+#include "cuda/check.cuh"
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -1158,43 +1149,43 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096];
 
-  CK(cudaSetDevice(a->device));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
+  WG_CK(cudaSetDevice(a->device));
+  WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   L.grid = sms * 8;
   L.vgrid = sms * 8;
   L.sgrid = sms * 2;
   if (K > (int)kRing / 2) K = kRing / 2; /* a replay must fit the trace ring */
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
-  CK(cudaMalloc(&b.vx.done, nq * sizeof(D)));
-  CK(cudaMalloc(&b.vx.stamp, nq * 4));
-  CK(cudaMalloc(&b.vx.in_far, nq * 4));
-  CK(cudaMalloc(&b.vx.bitmask, (nq / 32 + 1) * 4));
-  for (int i = 0; i < 4; i++) CK(cudaMalloc(&b.q[i], nq * 4));
-  CK(cudaMalloc(&b.far[0], nq * 4));
-  CK(cudaMalloc(&b.far[1], nq * 4));
-  CK(cudaMalloc(&b.adv, (use_adv && a->m ? a->m : 1) * 4));
-  CK(cudaMalloc(&b.scan, (use_scan ? nq : 1) * 8));
-  CK(cudaMalloc(&b.fdist, (use_scan ? nq : 1) * sizeof(D)));
+  WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  WG_CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
+  WG_CK(cudaMalloc(&b.vx.done, nq * sizeof(D)));
+  WG_CK(cudaMalloc(&b.vx.stamp, nq * 4));
+  WG_CK(cudaMalloc(&b.vx.in_far, nq * 4));
+  WG_CK(cudaMalloc(&b.vx.bitmask, (nq / 32 + 1) * 4));
+  for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&b.q[i], nq * 4));
+  WG_CK(cudaMalloc(&b.far[0], nq * 4));
+  WG_CK(cudaMalloc(&b.far[1], nq * 4));
+  WG_CK(cudaMalloc(&b.adv, (use_adv && a->m ? a->m : 1) * 4));
+  WG_CK(cudaMalloc(&b.scan, (use_scan ? nq : 1) * 8));
+  WG_CK(cudaMalloc(&b.fdist, (use_scan ? nq : 1) * sizeof(D)));
   if (use_scan) {
     b.cub_bytes = wgf::lb_scan_bytes(n);
-    CK(cudaMalloc(&b.cub_tmp, b.cub_bytes ? b.cub_bytes : 1));
+    WG_CK(cudaMalloc(&b.cub_tmp, b.cub_bytes ? b.cub_bytes : 1));
   }
-  CK(cudaMalloc(&b.run, sizeof(Run)));
-  CK(cudaMalloc(&b.ring, kRing * sizeof(wg_sssp_iter)));
-  CK(cudaMalloc(&b.cnt, 3 * sizeof(Cnt)));
-  CK(cudaMallocHost(&hrun, sizeof(Run)));
-  CK(cudaMallocHost(&hring, kRing * sizeof(wg_sssp_iter)));
+  WG_CK(cudaMalloc(&b.run, sizeof(Run)));
+  WG_CK(cudaMalloc(&b.ring, kRing * sizeof(wg_sssp_iter)));
+  WG_CK(cudaMalloc(&b.cnt, 3 * sizeof(Cnt)));
+  WG_CK(cudaMallocHost(&hrun, sizeof(Run)));
+  WG_CK(cudaMallocHost(&hring, kRing * sizeof(wg_sssp_iter)));
   if (a->predecessors) {
-    CK(cudaMalloc(&b.pred, nq * 4));
-    CK(cudaMalloc(&b.cand, nq * 4));
+    WG_CK(cudaMalloc(&b.pred, nq * 4));
+    WG_CK(cudaMalloc(&b.cand, nq * 4));
   }
-  CK(cudaMalloc(&b.count, 8));
+  WG_CK(cudaMalloc(&b.count, 8));
   if (a->selftune) {
-    CK(cudaMalloc(&b.hist, kFitBins * 4));
-    CK(cudaMemset(b.hist, 0, kFitBins * 4)); /* each select pass clears it again */
+    WG_CK(cudaMalloc(&b.hist, kFitBins * 4));
+    WG_CK(cudaMemset(b.hist, 0, kFitBins * 4)); /* each select pass clears it again */
   }
-  CK(cudaMalloc(&b.wide, sizeof(D) == 8 ? 8 : nq * 8));
+  WG_CK(cudaMalloc(&b.wide, sizeof(D) == 8 ? 8 : nq * 8));
 
   /* the initial state, built on the host */
   memset(&init, 0, sizeof init);
@@ -1233,8 +1224,8 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
    * frontier (see "the frontier fit") */
   if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune) {
     int coop = 0, occ = 0;
-    CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
+    WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
+    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
                                                      0));
     if (coop && occ >= 1) pgrid = sms;
     if (pgrid && a->persist_blocks > 0 && a->persist_blocks < pgrid) pgrid = a->persist_blocks;
@@ -1247,7 +1238,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.p.block_lo = init.p.block_hi / 4;
   init.p.far_hi = 2048;
   init.p.far_lo = 1024;
-  CK(cudaMemcpy(src_off, (const unsigned long long *)a->offsets + a->source, 16,
+  WG_CK(cudaMemcpy(src_off, (const unsigned long long *)a->offsets + a->source, 16,
                 cudaMemcpyDeviceToHost));
   {
     const unsigned long long deg = src_off[1] - src_off[0];
@@ -1257,52 +1248,52 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
 
   /* capture K iterations once (device control); replayed until done */
   if (!a->host_control && !a->sync_each) {
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     for (int k = 0; k < K; k++) {
       cudaError_t e = enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr);
       if (e != cudaSuccess) {
         cudaStreamEndCapture(s, &graph);
-        CK(e);
+        WG_CK(e);
       }
     }
-    CK(cudaStreamEndCapture(s, &graph));
-    CK(cudaGraphInstantiate(&exec, graph, 0));
+    WG_CK(cudaStreamEndCapture(s, &graph));
+    WG_CK(cudaGraphInstantiate(&exec, graph, 0));
   }
-  CK(cudaStreamSynchronize(s));
+  WG_CK(cudaStreamSynchronize(s));
 
   for (int rep = 0; rep < reps; rep++) {
   /* ---- the timed region: init, loop, predecessors ---- */
   drained = 0;
   t0 = host_now();
-  CK(cudaMemcpyAsync(b.run, &init, sizeof init, cudaMemcpyHostToDevice, s));
-  CK(cudaMemsetAsync(b.vx.stamp, 0, nq * 4, s));
-  CK(cudaMemsetAsync(b.vx.in_far, 0, nq * 4, s));
+  WG_CK(cudaMemcpyAsync(b.run, &init, sizeof init, cudaMemcpyHostToDevice, s));
+  WG_CK(cudaMemsetAsync(b.vx.stamp, 0, nq * 4, s));
+  WG_CK(cudaMemsetAsync(b.vx.in_far, 0, nq * 4, s));
   init_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx, n, a->source, b.q[0]);
-  CK(cudaGetLastError());
+  WG_CK(cudaGetLastError());
   mode = init.h.mode;
   for (;;) {
     if (mode == kGrid) {
       void *kargs[] = {(void *)&g, (void *)&b.run, (void *)&b.vx, (void *)&b.ring,
                        (void *)&b.cnt};
-      CK(cudaLaunchCooperativeKernel((const void *)persist_kernel<D, false>, pgrid, kPThreads,
+      WG_CK(cudaLaunchCooperativeKernel((const void *)persist_kernel<D, false>, pgrid, kPThreads,
                                      kargs, 0, s));
     } else if (mode == kBlock) {
       persist_kernel<D, true><<<1, kBThreads, 0, s>>>(g, b.run, b.vx, b.ring, b.cnt);
-      CK(cudaGetLastError());
+      WG_CK(cudaGetLastError());
     } else if (exec) {
-      CK(cudaGraphLaunch(exec, s));
+      WG_CK(cudaGraphLaunch(exec, s));
     } else {
-      CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring));
+      WG_CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring));
     }
-    CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
+    WG_CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
+    WG_CK(cudaStreamSynchronize(s));
     /* a persistent launch may have written up to kRing / 2 rows: drain */
     if (a->trace && hrun->h.trace_count > drained &&
         (mode || hrun->h.trace_count - drained >= kRing / 2)) {
       /* drain the ring (host control writes it on the host) */
       if (!a->host_control) {
-        CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
+        WG_CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
+        WG_CK(cudaStreamSynchronize(s));
       }
       for (; drained < hrun->h.trace_count; drained++)
         if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
@@ -1311,27 +1302,27 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     mode = hrun->h.mode;
   }
   if (a->predecessors) {
-    CK(cudaMemsetAsync(b.pred, 0xff, nq * 4, s));
+    WG_CK(cudaMemsetAsync(b.pred, 0xff, nq * 4, s));
     pred_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(g, b.vx.dist, a->source, b.pred);
-    CK(cudaMemsetAsync(b.count, 0, 8, s));
+    WG_CK(cudaMemsetAsync(b.count, 0, 8, s));
     unanchored_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx.dist, n, a->source, b.pred, b.count);
     uint32_t left = 0;
-    CK(cudaMemcpyAsync(&left, b.count, 4, cudaMemcpyDeviceToHost, s));
-    CK(cudaStreamSynchronize(s));
+    WG_CK(cudaMemcpyAsync(&left, b.count, 4, cudaMemcpyDeviceToHost, s));
+    WG_CK(cudaStreamSynchronize(s));
     if (left) {
-      CK(cudaMemsetAsync(b.cand, 0xff, nq * 4, s));
+      WG_CK(cudaMemsetAsync(b.cand, 0xff, nq * 4, s));
       for (;;) {
         uint32_t changed = 0;
-        CK(cudaMemsetAsync(b.count, 0, 8, s));
+        WG_CK(cudaMemsetAsync(b.count, 0, 8, s));
         zero_round_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(g, b.vx.dist, a->source, b.pred, b.cand);
         zero_commit_kernel<<<L.vgrid, wgf::kThreads, 0, s>>>(n, b.pred, b.cand, b.count);
-        CK(cudaMemcpyAsync(&changed, b.count, 4, cudaMemcpyDeviceToHost, s));
-        CK(cudaStreamSynchronize(s));
+        WG_CK(cudaMemcpyAsync(&changed, b.count, 4, cudaMemcpyDeviceToHost, s));
+        WG_CK(cudaStreamSynchronize(s));
         if (!changed) break;
       }
     }
   }
-  CK(cudaStreamSynchronize(s));
+  WG_CK(cudaStreamSynchronize(s));
   times[rep] = host_now() - t0;
   /* ---- end of the timed region ---- */
   }
@@ -1344,7 +1335,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     }
   a->seconds = times[reps / 2];
 
-  CK(cudaMemcpy(hrun, b.run, sizeof(Run), cudaMemcpyDeviceToHost));
+  WG_CK(cudaMemcpy(hrun, b.run, sizeof(Run), cudaMemcpyDeviceToHost));
   if (hrun->h.error) {
     snprintf(why, why_cap,
              hrun->h.error == 1 ? "self-tuning controller rejected its counts"
@@ -1357,21 +1348,21 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   a->loops = hrun->h.loops;
   if (a->trace && drained < hrun->h.trace_count) {
     if (!a->host_control)
-      CK(cudaMemcpy(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost));
+      WG_CK(cudaMemcpy(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost));
     for (; drained < hrun->h.trace_count; drained++)
       if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
   }
   if (sizeof(D) == 8) {
-    CK(cudaMemcpy(a->dist, b.vx.dist, (size_t)n * 8, cudaMemcpyDeviceToHost));
+    WG_CK(cudaMemcpy(a->dist, b.vx.dist, (size_t)n * 8, cudaMemcpyDeviceToHost));
   } else {
     widen_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx.dist, n, b.wide);
-    CK(cudaGetLastError());
-    CK(cudaStreamSynchronize(s));
-    CK(cudaMemcpy(a->dist, b.wide, (size_t)n * 8, cudaMemcpyDeviceToHost));
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaStreamSynchronize(s));
+    WG_CK(cudaMemcpy(a->dist, b.wide, (size_t)n * 8, cudaMemcpyDeviceToHost));
   }
   if (a->pred) {
     if (a->predecessors) {
-      CK(cudaMemcpy(a->pred, b.pred, (size_t)n * 4, cudaMemcpyDeviceToHost));
+      WG_CK(cudaMemcpy(a->pred, b.pred, (size_t)n * 4, cudaMemcpyDeviceToHost));
     } else {
       memset(a->pred, 0xff, (size_t)n * 4);
     }
@@ -1404,16 +1395,16 @@ static wg_status weight_stats(const wg__cuda_nearfar_args *a, uint32_t *maxw,
   *maxw = 0;
   *sum = 0;
   if (a->m == 0) return WG_OK;
-  CK(cudaMalloc(&d, 4));
-  CK(cudaMalloc(&ds, 8));
-  CK(cub::DeviceReduce::Max(nullptr, bytes, a->weights, d, (int64_t)a->m));
-  CK(cub::DeviceReduce::Sum(nullptr, b2, wit, ds, (int64_t)a->m));
+  WG_CK(cudaMalloc(&d, 4));
+  WG_CK(cudaMalloc(&ds, 8));
+  WG_CK(cub::DeviceReduce::Max(nullptr, bytes, a->weights, d, (int64_t)a->m));
+  WG_CK(cub::DeviceReduce::Sum(nullptr, b2, wit, ds, (int64_t)a->m));
   if (b2 > bytes) bytes = b2;
-  CK(cudaMalloc(&tmp, bytes ? bytes : 1));
-  CK(cub::DeviceReduce::Max(tmp, bytes, a->weights, d, (int64_t)a->m));
-  CK(cub::DeviceReduce::Sum(tmp, bytes, wit, ds, (int64_t)a->m));
-  CK(cudaMemcpy(maxw, d, 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(sum, ds, 8, cudaMemcpyDeviceToHost));
+  WG_CK(cudaMalloc(&tmp, bytes ? bytes : 1));
+  WG_CK(cub::DeviceReduce::Max(tmp, bytes, a->weights, d, (int64_t)a->m));
+  WG_CK(cub::DeviceReduce::Sum(tmp, bytes, wit, ds, (int64_t)a->m));
+  WG_CK(cudaMemcpy(maxw, d, 4, cudaMemcpyDeviceToHost));
+  WG_CK(cudaMemcpy(sum, ds, 8, cudaMemcpyDeviceToHost));
 done:
   cudaFree(tmp);
   cudaFree(d);
@@ -1430,7 +1421,7 @@ extern "C" wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_
     snprintf(why, why_cap, "unresolved load-balancing policy %d", a->lb);
     return WG_EINVAL;
   }
-  CK(cudaSetDevice(a->device));
+  WG_CK(cudaSetDevice(a->device));
   st = weight_stats(a, &maxw, &wsum, why, why_cap);
   if (st != WG_OK) return st;
   if (!(a->mean_weight > 0)) a->mean_weight = a->m ? (double)wsum / (double)a->m : 1.0;

@@ -31,16 +31,7 @@
 
 #include "cuda/gateway.h"
 
-#define CK(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      snprintf(why, why_cap, "%s: %s", #call, cudaGetErrorString(e_));        \
-      (void)cudaGetLastError();                                               \
-      st = WG_EDEVICE;                                                        \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
+#include "cuda/check.cuh"
 
 typedef unsigned long long ull;
 
@@ -133,25 +124,25 @@ extern "C" wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_
   double t0 = 0;
   a->iterations = a->compactions = 0;
   a->seconds = 0;
-  CK(cudaSetDevice(a->device));
+  WG_CK(cudaSetDevice(a->device));
   st = wg__cuda_pq_create(a->device, a->k, cap, 1 /* u64 */, 1 /* pairs */, a->k, 0, &h,
                           &bytes, why, why_cap);
   if (st != WG_OK) goto done;
-  CK(cudaMalloc((void **)&dist, (size_t)n * sizeof *dist));
-  CK(cudaMalloc((void **)&stamp, (size_t)n * sizeof *stamp));
-  CK(cudaMalloc((void **)&pushed, (size_t)n * sizeof *pushed));
-  CK(cudaMalloc((void **)&pkeys, (size_t)n * sizeof *pkeys));
-  CK(cudaMalloc((void **)&keys, (size_t)a->batch * sizeof *keys));
-  CK(cudaMalloc((void **)&vals, (size_t)a->batch * sizeof *vals));
-  CK(cudaMalloc((void **)&cnt, sizeof *cnt));
+  WG_CK(cudaMalloc((void **)&dist, (size_t)n * sizeof *dist));
+  WG_CK(cudaMalloc((void **)&stamp, (size_t)n * sizeof *stamp));
+  WG_CK(cudaMalloc((void **)&pushed, (size_t)n * sizeof *pushed));
+  WG_CK(cudaMalloc((void **)&pkeys, (size_t)n * sizeof *pkeys));
+  WG_CK(cudaMalloc((void **)&keys, (size_t)a->batch * sizeof *keys));
+  WG_CK(cudaMalloc((void **)&vals, (size_t)a->batch * sizeof *vals));
+  WG_CK(cudaMalloc((void **)&cnt, sizeof *cnt));
   init_kernel<<<grid_of(n), 256>>>(dist, stamp, n, a->source);
-  CK(cudaGetLastError());
+  WG_CK(cudaGetLastError());
   {
     const ull z = 0;
-    CK(cudaMemcpy(pkeys, &z, sizeof z, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(pushed, &a->source, sizeof a->source, cudaMemcpyHostToDevice));
+    WG_CK(cudaMemcpy(pkeys, &z, sizeof z, cudaMemcpyHostToDevice));
+    WG_CK(cudaMemcpy(pushed, &a->source, sizeof a->source, cudaMemcpyHostToDevice));
   }
-  CK(cudaDeviceSynchronize());
+  WG_CK(cudaDeviceSynchronize());
   t0 = now_s();
   st = wg__cuda_pq_insert(h, pkeys, pushed, 1, NULL, why, why_cap);
   if (st != WG_OK) goto done;
@@ -168,30 +159,30 @@ extern "C" wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_
     }
     size -= got;
     if (++round == 0xffffffffu) { /* the stamps wrap: start over */
-      CK(cudaMemset(stamp, 0, (size_t)n * sizeof *stamp));
+      WG_CK(cudaMemset(stamp, 0, (size_t)n * sizeof *stamp));
       round = 1;
     }
     Cnt hc = {0, 0, 0, ~0ull, 0};
-    CK(cudaMemcpy(cnt, &hc, sizeof hc, cudaMemcpyHostToDevice));
+    WG_CK(cudaMemcpy(cnt, &hc, sizeof hc, cudaMemcpyHostToDevice));
     relax_kernel<<<grid_of(got * 32), 256>>>(keys, vals, got, dist, (const ull *)a->offsets, a->targets,
                                              a->weights, stamp, round, pushed, cnt);
-    CK(cudaGetLastError());
-    CK(cudaMemcpy(&hc, cnt, sizeof hc, cudaMemcpyDeviceToHost));
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaMemcpy(&hc, cnt, sizeof hc, cudaMemcpyDeviceToHost));
     const ull np = hc.npush;
     if (size + np > cap) { /* drain, keep the live pairs, re-insert */
       uint64_t drained = 0;
       ull nk = 0;
-      CK(cudaMalloc((void **)&ckeys, size * sizeof *ckeys));
-      CK(cudaMalloc((void **)&cvals, size * sizeof *cvals));
-      CK(cudaMalloc((void **)&okeys, size * sizeof *okeys));
-      CK(cudaMalloc((void **)&ovals, size * sizeof *ovals));
-      CK(cudaMalloc((void **)&kept, sizeof *kept));
-      CK(cudaMemset(kept, 0, sizeof *kept));
+      WG_CK(cudaMalloc((void **)&ckeys, size * sizeof *ckeys));
+      WG_CK(cudaMalloc((void **)&cvals, size * sizeof *cvals));
+      WG_CK(cudaMalloc((void **)&okeys, size * sizeof *okeys));
+      WG_CK(cudaMalloc((void **)&ovals, size * sizeof *ovals));
+      WG_CK(cudaMalloc((void **)&kept, sizeof *kept));
+      WG_CK(cudaMemset(kept, 0, sizeof *kept));
       st = wg__cuda_pq_delete(h, ckeys, cvals, size, &drained, NULL, why, why_cap);
       if (st != WG_OK) goto done;
       live_kernel<<<grid_of(drained), 256>>>(ckeys, cvals, drained, dist, okeys, ovals, kept);
-      CK(cudaGetLastError());
-      CK(cudaMemcpy(&nk, kept, sizeof nk, cudaMemcpyDeviceToHost));
+      WG_CK(cudaGetLastError());
+      WG_CK(cudaMemcpy(&nk, kept, sizeof nk, cudaMemcpyDeviceToHost));
       if (nk) st = wg__cuda_pq_insert(h, okeys, ovals, nk, NULL, why, why_cap);
       if (st != WG_OK) goto done;
       size = nk;
@@ -206,7 +197,7 @@ extern "C" wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_
     }
     if (np) {
       key_kernel<<<grid_of(np), 256>>>(pushed, np, dist, pkeys);
-      CK(cudaGetLastError());
+      WG_CK(cudaGetLastError());
       st = wg__cuda_pq_insert(h, pkeys, pushed, np, NULL, why, why_cap);
       if (st != WG_OK) goto done;
       size += np;
@@ -230,10 +221,10 @@ extern "C" wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_
     }
     iter++;
   }
-  CK(cudaDeviceSynchronize());
+  WG_CK(cudaDeviceSynchronize());
   a->seconds = now_s() - t0;
   a->iterations = iter;
-  CK(cudaMemcpy(a->dist, dist, (size_t)n * sizeof *dist, cudaMemcpyDeviceToHost));
+  WG_CK(cudaMemcpy(a->dist, dist, (size_t)n * sizeof *dist, cudaMemcpyDeviceToHost));
 
 done:
   wg__cuda_pq_destroy(h);
