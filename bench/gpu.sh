@@ -34,10 +34,14 @@ bash tests/test_cli.sh >"$LOGS/test_cli.log" 2>&1 && row test_cli.sh pass || row
 # 2. CUDA tests under compute-sanitizer, on their quick subsets (the full
 #    near-far matrix does not finish under racecheck in a call's time).
 export WG_TEST_QUICK=1 WG_PQ_QUICK=1
+# WG_SANITIZE_TESTS narrows the list (names without test_), e.g. "nearfar pq_sssp".
 for t in "$B"/test_cuda_*; do
+  if [ -n "${WG_SANITIZE_TESTS:-}" ]; then
+    case " $WG_SANITIZE_TESTS " in *" ${t##*/test_cuda_} "*) ;; *) continue ;; esac
+  fi
   for tool in memcheck racecheck synccheck; do
     q=1; [ $tool = racecheck ] && q=2
-    WG_TEST_QUICK=$q timeout 120 compute-sanitizer --tool $tool --error-exitcode 99 "$t" \
+    WG_TEST_QUICK=$q timeout "${WG_SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool $tool --error-exitcode 99 "$t" \
       >"$LOGS/$(basename "$t").$tool.log" 2>&1
     rc=$?
     case $rc in 0) r=clean ;; 7) r=skip ;; 124) r="timed out" ;; *) r="rc=$rc" ;; esac
