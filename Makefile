@@ -27,7 +27,7 @@ deps:
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_WERROR=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD) -j$(JOBS)
+	@cmake --build $(BUILD) -j$(JOBS) -- --no-print-directory
 
 run: build
 	$(BUILD)/wattgraph info $(MAP)
@@ -40,7 +40,7 @@ check: build
 asan: deps
 	@CC=clang cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWG_USE_CUDA=OFF \
 	  -DWG_SANITIZE=ON -DWG_FUZZ=ON -DWG_WERROR=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+	@cmake --build $(ASAN_BUILD) -j$(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS)
 
@@ -49,7 +49,7 @@ test: check asan
 fuzz: deps
 	@CC=clang cmake -S . -B $(ASAN_BUILD) -DWG_USE_CUDA=OFF -DWG_SANITIZE=ON -DWG_FUZZ=ON \
 	  -DWG_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+	@cmake --build $(ASAN_BUILD) -j$(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L '^fuzz$$'
 	@CC=clang cmake -S . -B $(ASAN_BUILD) -DWG_FUZZ_SECONDS=15 >/dev/null
 

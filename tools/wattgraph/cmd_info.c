@@ -127,7 +127,11 @@ int cmd_info(int argc, char **argv) {
            info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
   else
     printf("%-12s %s\n", "weights",
-           info.weighted_input ? "from the file" : "none in the file: every arc weighs 1");
+           info.weighted_input
+               ? (strncmp(info.format, "osm", 3) == 0 || strcmp(info.format, "road") == 0
+                      ? "road lengths in decimetres"
+                      : "from the file")
+               : "none in the file: every arc weighs 1");
   if (s.m)
     printf("%-12s min %u, mean %.2f, max %u\n", "", s.weight_min, s.weight_mean,
            s.weight_max);

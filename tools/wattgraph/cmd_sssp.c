@@ -287,7 +287,10 @@ int cmd_sssp(int argc, char **argv) {
              (unsigned long long)res->iterations);
     fprintf(tbl, "%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
            cli_commas(res->n, b2, sizeof b2));
-    fprintf(tbl, "%-10s %llu\n", "max dist", (unsigned long long)res->max_dist);
+    const int in_dm = info.weighted_input && !info.weights_assigned &&
+                      (strncmp(info.format, "osm", 3) == 0 || strcmp(info.format, "road") == 0);
+    fprintf(tbl, "%-10s %llu%s\n", "max dist", (unsigned long long)res->max_dist,
+            in_dm ? " (decimetres)" : "");
     fprintf(tbl, "%-10s %s (median of %u run%s)\n", "time", cli_duration(median, b1, sizeof b1),
            repeat, repeat == 1 ? "" : "s");
     if (median > 0)
