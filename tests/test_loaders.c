@@ -458,8 +458,11 @@ typedef struct progress_log {
   uint64_t last_done, last_total;
 } progress_log;
 
+/* Records the "parsing" phase; the CSR build that follows reports its own
+ * phase ("building CSR"), which is checked only for its name. */
 static void on_progress(void *user, const char *what, uint64_t done, uint64_t total) {
   progress_log *p = user;
+  if (strcmp(what, "building CSR") == 0) return;
   assert_string_equal(what, "parsing");
   p->calls++;
   p->last_done = done;

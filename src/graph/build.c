@@ -90,6 +90,10 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
                        "CSR offsets")) != WG_OK)
     goto done;
 
+  /* Coarse progress (four steps): the passes run in parallel, and the
+   * context may only be called from this thread. */
+  wg__progress(ctx, "building CSR", 0, 4);
+
   /* Pass 1: out-degrees. */
   for (uint64_t i = 0; i < count; i++) {
     const wg__edge *e = &el->e[i];
@@ -109,6 +113,8 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
   for (uint32_t v = 0; v < n; v++) g->offsets[v + 1] += g->offsets[v];
   arcs = g->offsets[n];
 
+  wg__progress(ctx, "building CSR", 1, 4);
+
   /* Pass 2: scatter packed (target, weight) into rows. */
   if ((st = wg__alloc(ctx, &packed, arcs, sizeof(uint64_t), "CSR build buffer")) != WG_OK)
     goto done;
@@ -123,6 +129,8 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
   }
   wg__free(&cursor);
   wg__edgelist_free(el);
+
+  wg__progress(ctx, "building CSR", 2, 4);
 
   /* Sort rows, count unique targets per row. */
   if ((st = wg__alloc(ctx, &uniq, (uint64_t)n + 1, sizeof(uint64_t), "CSR row sizes")) != WG_OK)
@@ -139,6 +147,7 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
   }
   for (uint32_t v = 0; v < n; v++) uniq[v + 1] += uniq[v];
   g->m = uniq[n];
+  wg__progress(ctx, "building CSR", 3, 4);
 
   if ((st = wg__alloc(ctx, &g->targets, g->m, sizeof(uint32_t), "CSR targets")) != WG_OK ||
       (st = wg__alloc(ctx, &g->weights, g->m, sizeof(uint32_t), "CSR weights")) != WG_OK)
@@ -158,6 +167,7 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
   }
   memcpy(g->offsets, uniq, ((size_t)n + 1) * sizeof(uint64_t));
 
+  wg__progress(ctx, "building CSR", 4, 4);
   g->info.input_edges = count;
   g->info.self_loops = self_loops;
   g->info.duplicates = arcs - g->m;
