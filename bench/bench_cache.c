@@ -21,16 +21,9 @@
 #include <unistd.h>
 
 #include "graph/loaders.h"
+#include "bench_util.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
-static double median(double *t, int count) {
-  qsort(t, (size_t)count, sizeof *t, cmp_double);
-  return count % 2 ? t[count / 2] : 0.5 * (t[count / 2 - 1] + t[count / 2]);
-}
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
   char *end;
@@ -98,7 +91,7 @@ static int time_cache(wg_ctx_t *ctx, const char *path, int verify, int trials, d
     }
     wg_graph_destroy(&g);
   }
-  *sec = median(t, trials);
+  *sec = bench_median(t, trials);
   free(t);
   return 0;
 }
@@ -118,7 +111,7 @@ static int time_parse(wg_ctx_t *ctx, const char *file, int trials, double *sec) 
       return -1;
     }
   }
-  *sec = median(t, trials);
+  *sec = bench_median(t, trials);
   free(t);
   return 0;
 }

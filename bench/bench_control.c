@@ -16,11 +16,8 @@
 
 #include "core/internal.h"
 #include "wattgraph/control.h"
+#include "bench_util.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static long parse_arg(const char *s, long lo, long hi, long fallback) {
   if (!s) return fallback;
@@ -110,8 +107,8 @@ int main(int argc, char **argv) {
   for (long t = 0; t < trials; t++)
     printf("  trial %ld: selftune_step %.1f ns (clock per step), vsgd_update %.1f ns\n", t,
            ns[t], ns_v[t]);
-  qsort(ns, (size_t)trials, sizeof *ns, cmp_double);
-  qsort(ns_v, (size_t)trials, sizeof *ns_v, cmp_double);
+  qsort(ns, (size_t)trials, sizeof *ns, bench_cmp_double);
+  qsort(ns_v, (size_t)trials, sizeof *ns_v, bench_cmp_double);
   printf("median: selftune_step %.1f ns/step (closed loop, clock per step), "
          "%.1f ns/step (batch, no clock); vsgd_update %.1f ns\n",
          ns[trials / 2], batch_ns, ns_v[trials / 2]);

@@ -16,6 +16,7 @@
 
 #include "graph/graph_internal.h"
 #include "wattgraph.h"
+#include "bench_util.h"
 
 typedef struct bench_args {
   const char *file;
@@ -118,10 +119,6 @@ static wg_status build_grid(wg_ctx_t *ctx, uint32_t side, uint64_t seed,
   return st;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   bench_args a;
@@ -197,7 +194,7 @@ int main(int argc, char **argv) {
       }
     }
   }
-  qsort(secs, a.trials, sizeof *secs, cmp_double);
+  qsort(secs, a.trials, sizeof *secs, bench_cmp_double);
   const double med = a.trials % 2 ? secs[a.trials / 2]
                                   : 0.5 * (secs[a.trials / 2 - 1] + secs[a.trials / 2]);
   const double reached_mean = (double)reached_sum / (double)a.trials;

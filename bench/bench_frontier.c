@@ -11,7 +11,10 @@
  *
  *   bench_frontier [-n RUNS] [-t THREADS]
  */
-#include "bench_road.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_util.h"
 #include "frontier/frontier.h"
 
 static void bench(wg_ctx_t *ctx, const char *name, const wg_graph_t *g, int runs,
@@ -91,10 +94,9 @@ int main(int argc, char **argv) {
   wg_graph_destroy(&g);
   const char *dir = getenv("WG_SHARED_DATA");
   char path[4096];
-  const char *how;
   snprintf(path, sizeof path, "%s/dimacs9-USA-road-FLA.pace16-topology.gr.xz",
            dir ? dir : "/work/shared/data");
-  if (bench_load_road(ctx, path, &g, &how) == WG_OK) {
+  if (bench_load_road(ctx, path, &g) == WG_OK) {
     bench(ctx, "road FLA", g, runs, threads);
   } else if (wg_gen_road(ctx, &g, 1000000, &go) == WG_OK) {
     bench(ctx, "wg_gen_road 1M", g, runs, threads);

@@ -10,13 +10,10 @@
 
 #include "core/internal.h"
 #include "wattgraph.h"
+#include "bench_util.h"
 
 typedef enum { KRON, ROAD } kind;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static int run(wg_ctx_t *ctx, kind k, uint32_t size, int trials) {
   double t[16];
@@ -32,7 +29,7 @@ static int run(wg_ctx_t *ctx, kind k, uint32_t size, int trials) {
       return 1;
     }
   }
-  qsort(t, (size_t)trials, sizeof t[0], cmp_double);
+  qsort(t, (size_t)trials, sizeof t[0], bench_cmp_double);
   wg_graph_stats s;
   double t0 = wg__now();
   if (wg_graph_stats_compute(ctx, g, &s) != WG_OK) {

@@ -23,6 +23,7 @@
 #include "core/internal.h"
 #include "graph/reader.h"
 #include "wattgraph.h"
+#include "bench_util.h"
 
 static char *put_u(char *p, uint64_t v) {
   char tmp[24];
@@ -89,10 +90,6 @@ static int generate(const char *path, gen_kind kind, uint64_t target_bytes) {
   return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static uint64_t file_size(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -144,8 +141,8 @@ static int measure(const char *label, const char *path, int trials) {
     wg_graph_destroy(&g);
   }
   if (rc == 0) {
-    qsort(load_t, (size_t)trials, sizeof(double), cmp_double);
-    qsort(read_t, (size_t)trials, sizeof(double), cmp_double);
+    qsort(load_t, (size_t)trials, sizeof(double), bench_cmp_double);
+    qsort(read_t, (size_t)trials, sizeof(double), bench_cmp_double);
     double mb = (double)bytes / 1e6, lt = load_t[trials / 2], rt = read_t[trials / 2];
     if (bytes != raw_bytes)
       printf("%s: %.1f MB compressed, rates below are of the %.1f MB of text\n", path,

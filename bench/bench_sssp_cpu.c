@@ -16,8 +16,10 @@
  *   GRAPH: NY BAY COL FLA kron20 (default: all); -q: no sweeps
  */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-#include "bench_road.h"
+#include "bench_util.h"
 #include "sssp/sssp_internal.h"
 
 #ifdef WG_HAVE_IGRAPH
@@ -226,10 +228,9 @@ int main(int argc, char **argv) {
         if (c.offsets[v + 1] - c.offsets[v] > c.offsets[s + 1] - c.offsets[s]) s = v;
     } else {
       char path[4096];
-      const char *how;
       snprintf(path, sizeof path, "%s/dimacs9-USA-road-%s.pace16-topology.gr.xz", dir,
                names[k]);
-      if (bench_load_road(ctx, path, &g, &how) != WG_OK) {
+      if (bench_load_road(ctx, path, &g) != WG_OK) {
         fprintf(stderr, "%s: %s\n", path, wg_ctx_last_error(ctx));
         continue;
       }

@@ -3,14 +3,13 @@
  * wg_sssp_verify, element by element, on generated graphs of every shape the
  * issue lists (grids, road-like, Kronecker 10..20, zero weights,
  * disconnected, single vertex, sink source, the largest weights), the
- * bundled Monaco map and the shared DIMACS roads (skipped while
- * wg_graph_load is a stub or the data is missing); then the self-tuning
+ * bundled Monaco map and the shared DIMACS roads (skipped when the data is
+ * missing); then the self-tuning
  * checks computed from the trace: after the first iterations the median
  * advance_out is within 25% of P and its IQR / median is below the
  * fixed-delta run's. */
 #include <omp.h>
 
-#include "graph/loaders.h"
 #include "sssp_ref.h"
 
 static const wg_lb_policy policies[] = {WG_LB_AUTO, WG_LB_THREAD, WG_LB_TWC,
@@ -218,10 +217,7 @@ static void monaco(void **state) {
   wg_load_opts lo;
   wg_load_opts_defaults(&lo);
   wg_graph_t *g = NULL;
-  wg_status st = wg_graph_load(ctx, &g, path, &lo);
-  if (st == WG_ENOTSUP) /* the dispatcher is not merged: call the reader */
-    st = wg__load_osm(ctx, &g, path, path, WG_FORMAT_OSM_PBF, &lo);
-  wgt_assert_status(ctx, st, WG_OK);
+  wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, &lo), WG_OK);
   const uint32_t n = wg_graph_num_vertices(g);
   const uint32_t s[] = {0, n / 3, n - 1};
   matrix(ctx, g, s, 3, 0, "monaco.osm.pbf");
@@ -230,7 +226,7 @@ static void monaco(void **state) {
 }
 
 /* The shared roads through the loader, [1, 255] seed 1; cmocka skip when
- * the loader is still a stub or the files are missing. */
+ * the files are missing. */
 static wg_graph_t *load_road(wg_ctx_t *ctx, const char *file) {
   char *path = wgt_shared(file);
   if (!path) return NULL;
@@ -240,7 +236,6 @@ static wg_graph_t *load_road(wg_ctx_t *ctx, const char *file) {
   wg_graph_t *g = NULL;
   wg_status st = wg_graph_load(ctx, &g, path, &lo);
   free(path);
-  if (st == WG_ENOTSUP) return NULL;
   wgt_assert_status(ctx, st, WG_OK);
   return g;
 }
@@ -271,7 +266,7 @@ static void shared_roads(void **state) {
   }
   wg_ctx_destroy(&ctx);
   if (!done) {
-    fprintf(stderr, "shared roads: wg_graph_load unavailable or data missing\n");
+    fprintf(stderr, "shared roads: data missing\n");
     skip();
   }
 }
