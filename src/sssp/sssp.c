@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cuda/gateway.h"
 #include "sssp/sssp_internal.h"
 
 static const char *const algo_names[] = {
@@ -142,13 +143,13 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
       return WG_OK;
     }
     {
+      /* auto: ask the gateway directly, so a missing GPU leaves no error in
+       * the caller's context */
       int count = 0;
-      wg_ctx_t *quiet = NULL; /* auto: a missing GPU is not an error */
-      *out = (wg_ctx_create(&quiet) == WG_OK &&
-              wg_cuda_device_count(quiet, &count) == WG_OK && count > 0)
+      char why[256];
+      *out = wg__cuda_device_count(&count, why, sizeof why) == WG_OK && count > 0
                  ? WG_BACKEND_CUDA
                  : WG_BACKEND_CPU;
-      wg_ctx_destroy(&quiet);
     }
     return WG_OK;
   }
