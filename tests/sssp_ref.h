@@ -1,6 +1,7 @@
 /* Independent references for the SSSP tests: a graph builder from an edge
  * array, Bellman-Ford, and (when the build found it) igraph's Dijkstra.
- * Included by test_dijkstra.c, test_verify.c and test_sssp_real.c; all
+ * Also the graphs the SSSP suites share (zero weights, Monaco). Included by
+ * every SSSP test program; all
  * functions are static inline so each program takes only what it uses. */
 #ifndef WG_TEST_SSSP_REF_H
 #define WG_TEST_SSSP_REF_H
@@ -31,6 +32,43 @@ static inline wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e
     wgt_assert_status(ctx, wg__edgelist_push(ctx, &el, e[i].u, e[i].v, e[i].w),
                       WG_OK);
   wgt_assert_status(ctx, wg__graph_build(ctx, &g, n, &el, undirected), WG_OK);
+  return g;
+}
+
+/* The zero-weight, disconnected case shared by the SSSP suites: 3000
+ * vertices; component A on [0, 2000) with 12000 random arcs of weight 0..3
+ * (many zero arcs and zero-weight cycles), component B on [2000, 2900) with
+ * 4000 arcs of weight 0..1, vertices from 2900 isolated. Fills e (room for
+ * 16000 edges) and returns the edge count; sources 0, 2001 and 2950 reach
+ * each part. */
+#define REF_ZERO_WEIGHT_N 3000u
+#define REF_ZERO_WEIGHT_EDGES 16000u
+static inline size_t ref_zero_weight_edges(ref_edge *e) {
+  uint64_t x = 42;
+  size_t k = 0;
+  for (; k < 12000; k++) {
+    x = wg__mix64(x);
+    e[k] = (ref_edge){(uint32_t)(x % 2000), (uint32_t)((x >> 20) % 2000),
+                      (uint32_t)((x >> 40) % 4)};
+  }
+  for (; k < REF_ZERO_WEIGHT_EDGES; k++) {
+    x = wg__mix64(x);
+    e[k] = (ref_edge){2000 + (uint32_t)(x % 900), 2000 + (uint32_t)((x >> 20) % 900),
+                      (uint32_t)((x >> 40) % 2)};
+  }
+  return k;
+}
+
+/* The bundled Monaco map ($WG_REPO/data/monaco.osm.pbf), real lengths.
+ * Fails the test if it cannot be loaded. */
+static inline wg_graph_t *ref_load_monaco(wg_ctx_t *ctx) {
+  const char *repo = getenv("WG_REPO");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+  wg_load_opts lo;
+  wg_load_opts_defaults(&lo);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, &lo), WG_OK);
   return g;
 }
 

@@ -118,21 +118,10 @@ static void kronecker(void **state) {
 static void zero_weights_disconnected(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx(2);
-  const uint32_t n = 3000;
-  ref_edge *e = malloc(16000 * sizeof *e);
+  const uint32_t n = REF_ZERO_WEIGHT_N;
+  ref_edge *e = malloc(REF_ZERO_WEIGHT_EDGES * sizeof *e);
   assert_non_null(e);
-  uint64_t x = 42;
-  size_t k = 0;
-  for (; k < 12000; k++) { /* component A: vertices [0, 2000) */
-    x = wg__mix64(x);
-    e[k] = (ref_edge){(uint32_t)(x % 2000), (uint32_t)((x >> 20) % 2000),
-                      (uint32_t)((x >> 40) % 4)};
-  }
-  for (; k < 16000; k++) { /* component B: [2000, 2900); 2900.. isolated */
-    x = wg__mix64(x);
-    e[k] = (ref_edge){2000 + (uint32_t)(x % 900), 2000 + (uint32_t)((x >> 20) % 900),
-                      (uint32_t)((x >> 40) % 2)};
-  }
+  const size_t k = ref_zero_weight_edges(e);
   for (int und = 0; und < 2; und++) {
     wg_graph_t *g = ref_build(ctx, n, e, k, und);
     const uint32_t s[] = {0, 2001, 2950};
@@ -211,13 +200,7 @@ static void largest_weights(void **state) {
 static void monaco(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx(2);
-  const char *repo = getenv("WG_REPO");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
-  wg_load_opts lo;
-  wg_load_opts_defaults(&lo);
-  wg_graph_t *g = NULL;
-  wgt_assert_status(ctx, wg_graph_load(ctx, &g, path, &lo), WG_OK);
+  wg_graph_t *g = ref_load_monaco(ctx);
   const uint32_t n = wg_graph_num_vertices(g);
   const uint32_t s[] = {0, n / 3, n - 1};
   matrix(ctx, g, s, 3, "monaco.osm.pbf");
