@@ -32,7 +32,7 @@ build: deps
 run: build
 	$(BUILD)/wattgraph info $(MAP)
 	@echo
-	$(BUILD)/wattgraph sssp $(MAP) --verify
+	$(BUILD)/wattgraph sssp $(MAP) --algo selftune --verify
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -LE '^fuzz$$'
