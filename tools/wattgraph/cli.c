@@ -78,8 +78,13 @@ static int set_value(const cli_command *cmd, const cli_opt *o,
   case OPT_INT:
     if (parse_unsigned(value, &u) != 0 || (double)u < o->min ||
         (double)u > o->max) {
-      cli_error("%s: --%s expects a whole number in [%.0f, %.0f], got '%s'",
-                cmd->name, o->name, o->min, o->max, value);
+      /* bounds are doubles: 2^64 - 1 rounds up to 2^64, so print the
+       * largest uint64 for it rather than a number that does not fit */
+      const unsigned long long hi = o->max >= 18446744073709551615.0
+                                        ? 18446744073709551615ull
+                                        : (unsigned long long)o->max;
+      cli_error("%s: --%s expects a whole number in [%.0f, %llu], got '%s'",
+                cmd->name, o->name, o->min, hi, value);
       return CLI_USAGE;
     }
     if (o->type == OPT_U64)
