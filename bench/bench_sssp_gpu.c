@@ -11,7 +11,8 @@
  * alone; CUDA graph vs a host wait per iteration; controller on the device
  * vs on the host). Every row prints time / iterations (us/it).
  * WG_BENCH_QUICK=1 skips the per-policy rows and the graph/sync/host-control
- * modes. Time: median of 5 runs repeated inside one call
+ * modes; WG_BENCH_MULTS and WG_BENCH_PS replace the delta multipliers and
+ * the set-points of the sweeps (comma-separated). Time: median of 5 runs repeated inside one call
  * (WG_CUDA_REPEAT), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
@@ -113,6 +114,25 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   return w;
 }
 
+/* A comma-separated list of positive numbers from the environment, else
+ * the defaults; at most cap entries. */
+static size_t parse_list(const char *name, double *out, size_t cap, const double *def,
+                         size_t ndef) {
+  const char *s = getenv(name);
+  size_t n = 0;
+  while (s && *s && n < cap) {
+    char *end = NULL;
+    const double x = strtod(s, &end);
+    if (end == s || !(x > 0)) break;
+    out[n++] = x;
+    s = *end == ',' ? end + 1 : end;
+    if (*end != ',') break;
+  }
+  if (n) return n;
+  for (n = 0; n < ndef && n < cap; n++) out[n] = def[n];
+  return n;
+}
+
 static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   uint32_t src = 0;
   wg_graph_default_source(ctx, g, &src);
@@ -131,19 +151,23 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   /* near-far, default delta, each policy */
   for (int i = 0; i < (quick ? 0 : 4); i++)
     run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, pols[i], d0, 0, "nearfar default", 0);
-  /* delta sweep */
-  static const double mult[] = {0.125, 0.25, 0.5, 1, 2, 4, 8, 16};
+  /* delta sweep (WG_BENCH_MULTS="m1,m2,..." replaces the multipliers) */
+  static const double mult_default[] = {0.125, 0.25, 0.5, 1, 2, 4, 8, 16};
+  double mult[16], Ps[16];
+  size_t nmult = parse_list("WG_BENCH_MULTS", mult, 16, mult_default,
+                            sizeof mult_default / sizeof *mult_default);
   row *best_nf = NULL;
-  for (size_t i = 0; i < sizeof mult / sizeof *mult; i++) {
+  for (size_t i = 0; i < nmult; i++) {
     uint64_t d = (uint64_t)ceil(d0 * mult[i]);
     snprintf(cfg, sizeof cfg, "nearfar %gx default", mult[i]);
     row *w = run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, d ? d : 1, 0, cfg, 0);
     if (w->ms > 0 && (!best_nf || w->ms < best_nf->ms)) best_nf = w;
   }
-  /* P sweep */
-  static const double Ps[] = {4096, 16384, 65536, 262144, 1048576};
+  /* P sweep (WG_BENCH_PS="P1,P2,..." replaces the set-points) */
+  static const double Ps_default[] = {4096, 16384, 65536, 262144, 1048576};
+  size_t nps = parse_list("WG_BENCH_PS", Ps, 16, Ps_default, sizeof Ps_default / sizeof *Ps_default);
   row *best_st = NULL;
-  for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++) {
+  for (size_t i = 0; i < nps; i++) {
     row *w = run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, Ps[i],
                  "selftune P sweep", 0);
     if (w->ms > 0 && (!best_st || w->ms < best_st->ms)) best_st = w;

@@ -94,7 +94,12 @@ static void road_grid_kronecker(void **state) {
   for (size_t a = 0; a < 2; a++) {
     run_one(ctx, g, src, algos[a], WG_LB_LB_CULL, 0, 0, "kronecker-20");
     run_one(ctx, g, src, algos[a], WG_LB_TWC, 0, 0, "kronecker-20");
+    run_one(ctx, g, src, algos[a], WG_LB_LB, 0, 0, "kronecker-20");
   }
+  /* the block-aggregated filter and far pass under many far passes, and
+   * self-tuning's partition counts over a large far queue */
+  run_one(ctx, g, src, WG_ALGO_NEARFAR, WG_LB_LB, 4, 0, "kronecker-20 delta 4");
+  run_one(ctx, g, src, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 262144, "kronecker-20 P 2^18");
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
 }
@@ -275,6 +280,9 @@ static void persistent_modes(void **state) {
       {"WG_CUDA_PERSIST_BLOCKS", "3"},     /* a small grid */
       {"WG_CUDA_PERSIST", "0"},            /* multi-kernel only */
   };
+  /* the skew policies (LB, LB_CULL) leave the persistent kernels off by
+   * default; =2 keeps them on so the Kronecker runs below exercise them */
+  setenv("WG_CUDA_PERSIST", "2", 1);
   for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
     setenv(modes[m][0], modes[m][1], 1);
     for (int wide = 0; wide < 2; wide++) {
@@ -287,8 +295,10 @@ static void persistent_modes(void **state) {
       }
       unsetenv("WG_CUDA_WIDE");
     }
-    unsetenv(modes[m][0]);
+    if (strcmp(modes[m][0], "WG_CUDA_PERSIST") == 0) setenv("WG_CUDA_PERSIST", "2", 1);
+    else unsetenv(modes[m][0]);
   }
+  unsetenv("WG_CUDA_PERSIST");
   wg_graph_destroy(&road);
   wg_graph_destroy(&kron);
   wg_ctx_destroy(&ctx);

@@ -170,13 +170,129 @@ __device__ __forceinline__ uint32_t part_of(const unsigned long long *bound,
   return lo;
 }
 
+/* ---- block-wide aggregation (multi-kernel path) --------------------------
+ *
+ * A queue append or a counter bumped once per element costs one global
+ * atomic per warp even when warp-aggregated, and every warp of the grid
+ * hits the same address, so they serialise in L2 (about one per clock).
+ * Measured on Kronecker 21 (H100, delta 17, LB): the filter spent 4.3 ms
+ * and the advance over 1 ms of a 14 ms run on them. The kernels below
+ * therefore gather a block's appends and counts in shared memory and pay
+ * one global atomic per block and round (queues) or per block (counts).
+ * Every thread of the block must make the same calls (block-uniform
+ * loops), and blockDim.x must be kThreads. */
+
+constexpr int kWarps = kThreads / 32;
+
+struct BlockQ {
+  uint32_t warp[2][kWarps];
+  uint32_t base[2];
+};
+
+/* Appends, for each of the N items of this thread with ok[i], v[i] to
+ * queue which[i] (0: q0/c0, 1: q1/c1); one global atomicAdd per queue that
+ * got anything. Within a warp the slots are consecutive. */
+template <int N>
+__device__ __forceinline__ void block_append(BlockQ &sh, uint32_t *q0, uint32_t *c0,
+                                             uint32_t *q1, uint32_t *c1, const int (&which)[N],
+                                             const uint32_t (&v)[N]) {
+  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned lt = (1u << lane) - 1u;
+  unsigned b0[N], b1[N];
+  uint32_t n0 = 0, n1 = 0;
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    b0[i] = __ballot_sync(0xffffffffu, which[i] == 0);
+    b1[i] = __ballot_sync(0xffffffffu, which[i] == 1);
+    n0 += __popc(b0[i]);
+    n1 += __popc(b1[i]);
+  }
+  if (lane == 0) {
+    sh.warp[0][warp] = n0;
+    sh.warp[1][warp] = n1;
+  }
+  __syncthreads();
+  if (threadIdx.x < 2) {
+    const int k = threadIdx.x;
+    uint32_t run = 0;
+    for (int w = 0; w < kWarps; w++) {
+      const uint32_t x = sh.warp[k][w];
+      sh.warp[k][w] = run;
+      run += x;
+    }
+    uint32_t *c = k ? c1 : c0;
+    sh.base[k] = run ? atomicAdd(c, run) : 0;
+  }
+  __syncthreads();
+  uint32_t o0 = sh.base[0] + sh.warp[0][warp], o1 = sh.base[1] + sh.warp[1][warp];
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    if (which[i] == 0) q0[o0 + __popc(b0[i] & lt)] = v[i];
+    if (which[i] == 1) q1[o1 + __popc(b1[i] & lt)] = v[i];
+    o0 += __popc(b0[i]);
+    o1 += __popc(b1[i]);
+  }
+  __syncthreads(); /* sh is reused by the next round */
+}
+
+/* A block's counts, flushed once at its end: the filter output (x3), the
+ * next frontier's arcs and longest list, the far minimum and the far
+ * partition sizes. */
+struct BlockAcc {
+  uint32_t x3, maxdeg;
+  unsigned long long arcs, fmin;
+  unsigned long long parts[kMaxParts];
+};
+
+__device__ __forceinline__ void acc_init(BlockAcc &a) {
+  for (int i = threadIdx.x; i < kMaxParts; i += blockDim.x) a.parts[i] = 0;
+  if (threadIdx.x == 0) {
+    a.x3 = a.maxdeg = 0;
+    a.arcs = 0;
+    a.fmin = ~0ull;
+  }
+}
+
+/* Per-thread partial counts, reduced over the warp, then the block, then
+ * one global atomic each (only those that moved). All threads call it. */
+__device__ __forceinline__ void acc_flush(BlockAcc &a, uint32_t x3, unsigned long long arcs,
+                                          uint32_t maxdeg, unsigned long long fmin,
+                                          uint32_t *x3_dst, unsigned long long *arcs_dst,
+                                          uint32_t *maxdeg_dst, unsigned long long *fmin_dst,
+                                          unsigned long long *parts_dst, uint32_t nparts) {
+  for (int o = 16; o; o >>= 1) {
+    x3 += __shfl_xor_sync(0xffffffffu, x3, o);
+    arcs += __shfl_xor_sync(0xffffffffu, arcs, o);
+    const uint32_t m = __shfl_xor_sync(0xffffffffu, maxdeg, o);
+    const unsigned long long f = __shfl_xor_sync(0xffffffffu, fmin, o);
+    if (m > maxdeg) maxdeg = m;
+    if (f < fmin) fmin = f;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (x3) atomicAdd(&a.x3, x3);
+    if (arcs) atomicAdd(&a.arcs, arcs);
+    if (maxdeg) atomicMax(&a.maxdeg, maxdeg);
+    if (fmin != ~0ull) atomicMin(&a.fmin, fmin);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (x3_dst && a.x3) atomicAdd(x3_dst, a.x3);
+    if (arcs_dst && a.arcs) atomicAdd(arcs_dst, a.arcs);
+    if (maxdeg_dst && a.maxdeg) atomicMax(maxdeg_dst, a.maxdeg);
+    if (fmin_dst && a.fmin != ~0ull) atomicMin(fmin_dst, a.fmin);
+  }
+  for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x)
+    if (a.parts[i]) atomicAdd(&parts_dst[i], a.parts[i]);
+}
+
 /* A far-bound vertex: record far_min, count its partition (self-tuning),
  * queue it unless it is queued already. */
 template <typename D>
 __device__ __forceinline__ void to_far(State *s, const Verts<D> &vx, uint32_t v,
                                        D d, const unsigned long long *sbound,
                                        uint32_t nparts) {
-  atomicMin(&s->far_min, (unsigned long long)d);
+  if ((unsigned long long)d < *(volatile unsigned long long *)&s->far_min)
+    atomicMin(&s->far_min, (unsigned long long)d);
   if (atomicExch(&vx.in_far[v], 1u) == 0u) {
     if (nparts) atomicAdd(&s->part_count[part_of(sbound, nparts, d)], 1ull);
     append(s->far_q, &s->far_size, v);
@@ -226,7 +342,10 @@ template <typename D, bool CULL> struct Emit {
     if (!near) {
       /* far-bound: the in_far flag keeps one entry per vertex; no culling
        * here, so a later improvement below the threshold still gets in */
-      atomicAdd(&s->x3, 1u);
+      {
+        cg::coalesced_group g = cg::coalesced_threads();
+        if (g.thread_rank() == 0) atomicAdd(&s->x3, g.size());
+      }
       to_far(s, vx, v, nd, sbound, nparts);
       return;
     }
@@ -245,7 +364,10 @@ template <typename D, bool CULL> struct Emit {
     if (atomicOr(&vx.bitmask[v >> 5], bit) & bit) return;
     /* exact label */
     if (atomicMax(&vx.stamp[v], stamp + 1) >= stamp + 1) return;
-    atomicAdd(&s->x3, 1u);
+    {
+      cg::coalesced_group g = cg::coalesced_threads();
+      if (g.thread_rank() == 0) atomicAdd(&s->x3, g.size());
+    }
     append(s->near_q, &s->near_size, v);
     note_front(s, 0, v);
   }
@@ -406,6 +528,31 @@ static __global__ void __launch_bounds__(kScanThreads)
   if (threadIdx.x == 0) part[blockIdx.x] = x;
 }
 
+/* scan_up with lb_mark_empty fused in (the SSSP loop's LB iterations): one
+ * pass over the frontier reads each entry's degree and distance, records
+ * the expansion (done[u]) and the distance every tile will use (fdist). */
+template <typename D>
+static __global__ void __launch_bounds__(kScanThreads)
+    scan_up_mark(const State *s, const unsigned long long *off, unsigned long long *part,
+                 Verts<D> vx) {
+  typedef cub::BlockReduce<unsigned long long, kScanThreads> R;
+  __shared__ typename R::TempStorage tmp;
+  if (idle(s)) return;
+  uint32_t lo, hi;
+  scan_chunk(s->in_size, &lo, &hi);
+  D *fdist = (D *)s->fdist;
+  unsigned long long x = 0;
+  for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    const uint32_t u = s->in[i];
+    const D du = vx.dist[u];
+    x += off[u + 1] - off[u];
+    fdist[i] = du;
+    vx.done[u] = du;
+  }
+  x = R(tmp).Sum(x);
+  if (threadIdx.x == 0) part[blockIdx.x] = x;
+}
+
 static __global__ void __launch_bounds__(kScanBlocks) scan_top(const State *s, unsigned long long *part) {
   typedef cub::BlockScan<unsigned long long, kScanBlocks> S;
   __shared__ typename S::TempStorage tmp;
@@ -449,6 +596,17 @@ inline cudaError_t lb_scan(const Graph &g, State *s, unsigned long long *scan,
   return cudaGetLastError();
 }
 
+/* lb_scan + lb_mark_empty in three launches instead of four. */
+template <typename D>
+inline cudaError_t lb_scan_mark(const Graph &g, State *s, const Verts<D> &vx, void *tmp,
+                                cudaStream_t stream) {
+  unsigned long long *part = (unsigned long long *)tmp;
+  scan_up_mark<D><<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part, vx);
+  scan_top<<<1, kScanBlocks, 0, stream>>>(s, part);
+  scan_down<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  return cudaGetLastError();
+}
+
 inline size_t lb_scan_bytes(uint32_t cap) {
   (void)cap;
   return kScanBlocks * sizeof(unsigned long long);
@@ -464,6 +622,31 @@ __device__ __forceinline__ uint32_t upper_bound(const unsigned long long *a,
     else lo = mid + 1;
   }
   return lo;
+}
+
+/* upper_bound by a whole warp: 32 probes a step, so a search over a
+ * million-entry scan takes 4 dependent global reads instead of 20 (the
+ * block waits on it before every tile). Every lane returns the result. */
+__device__ __forceinline__ uint32_t warp_upper_bound(const unsigned long long *a, uint32_t lo,
+                                                     uint32_t hi, unsigned long long key) {
+  const uint32_t lane = threadIdx.x & 31;
+  while (hi - lo > 32) {
+    const uint32_t step = (hi - lo + 31) / 32;
+    /* probes at or past hi count as above key (lane 0's never is) */
+    const unsigned long long p = lo + (unsigned long long)lane * step;
+    const bool gt = p >= hi || a[p] > key;
+    const unsigned m = __ballot_sync(0xffffffffu, gt);
+    /* first probe above key: the answer lies in (probe before it, it] */
+    const int f = m ? __ffs(m) - 1 : 32;
+    const unsigned long long ph = lo + (unsigned long long)f * step;
+    const uint32_t nhi = f < 32 && ph < hi ? (uint32_t)ph : hi;
+    const uint32_t nlo = f > 0 ? lo + (f - 1) * step + 1 : lo;
+    lo = nlo;
+    hi = nhi;
+  }
+  const uint32_t p = lo + lane;
+  const unsigned m = __ballot_sync(0xffffffffu, p < hi && a[p] > key);
+  return m ? lo + __ffs(m) - 1 : hi;
 }
 
 template <typename D, bool CULL>
@@ -482,12 +665,19 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
   const unsigned long long total = scan[size - 1];
   const D *fdist = (const D *)s->fdist;
   Emit<D, CULL> emit = make_emit<D, CULL>(s, vx, s_history, s_bound);
+  __shared__ BlockQ bq;
+  const int warp = threadIdx.x >> 5;
   for (unsigned long long j0 = (unsigned long long)blockIdx.x * kLbTile; j0 < total;
        j0 += (unsigned long long)gridDim.x * kLbTile) {
     const unsigned long long j1 = j0 + kLbTile < total ? j0 + kLbTile : total;
     /* merge-path search: the frontier entries owning arcs j0 and j1 - 1 */
-    if (threadIdx.x == 0) s_v0 = upper_bound(scan, 0, size, j0);
-    if (threadIdx.x == 32) s_v1 = upper_bound(scan, 0, size, j1 - 1) + 1;
+    if (warp == 0) {
+      const uint32_t r = warp_upper_bound(scan, 0, size, j0);
+      if (threadIdx.x == 0) s_v0 = r;
+    } else if (warp == 1) {
+      const uint32_t r = warp_upper_bound(scan, 0, size, j1 - 1) + 1;
+      if (threadIdx.x == 32) s_v1 = r;
+    }
     __syncthreads();
     const uint32_t v0 = s_v0, v1 = s_v1;
     const bool staged = v1 - v0 <= (uint32_t)kLbStage;
@@ -498,7 +688,16 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
         s_du[k] = fdist[v0 + k];
       }
     __syncthreads();
-    for (unsigned long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    /* kLbItems arcs per thread, unrolled: their searches and loads overlap,
+     * and the improved targets go out in one block-wide append (LB) */
+    int which[kLbItems];
+    uint32_t out[kLbItems];
+#pragma unroll
+    for (int r = 0; r < kLbItems; r++) {
+      const unsigned long long j = j0 + (unsigned long long)r * kThreads + threadIdx.x;
+      which[r] = -1;
+      out[r] = 0;
+      if (j >= j1) continue;
       uint32_t k, u;
       unsigned long long first;
       D du;
@@ -523,8 +722,16 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
       const unsigned long long e = g.off[u] + (j - first);
       const uint32_t v = g.tgt[e];
       const D nd = plus(du, g.w[e]);
-      if (relax(vx.dist, v, nd)) emit(v, nd);
+      if (relax(vx.dist, v, nd)) {
+        if (CULL) {
+          emit(v, nd);
+        } else {
+          which[r] = 0;
+          out[r] = v;
+        }
+      }
     }
+    if (!CULL) block_append<kLbItems>(bq, s->adv, &s->adv_size, nullptr, nullptr, which, out);
     __syncthreads();
   }
 }
@@ -550,32 +757,57 @@ __global__ void lb_mark_empty(Graph g, State *s, Verts<D> vx) {
 /* ---- filter + bisect (all but LB_CULL) ---------------------------------- */
 
 /* Keeps each improved vertex once (label), drops those expanded at their
- * current distance since (stale), and splits at the threshold. */
+ * current distance since (stale), and splits at the threshold. Block-wide
+ * appends and counts (see "block-wide aggregation"). */
 template <typename D>
 __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx) {
   if (idle(s)) return;
   __shared__ unsigned long long s_bound[kMaxParts];
+  __shared__ BlockQ bq;
+  __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
+  acc_init(acc);
   __syncthreads();
   const uint32_t size = s->adv_size, stamp = s->stamp;
   const unsigned long long thr = s->threshold;
   const uint32_t *adv = s->adv;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
-       i += gridDim.x * blockDim.x) {
-    const uint32_t v = adv[i];
-    if (vx.stamp[v] >= stamp || atomicMax(&vx.stamp[v], stamp) >= stamp) continue;
-    const D d = vx.dist[v];
-    if (!(d < vx.done[v])) continue;
-    atomicAdd(&s->x3, 1u);
-    if ((unsigned long long)d < thr) {
-      vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
-      append(s->near_q, &s->near_size, v);
-      note_front(s, 0, v);
-    } else {
-      to_far(s, vx, v, d, s_bound, nparts);
+  const unsigned long long *off = s->off;
+  uint32_t x3 = 0, maxdeg = 0;
+  unsigned long long arcs = 0, fmin = ~0ull;
+  for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    int which[1] = {-1};
+    uint32_t out[1] = {0};
+    if (i < size) {
+      const uint32_t v = adv[i];
+      out[0] = v;
+      if (!(vx.stamp[v] >= stamp || atomicMax(&vx.stamp[v], stamp) >= stamp)) {
+        const D d = vx.dist[v];
+        if (d < vx.done[v]) {
+          x3++;
+          if ((unsigned long long)d < thr) {
+            vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
+            which[0] = 0;
+            if (off) {
+              const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
+              arcs += deg;
+              if (deg > maxdeg) maxdeg = deg;
+            }
+          } else {
+            if ((unsigned long long)d < fmin) fmin = d;
+            if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+              which[0] = 1;
+              if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
+            }
+          }
+        }
+      }
     }
+    block_append<1>(bq, s->near_q, &s->near_size, s->far_q, &s->far_size, which, out);
   }
+  acc_flush(acc, x3, arcs, maxdeg, fmin, &s->x3, &s->arcs[0], &s->maxdeg[0], &s->far_min,
+            s->part_count, nparts);
 }
 
 /* ---- far queue ------------------------------------------------------------ */
@@ -585,19 +817,38 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
 template <typename D>
 __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
   if (idle(s) || !s->push_back) return;
+  __shared__ BlockQ bq;
+  __shared__ BlockAcc acc;
+  acc_init(acc);
+  __syncthreads();
   const uint32_t size = s->near_size;
   const unsigned long long thr = s->threshold;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
-       i += gridDim.x * blockDim.x) {
-    const uint32_t v = s->near_q[i];
-    const D d = vx.dist[v];
-    if ((unsigned long long)d < thr) {
-      append(s->tmp, &s->tmp_size, v);
-      note_front(s, 1, v);
-    } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
-      append(s->far_q, &s->far_size, v);
+  const unsigned long long *off = s->off;
+  uint32_t maxdeg = 0;
+  unsigned long long arcs = 0;
+  for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    int which[1] = {-1};
+    uint32_t out[1] = {0};
+    if (i < size) {
+      const uint32_t v = s->near_q[i];
+      out[0] = v;
+      const D d = vx.dist[v];
+      if ((unsigned long long)d < thr) {
+        which[0] = 0;
+        if (off) {
+          const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
+          arcs += deg;
+          if (deg > maxdeg) maxdeg = deg;
+        }
+      } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+        which[0] = 1;
+      }
     }
+    block_append<1>(bq, s->tmp, &s->tmp_size, s->far_q, &s->far_size, which, out);
   }
+  acc_flush(acc, 0, arcs, maxdeg, ~0ull, nullptr, &s->arcs[1], &s->maxdeg[1], nullptr, nullptr,
+            0);
 }
 
 /* Compacts the far queue: stale entries out, entries below the threshold
@@ -607,41 +858,51 @@ template <typename D>
 __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   if (idle(s) || !s->far_pass) return;
   __shared__ unsigned long long s_bound[kMaxParts];
+  __shared__ BlockQ bq;
+  __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
+  acc_init(acc);
   __syncthreads();
   const uint32_t size = s->far_size, stamp = s->stamp;
   const unsigned long long thr = s->threshold;
-  uint32_t *front = s->push_back ? s->tmp : s->near_q;
-  uint32_t *front_size = s->push_back ? &s->tmp_size : &s->near_size;
-  unsigned long long local_min = ~0ull;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
-       i += gridDim.x * blockDim.x) {
-    const uint32_t v = s->far_q[i];
-    const D d = vx.dist[v];
-    if (!(d < vx.done[v])) {
-      vx.in_far[v] = 0;
-      continue;
-    }
-    if ((unsigned long long)d < thr) {
-      vx.in_far[v] = 0;
-      /* not if the filter queued it already this iteration */
-      if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) {
-        append(front, front_size, v);
-        note_front(s, s->push_back ? 1 : 0, v);
+  const int pb = s->push_back;
+  uint32_t *front = pb ? s->tmp : s->near_q;
+  uint32_t *front_size = pb ? &s->tmp_size : &s->near_size;
+  const unsigned long long *off = s->off;
+  uint32_t maxdeg = 0;
+  unsigned long long arcs = 0, fmin = ~0ull;
+  for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    int which[1] = {-1};
+    uint32_t out[1] = {0};
+    if (i < size) {
+      const uint32_t v = s->far_q[i];
+      out[0] = v;
+      const D d = vx.dist[v];
+      if (!(d < vx.done[v])) {
+        vx.in_far[v] = 0;
+      } else if ((unsigned long long)d < thr) {
+        vx.in_far[v] = 0;
+        /* not if the filter queued it already this iteration */
+        if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) {
+          which[0] = 0;
+          if (off) {
+            const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
+            arcs += deg;
+            if (deg > maxdeg) maxdeg = deg;
+          }
+        }
+      } else {
+        which[0] = 1;
+        if ((unsigned long long)d < fmin) fmin = d;
+        if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
       }
-      continue;
     }
-    if ((unsigned long long)d < local_min) local_min = d;
-    if (nparts) atomicAdd(&s->part_count[part_of(s_bound, nparts, d)], 1ull);
-    append(s->far2, &s->far2_size, v);
+    block_append<1>(bq, front, front_size, s->far2, &s->far2_size, which, out);
   }
-  /* warp-reduce the minimum, one atomic per warp */
-  for (int o = 16; o; o >>= 1) {
-    const unsigned long long x = __shfl_xor_sync(0xffffffffu, local_min, o);
-    if (x < local_min) local_min = x;
-  }
-  if ((threadIdx.x & 31) == 0 && local_min != ~0ull) atomicMin(&s->far_min, local_min);
+  acc_flush(acc, 0, arcs, maxdeg, fmin, nullptr, &s->arcs[pb ? 1 : 0], &s->maxdeg[pb ? 1 : 0],
+            &s->far_min, s->part_count, nparts);
 }
 
 } // namespace wgf

@@ -43,6 +43,7 @@
  * already anchored vertices, so pred chains never cycle.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The controller, compiled for host and device under other names so the
@@ -437,8 +438,10 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
   if (!f->mode) return;
   State *q = &r->q;
   __shared__ unsigned long long s_bound[wgf::kMaxParts];
+  __shared__ wgf::BlockAcc acc;
   const uint32_t nparts = q->nparts;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = q->bound[i];
+  wgf::acc_init(acc);
   __syncthreads();
   const unsigned long long cut = f->base + f->prefix, ties = f->k + 1;
   const int trim = f->mode == 1;
@@ -452,7 +455,15 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
        i += gridDim.x * blockDim.x) {
     const uint32_t v = f->src[i];
     const unsigned long long d = vx.dist[v];
-    const bool take = d < cut || (d == cut && atomicAdd(&f->tie_seen, 1u) < ties);
+    bool take = d < cut;
+    if (d == cut) {
+      /* tie tickets, one atomic per warp: Kronecker frontiers hold long
+       * runs of one distance */
+      cg::coalesced_group tg = cg::coalesced_threads();
+      uint32_t t0 = 0;
+      if (tg.thread_rank() == 0) t0 = atomicAdd(&f->tie_seen, tg.size());
+      take = tg.shfl(t0, 0) + tg.thread_rank() < ties;
+    }
     if (take) {
       if (trim) {
         wgf::append(q->in, &f->kept, v);
@@ -468,14 +479,11 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
     }
     if (trim && atomicExch(&vx.in_far[v], 1u) != 0u) continue;
     if (d < local_min) local_min = d;
-    if (nparts) atomicAdd(&q->part_count[wgf::part_of(s_bound, nparts, d)], 1ull);
+    if (nparts) atomicAdd(&acc.parts[wgf::part_of(s_bound, nparts, d)], 1ull);
     wgf::append(far_out, far_count, v);
   }
-  for (int o = 16; o; o >>= 1) {
-    const unsigned long long x = __shfl_xor_sync(0xffffffffu, local_min, o);
-    if (x < local_min) local_min = x;
-  }
-  if ((threadIdx.x & 31) == 0 && local_min != ~0ull) atomicMin(&q->far_min, local_min);
+  wgf::acc_flush(acc, 0, 0, 0, local_min, nullptr, nullptr, nullptr, &q->far_min, q->part_count,
+                 nparts);
 }
 
 /* One thread: swap the buffers, adopt the fitted threshold. */
@@ -965,18 +973,49 @@ __global__ void init_kernel(Verts<D> vx, uint32_t n, uint32_t source, uint32_t *
   if (blockIdx.x == 0 && threadIdx.x == 0) in[0] = source;
 }
 
-/* pred[v] = lowest u with a tight arc of positive weight (warp per u). */
+/* pred[v] = lowest u with a tight arc of positive weight. A thread per u,
+ * lists of 32 arcs or more walked by the whole warp (the first version gave
+ * every u a warp: on Kronecker, where most lists are short, most lanes
+ * idled and the pass cost ~2 ms of a 14 ms run). A plain read of pred[v]
+ * skips the atomic when a lower u holds it already. */
+__device__ __forceinline__ void pred_arc(uint32_t *pred, uint32_t u, uint32_t v) {
+  if (pred[v] > u) atomicMin(&pred[v], u);
+}
+
 template <typename D>
-__global__ void pred_kernel(wgf::Graph g, const D *dist, uint32_t source, uint32_t *pred) {
+__global__ void __launch_bounds__(wgf::kThreads)
+    pred_kernel(wgf::Graph g, const D *dist, uint32_t source, uint32_t *pred) {
   const uint32_t lane = threadIdx.x & 31;
-  const uint32_t warps = gridDim.x * blockDim.x / 32;
-  for (uint32_t u = (blockIdx.x * blockDim.x + threadIdx.x) / 32; u < g.n; u += warps) {
-    const D du = dist[u];
-    if (du == wgf::inf<D>()) continue;
-    const unsigned long long end = g.off[u + 1];
-    for (unsigned long long e = g.off[u] + lane; e < end; e += 32) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u; base < g.n;
+       base += stride) {
+    const uint32_t u = base + lane;
+    unsigned long long beg = 0, end = 0;
+    D du = 0;
+    if (u < g.n) {
+      du = dist[u];
+      if (du != wgf::inf<D>()) {
+        beg = g.off[u];
+        end = g.off[u + 1];
+      }
+    }
+    for (;;) {
+      const unsigned want = __ballot_sync(0xffffffffu, end - beg >= 32);
+      if (!want) break;
+      const int leader = __ffs(want) - 1;
+      const unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+      const unsigned long long en = __shfl_sync(0xffffffffu, end, leader);
+      const D d0 = __shfl_sync(0xffffffffu, du, leader);
+      const uint32_t u0 = base + leader;
+      if ((int)lane == leader) beg = end = 0;
+      for (unsigned long long e = b + lane; e < en; e += 32) {
+        const uint32_t v = g.tgt[e], w = g.w[e];
+        if (w > 0 && v != source && wgf::plus(d0, w) == dist[v]) pred_arc(pred, u0, v);
+      }
+    }
+    for (unsigned long long e = beg; e < end; e++) {
       const uint32_t v = g.tgt[e], w = g.w[e];
-      if (w > 0 && v != source && wgf::plus(du, w) == dist[v]) atomicMin(&pred[v], u);
+      if (w > 0 && v != source && wgf::plus(du, w) == dist[v]) pred_arc(pred, u, v);
     }
   }
 }
@@ -1089,9 +1128,8 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   cudaError_t e = cudaSuccess;
   const int T = wgf::kThreads;
   if (lb == wgf::POL_LB || lb == wgf::POL_LB_CULL) {
-    e = wgf::lb_scan(g, q, b.scan, b.cub_tmp, b.cub_bytes, g.n, s);
+    e = wgf::lb_scan_mark<D>(g, q, b.vx, b.cub_tmp, s);
     if (e != cudaSuccess) return e;
-    wgf::lb_mark_empty<D><<<L.grid, T, 0, s>>>(g, q, b.vx);
   }
   if (lb == wgf::POL_LB_CULL) {
     e = cudaMemsetAsync(b.vx.bitmask, 0, ((size_t)g.n / 32 + 1) * 4, s);
@@ -1153,7 +1191,13 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   L.grid = sms * 8;
   L.vgrid = sms * 8;
-  L.sgrid = sms * 2;
+  {
+    /* blocks per SM for filter, push-back and far pass (measurement knob
+     * WG_CUDA_SGRID; see docs/nearfar-cuda.md, "Kronecker") */
+    const char *sg = getenv("WG_CUDA_SGRID");
+    const int per = sg && atoi(sg) > 0 && atoi(sg) <= 64 ? atoi(sg) : 4;
+    L.sgrid = sms * per;
+  }
   if (K > (int)kRing / 2) K = kRing / 2; /* a replay must fit the trace ring */
   WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   WG_CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
@@ -1221,8 +1265,14 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
 
   /* the persistent kernel: a block per SM, if they can all be resident */
   /* self-tuned runs stay on the multi-kernel path: only it fits the
-   * frontier (see "the frontier fit") */
-  if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune) {
+   * frontier (see "the frontier fit"). So do runs under the skew policies
+   * (LB, LB_CULL: AUTO's choice for Kronecker and social graphs): since the
+   * multi-kernel path aggregates its atomics per block, the persistent
+   * engines only slow their tail down (H100, 2026-11-22: Kronecker 21
+   * 8.46 ms with them, 7.63 ms without; Kronecker 22 17.9 vs 15.4 ms).
+   * WG_CUDA_PERSIST=2 keeps them on for those policies (tests, measuring). */
+  if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune &&
+      (lb < wgf::POL_LB || (getenv("WG_CUDA_PERSIST") && atoi(getenv("WG_CUDA_PERSIST")) >= 2))) {
     int coop = 0, occ = 0;
     WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
     WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
