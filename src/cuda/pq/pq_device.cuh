@@ -135,6 +135,16 @@ __device__ __forceinline__ unsigned cas_acquire(unsigned *p, unsigned cmp, unsig
                : "memory");
   return old;
 }
+__device__ __forceinline__ unsigned cas_relaxed(unsigned *p, unsigned cmp, unsigned val) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(cmp), "r"(val)
+               : "memory");
+  return old;
+}
+/* After a relaxed read that saw a lock taken: together an acquire. */
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 __device__ __forceinline__ unsigned ld_relaxed(const unsigned *p) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -174,6 +184,28 @@ __device__ __forceinline__ unsigned lock_avail(unsigned *w, bool wait) {
     if (!(old & 1u) && !wait) return 0;
     backoff(spins);
   }
+}
+/* Early locks: a relaxed CAS issued ahead (try_lock) does not stall the
+ * thread until its result is used, so its round trip overlaps the loads and
+ * merges in between; the *_finish call then completes the lock: an acquire
+ * fence if the CAS took it, else the ordinary locking loop. */
+__device__ __forceinline__ unsigned try_lock(unsigned *w, unsigned guess) {
+  return cas_relaxed(w, guess << 1, guess << 1 | 1u);
+}
+__device__ __forceinline__ void lock_any_finish(unsigned *w, unsigned old, unsigned guess) {
+  if (old == guess << 1) fence_acquire();
+  else lock_any(w, guess);
+}
+/* As lock_avail(w, false), given try_lock(w, AVAIL)'s result. An unlocked
+ * non-AVAIL child seen early stays absent: its insert is above the parent,
+ * which this block holds throughout. */
+__device__ __forceinline__ unsigned lock_avail_finish(unsigned *w, unsigned old) {
+  if (old == AVAIL << 1) {
+    fence_acquire();
+    return 1;
+  }
+  if (!(old & 1u)) return 0;
+  return lock_avail(w, false);
 }
 /* After a __syncthreads that follows the block's stores to the node (the
  * release orders them before the next holder's acquire; no extra fence). */
@@ -306,8 +338,8 @@ __device__ __forceinline__ void give_root(Ctl *ctl, const Shared *sh) {
  * Latency: the root hold is the heap's serial bottleneck, so everything
  * that needs only the control words starts at once: warp 1 reserves the
  * target and locks the first path node while the other warps load the root
- * and the buffer together. On the path each level locks the next node (warp
- * 1) while it loads the current one. */
+ * and the buffer together. On the path each level starts locking the next node
+ * (warp 1, try_lock) before it loads and merges the current one. */
 template <typename T>
 __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool reserve,
                             unsigned *ticket) {
@@ -345,12 +377,13 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
   const unsigned t = hn + 1, d = depth_of(t);
   const bool down = s >= k && hn >= 1; /* a batch goes down to a new node t */
+  const unsigned first = t >> (d - 1);
+  unsigned pend = 0;
   if (down && tid == 32) {
     /* t is EMPTY and unlocked (no one locks an EMPTY node); reserve it,
      * locked at once when it is the first node of the path */
-    const unsigned first = t >> (d - 1);
     st_relaxed(&h.word[t], TARGET << 1 | (first == t));
-    if (first != t) lock_any(&h.word[first], AVAIL);
+    if (first != t) pend = try_lock(&h.word[first], AVAIL);
   }
   if (hn >= 1) load(h, 1, k - rc, A, rc);
   load(h, 0, 0, B, bc);
@@ -384,6 +417,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
+  if (tid == 32 && first != t) lock_any_finish(&h.word[first], pend, AVAIL);
   __syncthreads();
   if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
     sh.hn = t;
@@ -399,8 +433,8 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       if (tid == 0) unlock_node(&h.word[t], AVAIL);
       return 1;
     }
-    const unsigned next = t >> (d - level - 1);
-    if (tid == 32) lock_any(&h.word[next], next == t ? TARGET : AVAIL);
+    const unsigned next = t >> (d - level - 1), guess = next == t ? TARGET : AVAIL;
+    if (tid == 32) pend = try_lock(&h.word[next], guess);
     load(h, cur, 0, A, k);
     __syncthreads();
     merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
@@ -408,6 +442,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     T *tmp = batch;
     batch = spare;
     spare = tmp;
+    if (tid == 32) lock_any_finish(&h.word[next], pend, guess);
     __syncthreads();
     if (tid == 0) unlock_node(&h.word[cur], AVAIL);
   }
@@ -430,15 +465,26 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
   }
 }
 
-/* One level of the sift-down: node cur (locked by this block, its children
- * locked by lock_children a barrier ago) gets its final content, left in
- * *fin. Returns the child to continue at (locked, with its own children
- * already being locked: the look-ahead overlaps that round trip with this
- * level's merge; its incoming content in *c) or 0. ws pointers rotate. */
+/* One level of the sift-down: node cur (locked by this block) gets its
+ * final content, left in *fin. Its children were locked by lock_children a
+ * barrier ago (ahead = false), or try_lock'ed by the level above, whose
+ * results threads 0 and 32 hold in pend (ahead = true). Returns the child
+ * to continue at (locked; its own children try_lock'ed into pend, so that
+ * round trip overlaps this level's merge and the unlock of cur; its
+ * incoming content in *c) or 0. ws pointers rotate. */
 template <typename T>
 __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
-                                T *X, T *Y, T **Z, Shared &sh) {
+                                T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead) {
   const unsigned k = h.k, tid = threadIdx.x, last_tid = blockDim.x - 1;
+  if (ahead) {
+    if (tid == 0 || tid == 32) {
+      const unsigned ch = 2 * cur + (tid == 32);
+      const unsigned p = ch <= h.max_nodes ? lock_avail_finish(&h.word[ch], pend) : 0u;
+      if (tid == 0) sh.a = p;
+      else sh.b = p;
+    }
+    __syncthreads();
+  }
   const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
   T *S = A;
   unsigned small = 0, large = 0;
@@ -468,7 +514,10 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     *fin = C;
     return 0;
   }
-  lock_children(h, small, sh);
+  if (tid == 0 || tid == 32) {
+    const unsigned ch = 2 * small + (tid == 32);
+    if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
+  }
   merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
   if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL); /* stored before the barrier */
   store(h, cur, 0, B, k);
@@ -487,8 +536,8 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
  *
  * Latency, as for insert: warp 1 locks the last node while the others load
  * the root's items; the root's children are locked while the last node and
- * the buffer merge; every level of the sift-down locks the next level's
- * children while it merges. */
+ * the buffer merge; every level of the sift-down starts locking the next
+ * level's children (try_lock) before its own merge and unlock. */
 template <typename T>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
@@ -526,7 +575,8 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     store(h, 0, 0, X, bc); /* X is next written after sift_locked's first barrier */
     /* the root level: the root is final after it */
     T *c = C, *fin = NULL;
-    unsigned cur = sift_locked(h, 1, &c, &fin, A, B, X, Y, &Z, sh);
+    unsigned pend = 0;
+    unsigned cur = sift_locked(h, 1, &c, &fin, A, B, X, Y, &Z, sh, pend, false);
     const unsigned need = n - got;
     for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
     got = n;
@@ -542,7 +592,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
       const unsigned prev = cur;
-      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh);
+      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh, pend, true);
       __syncthreads();
       if (tid == 0) unlock_node(&h.word[prev], AVAIL);
     }
