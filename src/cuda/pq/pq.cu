@@ -7,7 +7,7 @@
  * Item forms (Mode): U32 (u32 keys, or f32 keys as ordered bits), P32 (a
  * 32-bit key and its value packed into one uint64, key high), U64 (u64
  * keys), KV (u64 key + u32 value, two arrays). So the memory held is the
- * bytes of the keys and values themselves plus 8 bytes of lock and state per
+ * bytes of the keys and values themselves plus 4 bytes of lock and state per
  * node of k items.
  *
  * Bulk calls reserve capacity for the whole call in one step first (all or
@@ -17,6 +17,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -47,7 +48,7 @@ struct wg__cuda_pq {
   size_t smem;
   void *keys;     /* node items (the key array for KV) */
   unsigned *vals; /* KV values */
-  unsigned *lock, *state;
+  unsigned *word; /* per node: state << 1 | locked */
   Ctl *ctl;
 };
 
@@ -144,7 +145,7 @@ template <typename T> __device__ __forceinline__ T *smem_items() {
 }
 
 template <int M>
-__global__ void __launch_bounds__(512) insert_kernel(Heap<typename ItemOf<M>::type> h,
+__global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>::type> h,
                                                      const typename ItemOf<M>::type *items,
                                                      unsigned long long n, unsigned op,
                                                      Scratch *sc) {
@@ -165,7 +166,7 @@ __global__ void __launch_bounds__(512) insert_kernel(Heap<typename ItemOf<M>::ty
 }
 
 template <int M>
-__global__ void __launch_bounds__(512) delete_kernel(Heap<typename ItemOf<M>::type> h,
+__global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>::type> h,
                                                      typename ItemOf<M>::type *out,
                                                      unsigned long long n, unsigned op,
                                                      Scratch *sc) {
@@ -194,7 +195,7 @@ __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, i
 }
 
 template <int M>
-__global__ void __launch_bounds__(512) mixed_kernel(Heap<typename ItemOf<M>::type> h,
+__global__ void __launch_bounds__(1024, 1) mixed_kernel(Heap<typename ItemOf<M>::type> h,
                                                     unsigned long long ops, unsigned op,
                                                     double fraction, uint64_t seed,
                                                     uint64_t prefill, int key64, int pairs,
@@ -239,8 +240,7 @@ __global__ void __launch_bounds__(512) mixed_kernel(Heap<typename ItemOf<M>::typ
 template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q) {
   Heap<typename ItemOf<M>::type> h;
   h.ctl = q->ctl;
-  h.lock = q->lock;
-  h.state = q->state;
+  h.word = q->word;
   h.k = q->k;
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
@@ -249,8 +249,7 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
 template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   Heap<KV> h;
   h.ctl = q->ctl;
-  h.lock = q->lock;
-  h.state = q->state;
+  h.word = q->word;
   h.k = q->k;
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
@@ -321,7 +320,16 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   q->capacity = capacity;
   q->max_nodes = (uint32_t)nodes;
   q->op_keys = op_keys ? op_keys : k;
-  q->threads = k < 64 ? 64 : k > 512 ? 512 : k; /* >= 2 warps: sift_step locks two children at once */
+  /* >= 2 warps: two warps lock a node's two children at once. k threads
+   * (1024 for k = 1024 beat 512 by 12% on the H100's heap sort: shorter
+   * merges in the root hold) unless WG_PQ_THREADS (64..1024, for
+   * benchmarks) says otherwise. */
+  q->threads = k < 64 ? 64 : k;
+  {
+    const char *e = getenv("WG_PQ_THREADS");
+    const unsigned long t = e ? strtoul(e, NULL, 10) : 0;
+    if (t >= 64 && t <= 1024 && t % 32 == 0) q->threads = (uint32_t)t;
+  }
   q->smem = smem_bytes<unsigned char>(k) * item_bytes(q->mode);
   nbytes = (size_t)(nodes + 1) * k * item_bytes(q->mode);
   if (q->mode == M_KV) nbytes = (size_t)(nodes + 1) * k * 12;
@@ -329,9 +337,9 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   WG_CK(cudaSetDevice(device));
   WG_CK(cudaGetDeviceProperties(&prop, device));
   WG_CK(cudaMemGetInfo(&free_b, &total_b));
-  if ((double)(nbytes + 2 * sbytes) > 0.9 * (double)free_b) {
+  if ((double)(nbytes + sbytes) > 0.9 * (double)free_b) {
     snprintf(why, why_cap, "a heap of %llu keys needs %.2f GB on GPU %d; %.2f GB are free",
-             (unsigned long long)capacity, (double)(nbytes + 2 * sbytes) / 1e9, device,
+             (unsigned long long)capacity, (double)(nbytes + sbytes) / 1e9, device,
              (double)free_b / 1e9);
     st = WG_ENOMEM;
     goto done;
@@ -342,11 +350,9 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   } else {
     WG_CK(cudaMalloc(&q->keys, nbytes));
   }
-  WG_CK(cudaMalloc(&q->lock, sbytes));
-  WG_CK(cudaMalloc(&q->state, sbytes));
+  WG_CK(cudaMalloc(&q->word, sbytes));
   WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
-  WG_CK(cudaMemset(q->lock, 0, sbytes));
-  WG_CK(cudaMemset(q->state, 0, sbytes));
+  WG_CK(cudaMemset(q->word, 0, sbytes));
   WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
   switch (q->mode) {
   case M_U32: WG_CK(set_smem<M_U32>(q->smem)); break;
@@ -385,7 +391,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   /* Keep freed staging memory in the stream pool between calls. */
   WG_CK(cudaDeviceGetDefaultMemPool(&pool, device));
   WG_CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thresh));
-  *bytes = nbytes + 2 * sbytes + sizeof(Ctl);
+  *bytes = nbytes + sbytes + sizeof(Ctl);
   *out = q;
 done:
   if (st != WG_OK) wg__cuda_pq_destroy(q);
@@ -397,8 +403,7 @@ extern "C" void wg__cuda_pq_destroy(wg__cuda_pq *q) {
   cudaSetDevice(q->device);
   cudaFree(q->keys);
   cudaFree(q->vals);
-  cudaFree(q->lock);
-  cudaFree(q->state);
+  cudaFree(q->word);
   cudaFree(q->ctl);
   delete q;
 }

@@ -103,8 +103,8 @@ struct Ctl {
 
 template <typename T> struct Heap {
   Ctl *ctl;
-  unsigned *lock;  /* per node: 0 free, 1 held */
-  unsigned *state; /* per node: EMPTY, TARGET, AVAIL */
+  unsigned *word;  /* per node: state << 1 | locked (one word, so taking a
+                      lock and checking the state is one atomic) */
   Store<T> nodes;  /* (max_nodes + 1) * k items; node 0 is the buffer */
   unsigned k;
   unsigned max_nodes;
@@ -135,6 +135,16 @@ __device__ __forceinline__ unsigned cas_acquire(unsigned *p, unsigned cmp, unsig
                : "memory");
   return old;
 }
+__device__ __forceinline__ unsigned cas_relaxed(unsigned *p, unsigned cmp, unsigned val) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(cmp), "r"(val)
+               : "memory");
+  return old;
+}
+/* After a relaxed read that saw a lock taken: together an acquire. */
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 __device__ __forceinline__ unsigned ld_relaxed(const unsigned *p) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -144,15 +154,63 @@ __device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* Thread 0 only. */
-__device__ __forceinline__ void lock_node(unsigned *l) {
-  for (unsigned spins = 0; cas_acquire(l, 0u, 1u) != 0u;)
-    if (++spins > 8) __nanosleep(32);
+/* Node words: state << 1 | locked. Single threads take and give node
+ * locks. A lock is an acquiring CAS whose expected value names the state
+ * the caller assumes, so the common case costs one round trip; the
+ * returned word says what to do otherwise. */
+__device__ __forceinline__ void backoff(unsigned &spins) {
+  if (++spins > 8) __nanosleep(32);
 }
-/* Thread 0 only, after a __syncthreads that follows the block's stores. */
-__device__ __forceinline__ void unlock_node(unsigned *l) {
-  __threadfence();
-  st_release(l, 0u);
+/* Locks the node whatever its state (an insert's path: AVAIL nodes, then
+ * its own TARGET); guess is the state expected. */
+__device__ __forceinline__ void lock_any(unsigned *w, unsigned guess) {
+  unsigned expect = guess << 1, spins = 0;
+  for (;;) {
+    const unsigned old = cas_acquire(w, expect, expect | 1u);
+    if (old == expect) return;
+    if (old & 1u) backoff(spins);
+    else expect = old;
+  }
+}
+/* Locks the node if it is AVAIL and returns 1. An unlocked node in another
+ * state: returns 0 without locking (wait = false), or waits until it is
+ * AVAIL (wait = true: a TARGET last node its insert is still filling). */
+__device__ __forceinline__ unsigned lock_avail(unsigned *w, bool wait) {
+  const unsigned expect = AVAIL << 1;
+  unsigned spins = 0;
+  for (;;) {
+    const unsigned old = cas_acquire(w, expect, expect | 1u);
+    if (old == expect) return 1;
+    if (!(old & 1u) && !wait) return 0;
+    backoff(spins);
+  }
+}
+/* Early locks: a relaxed CAS issued ahead (try_lock) does not stall the
+ * thread until its result is used, so its round trip overlaps the loads and
+ * merges in between; the *_finish call then completes the lock: an acquire
+ * fence if the CAS took it, else the ordinary locking loop. */
+__device__ __forceinline__ unsigned try_lock(unsigned *w, unsigned guess) {
+  return cas_relaxed(w, guess << 1, guess << 1 | 1u);
+}
+__device__ __forceinline__ void lock_any_finish(unsigned *w, unsigned old, unsigned guess) {
+  if (old == guess << 1) fence_acquire();
+  else lock_any(w, guess);
+}
+/* As lock_avail(w, false), given try_lock(w, AVAIL)'s result. An unlocked
+ * non-AVAIL child seen early stays absent: its insert is above the parent,
+ * which this block holds throughout. */
+__device__ __forceinline__ unsigned lock_avail_finish(unsigned *w, unsigned old) {
+  if (old == AVAIL << 1) {
+    fence_acquire();
+    return 1;
+  }
+  if (!(old & 1u)) return 0;
+  return lock_avail(w, false);
+}
+/* After a __syncthreads that follows the block's stores to the node (the
+ * release orders them before the next holder's acquire; no extra fence). */
+__device__ __forceinline__ void unlock_node(unsigned *w, unsigned state) {
+  st_release(w, state << 1);
 }
 
 /* ---- block-wide pieces ---------------------------------------------------------- */
@@ -194,24 +252,33 @@ template <typename T> __device__ __forceinline__ unsigned count_le(const T *a, u
   return lo;
 }
 
-/* Merge path by per-element binary search: the first nlo items of the
- * merge of sorted a and b go to lo, the rest to hi. No aliasing. Ends with
- * a barrier. */
+/* Merge path: the first nlo items of the merge of sorted a and b go to lo,
+ * the rest to hi (no aliasing); a's items precede equal b's. Each thread
+ * owns a run of `per` consecutive outputs: one binary search on its
+ * diagonal finds where the run starts in a and b, then a two-pointer merge
+ * writes it -- about log2(k) + per dependent shared loads per thread where
+ * a binary search per item costs per * log2(k). Ends with a barrier. */
 template <typename T>
 __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T *lo,
                             unsigned nlo, T *hi) {
-  for (unsigned i = threadIdx.x; i < na + nb; i += blockDim.x) {
-    T x;
-    unsigned p;
-    if (i < na) {
-      x = a[i];
-      p = i + count_less(b, nb, x);
-    } else {
-      x = b[i - na];
-      p = (i - na) + count_le(a, na, x);
+  const unsigned n = na + nb, per = (n + blockDim.x - 1) / blockDim.x;
+  const unsigned d = threadIdx.x * per;
+  if (d < n) {
+    const unsigned end = d + per < n ? d + per : n;
+    unsigned l = d > nb ? d - nb : 0, r = d < na ? d : na;
+    while (l < r) { /* how many of the first d outputs come from a */
+      const unsigned mid = (l + r) >> 1;
+      if (lt(b[d - 1 - mid], a[mid])) r = mid;
+      else l = mid + 1;
     }
-    if (p < nlo) lo[p] = x;
-    else hi[p - nlo] = x;
+    unsigned i = l, j = d - l;
+    for (unsigned p = d; p < end; p++) {
+      T x;
+      if (j >= nb || (i < na && !lt(b[j], a[i]))) x = a[i++];
+      else x = b[j++];
+      if (p < nlo) lo[p] = x;
+      else hi[p - nlo] = x;
+    }
   }
   __syncthreads();
 }
@@ -256,8 +323,7 @@ __device__ __forceinline__ void give_root(Ctl *ctl, const Shared *sh) {
   __stcg(&ctl->hn, sh->hn);
   __stcg(&ctl->rc, sh->rc);
   __stcg(&ctl->bc, sh->bc);
-  __threadfence();
-  st_release(&ctl->serving, sh->ticket + 1);
+  st_release(&ctl->serving, sh->ticket + 1); /* orders the block's stores */
 }
 
 /* ---- insert ------------------------------------------------------------------------ */
@@ -267,7 +333,13 @@ __device__ __forceinline__ void give_root(Ctl *ctl, const Shared *sh) {
  * memory. With reserve, the capacity is checked (and the items counted) here;
  * the host's bulk insert reserves for all its batches at once instead.
  * Returns 1, or 0 when the heap is full (nothing inserted). *ticket (thread
- * 0's, may be NULL) receives the operation's place in the root's order. */
+ * 0's, may be NULL) receives the operation's place in the root's order.
+ *
+ * Latency: the root hold is the heap's serial bottleneck, so everything
+ * that needs only the control words starts at once: warp 1 reserves the
+ * target and locks the first path node while the other warps load the root
+ * and the buffer together. On the path each level starts locking the next node
+ * (warp 1, try_lock) before it loads and merges the current one. */
 template <typename T>
 __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool reserve,
                             unsigned *ticket) {
@@ -300,20 +372,29 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     if (tid == 0) give_root(h.ctl, &sh);
     return 0;
   }
-  T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k;
-  const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc;
+  T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k,
+    *F = ws + 5 * k;
+  const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
+  const unsigned t = hn + 1, d = depth_of(t);
+  const bool down = s >= k && hn >= 1; /* a batch goes down to a new node t */
+  const unsigned first = t >> (d - 1);
+  unsigned pend = 0;
+  if (down && tid == 32) {
+    /* t is EMPTY and unlocked (no one locks an EMPTY node); reserve it,
+     * locked at once when it is the first node of the path */
+    st_relaxed(&h.word[t], TARGET << 1 | (first == t));
+    if (first != t) pend = try_lock(&h.word[first], AVAIL);
+  }
+  if (hn >= 1) load(h, 1, k - rc, A, rc);
+  load(h, 0, 0, B, bc);
+  __syncthreads();
   if (hn >= 1) { /* the root keeps its rc smallest */
-    load(h, 1, k - rc, A, rc);
-    __syncthreads();
-    merge_split(x, m, A, rc, B, rc, C);
-    store(h, 1, k - rc, B, rc);
+    merge_split(x, m, A, rc, F, rc, C);
+    store(h, 1, k - rc, F, rc);
     x = C;
   }
-  load(h, 0, 0, A, bc);
-  __syncthreads();
-  const unsigned s = m + bc;
   if (s < k) {
-    merge_split(x, m, A, bc, D, s, E);
+    merge_split(x, m, B, bc, D, s, E);
     store(h, 0, 0, D, s);
     __syncthreads();
     if (tid == 0) {
@@ -322,13 +403,13 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
-  merge_split(x, m, A, bc, D, k, E); /* D: the batch going down; E: the buffer */
+  merge_split(x, m, B, bc, D, k, E); /* D: the batch going down; E: the buffer */
   store(h, 0, 0, E, s - k);
   if (hn == 0) {
     store(h, 1, 0, D, k);
     __syncthreads();
     if (tid == 0) {
-      st_relaxed(&h.state[1], AVAIL);
+      st_relaxed(&h.word[1], AVAIL << 1); /* node 1 is never locked */
       sh.hn = 1;
       sh.rc = k;
       sh.bc = s - k;
@@ -336,29 +417,24 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
-  const unsigned t = hn + 1, d = depth_of(t);
+  if (tid == 32 && first != t) lock_any_finish(&h.word[first], pend, AVAIL);
   __syncthreads();
-  if (tid == 0) {
-    st_relaxed(&h.state[t], TARGET);
+  if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
     sh.hn = t;
     sh.bc = s - k;
-    lock_node(&h.lock[t >> (d - 1)]); /* hand over: first path node, then the root */
     give_root(h.ctl, &sh);
   }
-  __syncthreads();
-  T *batch = D, *spare = B;
+  T *batch = D, *spare = F;
   for (unsigned level = 1;; level++) {
     const unsigned cur = t >> (d - level);
     if (cur == t) {
       store(h, t, 0, batch, k);
       __syncthreads();
-      if (tid == 0) {
-        __threadfence();
-        st_relaxed(&h.state[t], AVAIL);
-        unlock_node(&h.lock[t]);
-      }
+      if (tid == 0) unlock_node(&h.word[t], AVAIL);
       return 1;
     }
+    const unsigned next = t >> (d - level - 1), guess = next == t ? TARGET : AVAIL;
+    if (tid == 32) pend = try_lock(&h.word[next], guess);
     load(h, cur, 0, A, k);
     __syncthreads();
     merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
@@ -366,70 +442,84 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     T *tmp = batch;
     batch = spare;
     spare = tmp;
+    if (tid == 32) lock_any_finish(&h.word[next], pend, guess);
     __syncthreads();
-    if (tid == 0) {
-      lock_node(&h.lock[t >> (d - level - 1)]);
-      unlock_node(&h.lock[cur]);
-    }
-    __syncthreads();
+    if (tid == 0) unlock_node(&h.word[cur], AVAIL);
   }
 }
 
 /* ---- delete-min ------------------------------------------------------------------------ */
 
-/* One level of the sift-down: node cur (locked by this block) gets its final
- * content; returns the child to continue at (locked, its incoming content in
- * *c) or 0. The final content of cur is left in *fin. ws pointers rotate. */
-template <typename T>
-__device__ unsigned sift_step(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
-                              T *X, T *Y, T **Z, Shared &sh) {
-  const unsigned k = h.k, tid = threadIdx.x;
-  /* the two children are locked at once by two warps; neither waits on the
-   * other, so the order between siblings does not matter for deadlock */
+/* Threads 0 and 32 (two warps, so neither waits on the other) lock the AVAIL
+ * children of cur and say which in sh.a, sh.b; non-AVAIL children count as
+ * absent (an insert heading for a TARGET child passes through cur later).
+ * No barrier: the caller reads sh after its next one. */
+template <typename T> __device__ __forceinline__ void lock_children(const Heap<T> &h,
+                                                                    unsigned cur, Shared &sh) {
+  const unsigned tid = threadIdx.x;
   if (tid == 0 || tid == 32) {
     const unsigned c = 2 * cur + (tid == 32);
-    unsigned p = 0;
-    if (c <= h.max_nodes) {
-      lock_node(&h.lock[c]);
-      p = ld_relaxed(&h.state[c]) == AVAIL;
-      if (!p) unlock_node(&h.lock[c]);
-    }
+    const unsigned p = c <= h.max_nodes ? lock_avail(&h.word[c], false) : 0u;
     if (tid == 0) sh.a = p;
     else sh.b = p;
   }
-  __syncthreads();
+}
+
+/* One level of the sift-down: node cur (locked by this block) gets its
+ * final content, left in *fin. Its children were locked by lock_children a
+ * barrier ago (ahead = false), or try_lock'ed by the level above, whose
+ * results threads 0 and 32 hold in pend (ahead = true). Returns the child
+ * to continue at (locked; its own children try_lock'ed into pend, so that
+ * round trip overlaps this level's merge and the unlock of cur; its
+ * incoming content in *c) or 0. ws pointers rotate. */
+template <typename T>
+__device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
+                                T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead) {
+  const unsigned k = h.k, tid = threadIdx.x, last_tid = blockDim.x - 1;
+  if (ahead) {
+    if (tid == 0 || tid == 32) {
+      const unsigned ch = 2 * cur + (tid == 32);
+      const unsigned p = ch <= h.max_nodes ? lock_avail_finish(&h.word[ch], pend) : 0u;
+      if (tid == 0) sh.a = p;
+      else sh.b = p;
+    }
+    __syncthreads();
+  }
   const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
   T *S = A;
-  unsigned small = 0;
-  bool child_changed = false;
+  unsigned small = 0, large = 0;
   if (pl && pr) {
     load(h, l, 0, A, k);
     load(h, r, 0, B, k);
     __syncthreads();
     const bool left_large = lt(B[k - 1], A[k - 1]);
     merge_split(A, k, B, k, X, k, Y);
-    const unsigned large = left_large ? l : r;
+    large = left_large ? l : r;
     small = left_large ? r : l;
     store(h, large, 0, Y, k);
-    __syncthreads();
-    if (tid == 0) unlock_node(&h.lock[large]);
     S = X;
-    child_changed = true;
   } else if (pl || pr) {
     small = pl ? l : r;
     load(h, small, 0, A, k);
     __syncthreads();
   }
+  /* every thread has read sh.a, sh.b (a barrier ago) */
   T *C = *c;
   if (!small || !lt(S[0], C[k - 1])) { /* cur keeps c; nothing moves down */
     store(h, cur, 0, C, k);
-    if (small && child_changed) store(h, small, 0, S, k);
+    if (large) store(h, small, 0, S, k);
     __syncthreads();
-    if (tid == 0 && small) unlock_node(&h.lock[small]);
+    if (tid == 0 && small) unlock_node(&h.word[small], AVAIL);
+    if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL);
     *fin = C;
     return 0;
   }
+  if (tid == 0 || tid == 32) {
+    const unsigned ch = 2 * small + (tid == 32);
+    if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
+  }
   merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
+  if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL); /* stored before the barrier */
   store(h, cur, 0, B, k);
   *fin = B;
   T *next = *Z;
@@ -442,7 +532,12 @@ __device__ unsigned sift_step(const Heap<T> &h, unsigned cur, T **c, T **fin, T 
  * (n <= k) into out (k items of shared memory), ascending; ws: 6k items of
  * shared memory. Returns the count. *ticket as for block_insert. With
  * cursor (host bulk calls), *pos receives the output position, taken from
- * *cursor under the root so outputs land in root order. */
+ * *cursor under the root so outputs land in root order.
+ *
+ * Latency, as for insert: warp 1 locks the last node while the others load
+ * the root's items; the root's children are locked while the last node and
+ * the buffer merge; every level of the sift-down starts locking the next
+ * level's children (try_lock) before its own merge and unlock. */
 template <typename T>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
@@ -454,68 +549,56 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   if (tid == 0) {
     take_root(h.ctl, &sh);
     if (ticket) *ticket = sh.ticket;
+    sh.pos = cursor ? __ldcg(cursor) : 0;
   }
   __syncthreads();
-  unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, got = 0, cur = 0;
+  unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, got = 0;
+  /* rc >= 1 whenever hn >= 1, so the root runs out exactly when n >= rc */
+  const bool refill = hn >= 2 && n >= rc;
+  if (refill && tid == 32) lock_avail(&h.word[hn], true);
   if (hn >= 1) {
     const unsigned a = n < rc ? n : rc;
     load(h, 1, k - rc, out, a);
     rc -= a;
     got = a;
-    if (rc == 0) {
-      if (hn == 1) {
-        hn = 0;
-      } else { /* refill the root from the last node and the buffer */
-        const unsigned last = hn--;
-        if (tid == 0) {
-          while (ld_acquire(&h.state[last]) != AVAIL) __nanosleep(64);
-          lock_node(&h.lock[last]);
-        }
-        __syncthreads();
-        load(h, last, 0, A, k);
-        load(h, 0, 0, B, bc);
-        __syncthreads();
-        if (tid == 0) {
-          st_relaxed(&h.state[last], EMPTY);
-          unlock_node(&h.lock[last]);
-        }
-        merge_split(A, k, B, bc, C, k, X);
-        store(h, 0, 0, X, bc);
-        /* the root level: the root is final after it */
-        T *c = C, *fin = NULL;
-        __syncthreads();
-        cur = sift_step(h, 1, &c, &fin, A, B, X, Y, &Z, sh);
-        const unsigned need = n - got;
-        for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
-        got = n;
-        rc = k - need;
-        __syncthreads();
-        if (tid == 0) {
-          sh.hn = hn;
-          sh.rc = rc;
-          if (cursor) {
-            sh.pos = *cursor;
-            *cursor += got;
-          }
-        }
-        __syncthreads();
-        if (tid == 0) {
-          __threadfence();
-          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
-          give_root(h.ctl, &sh);
-        }
-        while (cur) { /* sift on below the root; the root is already free */
-          T *fin2 = NULL;
-          const unsigned prev = cur;
-          cur = sift_step(h, prev, &c, &fin2, A, B, X, Y, &Z, sh);
-          __syncthreads();
-          if (tid == 0) unlock_node(&h.lock[prev]);
-        }
-        if (pos) *pos = sh.pos;
-        __syncthreads();
-        return got;
-      }
+    if (rc == 0 && hn == 1) hn = 0;
+  }
+  if (refill) { /* refill the root from the last node and the buffer */
+    const unsigned last = hn--;
+    __syncthreads();
+    load(h, last, 0, A, k);
+    load(h, 0, 0, B, bc);
+    __syncthreads();
+    if (tid == 0) unlock_node(&h.word[last], EMPTY);
+    lock_children(h, 1, sh); /* after the unlock: last may be a child */
+    merge_split(A, k, B, bc, C, k, X);
+    store(h, 0, 0, X, bc); /* X is next written after sift_locked's first barrier */
+    /* the root level: the root is final after it */
+    T *c = C, *fin = NULL;
+    unsigned pend = 0;
+    unsigned cur = sift_locked(h, 1, &c, &fin, A, B, X, Y, &Z, sh, pend, false);
+    const unsigned need = n - got;
+    for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
+    got = n;
+    rc = k - need;
+    __syncthreads();
+    if (tid == 0) {
+      sh.hn = hn;
+      sh.rc = rc;
+      if (cursor) __stcg(cursor, sh.pos + got);
+      give_root(h.ctl, &sh);
+      atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
     }
+    while (cur) { /* sift on below the root; the root is already free */
+      T *fin2 = NULL;
+      const unsigned prev = cur;
+      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh, pend, true);
+      __syncthreads();
+      if (tid == 0) unlock_node(&h.word[prev], AVAIL);
+    }
+    if (pos) *pos = sh.pos;
+    __syncthreads();
+    return got;
   }
   if (got < n && hn == 0 && bc > 0) { /* the buffer alone holds everything */
     const unsigned a = n - got < bc ? n - got : bc;
@@ -531,12 +614,9 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     sh.hn = hn;
     sh.rc = rc;
     sh.bc = bc;
-    if (cursor) {
-      sh.pos = *cursor;
-      *cursor += got;
-    }
-    atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
+    if (cursor) __stcg(cursor, sh.pos + got);
     give_root(h.ctl, &sh);
+    atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
   }
   __syncthreads();
   if (pos) *pos = sh.pos;
