@@ -56,7 +56,11 @@ typedef enum wg_coll_type {
  * rsag: reduce-scatter then allgather (each GPU owns 1/N of the vector);
  * tree: a binary tree up to the root and back down;
  * nccl: NCCL itself; auto: picked by size and GPU count from the table
- * measured by `wattgraph allreduce` (docs/coll.md). */
+ * measured by `wattgraph allreduce` (docs/coll.md);
+ * ll: one shot for small messages: each GPU pushes its buffer to every
+ * peer in 16-byte {data, flag, data, flag} lines carrying the call's epoch,
+ * and reduces as soon as the peers' lines arrive (no separate flag or
+ * barrier; half of each store is flags, so it loses for large messages). */
 typedef enum wg_coll_algo {
   WG_COLL_AUTO = 0,
   WG_COLL_READ,
@@ -64,9 +68,10 @@ typedef enum wg_coll_algo {
   WG_COLL_ALLGATHER,
   WG_COLL_RSAG,
   WG_COLL_TREE,
-  WG_COLL_NCCL
+  WG_COLL_NCCL,
+  WG_COLL_LL
 } wg_coll_algo;
-#define WG_COLL_ALGO_COUNT 7
+#define WG_COLL_ALGO_COUNT 8
 
 /* Names: "sum", "int32"/"i32", "float"/"f32", "auto", "rsag", ... Parsers
  * return WG_EINVAL for an unknown name. */

@@ -31,7 +31,7 @@ static const char *const op_names[] = {"sum", "min", "max"};
 static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float", "double"};
 static const char *const type_short[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
 static const char *const algo_names[] = {"auto", "read", "gather", "allgather",
-                                         "rsag", "tree", "nccl"};
+                                         "rsag", "tree", "nccl", "ll"};
 
 const char *wg_coll_op_name(wg_coll_op op) {
   return (unsigned)op < 3 ? op_names[op] : "?";
@@ -82,6 +82,7 @@ typedef struct pick_row {
 } pick_row;
 
 static const pick_row pick_table[] = {
+    {2, 64u << 10, WG_COLL_LL},
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
     /* 4 x H200 (issue 6): allgather or read fastest up to 1 MiB, rsag from

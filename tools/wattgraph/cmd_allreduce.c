@@ -50,7 +50,7 @@ int cmd_allreduce(int argc, char **argv) {
        "4", 0, 0, NULL},
       {"max-bytes", 0, OPT_STRING, &max_s, "B", "largest message per GPU", "1G", 0, 0, NULL},
       {"algo", 0, OPT_STRING, &algo_s, "A",
-       "all, auto, read, gather, allgather, rsag, tree or nccl (comma-separated list allowed)",
+       "all, auto, read, gather, allgather, rsag, tree, ll or nccl (comma-separated list)",
        "all", 0, 0, NULL},
       {"iters", 'n', OPT_INT, &iters, "N", "timed iterations per size (fewer when slow)", "100",
        1, 100000, NULL},
@@ -108,7 +108,7 @@ int cmd_allreduce(int argc, char **argv) {
       wg_coll_algo a;
       if (wg_coll_algo_parse(t, &a) != WG_OK) {
         cli_error("allreduce: unknown --algo '%s' (all, auto, read, gather, allgather, rsag, "
-                  "tree, nccl)", t);
+                  "tree, nccl, ll)", t);
         return CLI_USAGE;
       }
       want[a] = 1;
@@ -144,7 +144,8 @@ int cmd_allreduce(int argc, char **argv) {
     const char *pw = NULL;
     if (!wg_comm_peer_ok(comm, &pw)) {
       fprintf(stderr, "wattgraph: %s: only NCCL runs\n", pw);
-      for (int a = 1; a < WG_COLL_NCCL; a++) want[a] = 0;
+      for (int a = 1; a < WG_COLL_ALGO_COUNT; a++)
+        if (a != WG_COLL_NCCL) want[a] = 0;
     }
   }
   meter = energy_s > 0 ? cli_meter(ctx) : NULL;
