@@ -654,17 +654,18 @@ __device__ __forceinline__ void ll_put(const llargs &a, uint64_t b0, uint4 v) {
 
 template <typename T, int OP>
 __global__ void __launch_bounds__(512) ll_kernel(llargs a) {
-  __shared__ uint64_t base_s;
   __shared__ int bail;
-  if (threadIdx.x == 0) {
-    base_s = *(volatile uint64_t *)&a.ctrl[WG__CTRL_LL_EPOCH];
-    bail = 0;
-  }
-  __syncthreads();
-  const uint64_t base = base_s;
   const uint64_t chunk_bytes = (uint64_t)WG__COLL_LL_LINES * 8u;
   const uint64_t nchunks = (a.bytes + chunk_bytes - 1) / chunk_bytes;
   const uint32_t G = gridDim.x * blockDim.x, g = blockIdx.x * blockDim.x + threadIdx.x;
+  /* the first unit's data and the epoch load in parallel (every thread
+   * reads the epoch itself: no shared copy, no barrier before the push) */
+  const uint4 first = g * 16ull < a.bytes ? ll_get<T>(a, g * 16ull) : make_uint4(0, 0, 0, 0);
+  const uint64_t base = *(volatile uint64_t *)&a.ctrl[WG__CTRL_LL_EPOCH];
+  /* set before warp 0's signature checks (threads < nranks) may raise it;
+   * other warps raise it only after the chunk-0 barrier */
+  if (threadIdx.x == 0) bail = 0;
+  __syncwarp();
   for (uint64_t c = 0; c < nchunks; c++) {
     const uint64_t e = base + c + 1;
     const uint32_t f = wg__ll_flag(e);
@@ -677,7 +678,7 @@ __global__ void __launch_bounds__(512) ll_kernel(llargs a) {
                    a.me,
                a.sig, (uint32_t)a.bytes, f);
     for (uint32_t u = g; u < units; u += G) {
-      uint4 v = ll_get<T>(a, cb0 + 16ull * u);
+      uint4 v = c == 0 && u == g ? first : ll_get<T>(a, cb0 + 16ull * u);
       for (int j = 1; j < a.nranks; j++) {
         int d = a.me + j < a.nranks ? a.me + j : a.me + j - a.nranks;
         uint4 *dst = ll_line(a.hdr[d], a, p, a.me, 2ull * u);
