@@ -334,7 +334,11 @@ int main(void) {
   pid_t pid[2];
   for (int r = 0; r < 2; r++) {
     pid[r] = fork();
-    if (pid[r] == 0) _exit(child(&id, &id2, &id3, r));
+    if (pid[r] == 0) {
+      int code = child(&id, &id2, &id3, r);
+      fflush(stdout); /* _exit does not flush: keep the children's lines */
+      _exit(code);
+    }
   }
   int codes[2];
   for (int r = 0; r < 2; r++) {

@@ -70,10 +70,12 @@ wg_status wg_coll_algo_parse(const char *name, wg_coll_algo *out) {
 /* ---- the selection table -------------------------------------------------------
  * Rows: for up to this many ranks and messages up to max_bytes per rank, the
  * algorithm picked from `wattgraph allreduce` runs (docs/coll.md has them).
- * 2 GPUs (H200 x2, NVLink, 2026-11-22): allgather had the lowest latency at
- * every size; from 32 MiB rsag is within 4-10% of it and takes 5-15% less
- * energy per operation (and stays at 1.04-1.09x NCCL's bus bandwidth), so
- * large messages go to rsag. The rows for 4 and more GPUs are not measured
+ * 2 GPUs (H200 x2, NVLink, 2026-11-22): LL had the lowest latency up to
+ * 128 KiB (3.4-7.1 us in CUDA graphs against allgather's 6.1-8.1), allgather
+ * from 256 KiB to 16 MiB; from 32 MiB rsag is within 3-7% of allgather's
+ * time and, measured over 1 s windows, takes 0.91-0.98x NCCL's energy per
+ * operation where allgather takes 0.99-1.07x (both above 1.03x NCCL's bus
+ * bandwidth), so large messages go to rsag. The rows for 4 and more GPUs are not measured
  * yet (issue 6): allgather's traffic grows with N, rsag's does not. */
 typedef struct pick_row {
   int nranks;        /* rows apply to nranks <= this; 0 ends the table */
@@ -82,7 +84,7 @@ typedef struct pick_row {
 } pick_row;
 
 static const pick_row pick_table[] = {
-    {2, 64u << 10, WG_COLL_LL},
+    {2, 128u << 10, WG_COLL_LL},
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
     /* 4 x H200 (issue 6): allgather or read fastest up to 1 MiB, rsag from

@@ -248,12 +248,12 @@ int cmd_allreduce(int argc, char **argv) {
       json_end(&j);
     } else {
       printf("global sum of %llu bytes per GPU (median of %d): fused kernel %.2f us, local "
-             "kernel + ncclAllReduce %.2f us (ratio %.3f), local kernel + allgather %.2f us, %s\n",
+             "kernel + ncclAllReduce %.2f us (ratio %.3f), local kernel + LL %.2f us, %s\n",
              (unsigned long long)gsum_bytes, gsum_iters, g.fused_us, g.local_nccl_us,
              g.local_nccl_us > 0 ? g.fused_us / g.local_nccl_us : 0, g.local_direct_us,
              g.correct ? "correct" : "WRONG");
       printf("global sum in CUDA graphs: fused kernel %.2f us, local kernel + ncclAllReduce "
-             "%.2f us (ratio %.3f), local kernel + allgather %.2f us\n",
+             "%.2f us (ratio %.3f), local kernel + LL %.2f us\n",
              g.fused_graph_us, g.local_nccl_graph_us,
              g.local_nccl_graph_us > 0 ? g.fused_graph_us / g.local_nccl_graph_us : 0,
              g.local_direct_graph_us);

@@ -1305,15 +1305,19 @@ __global__ void fill_double(double *x, uint64_t n, int rank) {
 }
 
 /* Enqueues one global sum, variant 0 (fused), 1 (local + NCCL) or 2 (local +
- * allgather of one double), on every GPU's stream. */
+ * LL allreduce of one double), on every GPU's stream. start (may be NULL): an
+ * event per GPU recorded right before that GPU's first kernel, so a GPU's
+ * interval starts with its own work, for every variant alike. */
 static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, double *const *x,
                               uint64_t count, double *const *out, double *const *res,
-                              uint64_t *const *lctrl, char *why, size_t why_cap) {
+                              uint64_t *const *lctrl, const cudaEvent_t *start, char *why,
+                              size_t why_cap) {
   wg_status st = WG_OK;
   int n = c->nlocal;
   for (int i = 0; i < n; i++) {
     local_rank *lr = &c->r[i];
     WG_CK(cudaSetDevice(lr->device));
+    if (start) WG_CK(cudaEventRecord(start[i], lr->stream));
     if (variant == 0) {
       wg__gsum_dev g;
       memset(&g, 0, sizeof g);
@@ -1347,7 +1351,7 @@ static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, do
     void *s[WG__COLL_MAX_RANKS];
     memset(calls, 0, sizeof calls);
     for (int i = 0; i < n; i++) {
-      wg__coll_call k = {out[i], res[i], 1, WG_COLL_DOUBLE, WG_COLL_SUM, WG_COLL_ALLGATHER, 0, 1};
+      wg__coll_call k = {out[i], res[i], 1, WG_COLL_DOUBLE, WG_COLL_SUM, WG_COLL_LL, 0, 1};
       calls[i] = k;
       s[i] = c->r[i].stream;
     }
@@ -1400,11 +1404,7 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     if (variant == 1 && !c->has_nccl) continue;
     /* one op at a time: launch, wait asleep, read the result */
     for (int it = -3; it < iters; it++) {
-      for (int i = 0; i < n; i++) {
-        WG_CK(cudaSetDevice(c->r[i].device));
-        WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
-      }
-      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, why, why_cap);
+      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, e0, why, why_cap);
       if (st != WG_OK) goto done;
       for (int i = 0; i < n; i++) {
         WG_CK(cudaSetDevice(c->r[i].device));
@@ -1430,7 +1430,7 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
       capturing = i + 1;
     }
     for (int k = 0; k < per; k++) {
-      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, why, why_cap);
+      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, NULL, why, why_cap);
       if (st != WG_OK) goto done;
     }
     for (int i = 0; i < n; i++) {
