@@ -87,11 +87,15 @@ static const pick_row pick_table[] = {
     {2, 128u << 10, WG_COLL_LL},
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
-    /* 4 x H200 (issue 6): allgather or read fastest up to 1 MiB, rsag from
-     * 2 MiB; above 64 MiB NCCL's ring is faster (auto keeps rsag, see
-     * docs/coll.md). */
+    /* 4 x H200 (issue 6): LL for small messages (as on 2 GPUs; its pushes
+     * grow with N - 1), allgather or read fastest up to 1 MiB, rsag from
+     * 2 MiB; from 128 MiB NCCL's ring is faster than rsag (0.88-0.97x its
+     * bus bandwidth), and nothing here beats it yet, so auto hands those to
+     * NCCL when it is loaded (docs/coll.md). */
+    {4, 64u << 10, WG_COLL_LL},
     {4, 1u << 20, WG_COLL_ALLGATHER},
-    {4, UINT64_MAX, WG_COLL_RSAG},
+    {4, 64u << 20, WG_COLL_RSAG},
+    {4, UINT64_MAX, WG_COLL_NCCL},
     {16, 32u << 10, WG_COLL_ALLGATHER},
     {16, UINT64_MAX, WG_COLL_RSAG},
     {0, 0, WG_COLL_AUTO}};
@@ -101,7 +105,9 @@ wg_coll_algo wg_comm_pick(const wg_comm_t *comm, uint64_t bytes, int allreduce) 
   if (!wg__cuda_coll_peer_ok(comm->g, NULL)) return WG_COLL_NCCL;
   (void)allreduce;
   for (const pick_row *r = pick_table; r->nranks; r++)
-    if (comm->nranks <= r->nranks && bytes <= r->max_bytes) return r->algo;
+    if (comm->nranks <= r->nranks && bytes <= r->max_bytes)
+      return r->algo == WG_COLL_NCCL && !wg__cuda_coll_has_nccl(comm->g) ? WG_COLL_RSAG
+                                                                           : r->algo;
   return WG_COLL_RSAG;
 }
 
