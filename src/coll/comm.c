@@ -75,8 +75,9 @@ wg_status wg_coll_algo_parse(const char *name, wg_coll_algo *out) {
  * from 256 KiB to 16 MiB; from 32 MiB rsag is within 3-7% of allgather's
  * time and, measured over 1 s windows, takes 0.91-0.98x NCCL's energy per
  * operation where allgather takes 0.99-1.07x (both above 1.03x NCCL's bus
- * bandwidth), so large messages go to rsag. The rows for 4 and more GPUs are not measured
- * yet (issue 6): allgather's traffic grows with N, rsag's does not. */
+ * bandwidth), so large messages go to rsag. 4 GPUs: below. 5-16 GPUs are
+ * not measured (issue 6; no 8-GPU machine lent): allgather's traffic grows
+ * with N, rsag's does not. */
 typedef struct pick_row {
   int nranks;        /* rows apply to nranks <= this; 0 ends the table */
   uint64_t max_bytes;
@@ -87,11 +88,11 @@ static const pick_row pick_table[] = {
     {2, 128u << 10, WG_COLL_LL},
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
-    /* 4 x H200 (issue 6): LL for small messages (as on 2 GPUs; its pushes
-     * grow with N - 1), allgather or read fastest up to 1 MiB, rsag from
-     * 2 MiB; from 128 MiB NCCL's ring is faster than rsag (0.88-0.97x its
-     * bus bandwidth), and nothing here beats it yet, so auto hands those to
-     * NCCL when it is loaded (docs/coll.md). */
+    /* 4 x H200 (issue 6, runs 1 and 5): LL fastest up to 64 KiB (4.6-8.7
+     * us in graphs), allgather or read up to 1 MiB, rsag from 2 MiB; from
+     * 128 MiB NCCL's ring is faster than rsag (0.87-0.96x its bus
+     * bandwidth), and nothing here beats it yet, so auto hands those sizes
+     * to NCCL when it is loaded (docs/coll.md). 3 GPUs: interpolated. */
     {4, 64u << 10, WG_COLL_LL},
     {4, 1u << 20, WG_COLL_ALLGATHER},
     {4, 64u << 20, WG_COLL_RSAG},
