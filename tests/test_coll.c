@@ -17,8 +17,8 @@
 #include "testutil.h"
 
 static const wg_coll_algo kAlgos[] = {WG_COLL_READ, WG_COLL_GATHER, WG_COLL_ALLGATHER,
-                                      WG_COLL_RSAG, WG_COLL_TREE};
-#define NALGOS 5
+                                      WG_COLL_RSAG, WG_COLL_TREE, WG_COLL_LL};
+#define NALGOS 6
 
 typedef struct tcase {
   wg_coll_algo algo;

@@ -18,8 +18,9 @@
 #include "testutil.h"
 
 static const wg_coll_algo kAlgos[] = {WG_COLL_READ, WG_COLL_GATHER, WG_COLL_ALLGATHER,
-                                      WG_COLL_RSAG, WG_COLL_TREE, WG_COLL_NCCL};
-#define NALGOS 6
+                                      WG_COLL_RSAG, WG_COLL_TREE, WG_COLL_LL,
+                                      WG_COLL_NCCL};
+#define NALGOS 7
 
 /* exact: small integers in every type (any order gives the same sum);
  * else full-range integers and floats with fraction bits. */
@@ -228,7 +229,8 @@ static void bench_checks(void **s) {
 
 /* ---- one process per GPU ---------------------------------------------------------------- */
 
-static int child(const wg_comm_id *id, const wg_comm_id *id2, int rank) {
+static int child(const wg_comm_id *id, const wg_comm_id *id2, const wg_comm_id *id3,
+                 int rank) {
   wg_ctx_t *ctx = NULL;
   wg_ctx_create(&ctx);
   int ngpu = 0;
@@ -266,12 +268,14 @@ static int child(const wg_comm_id *id, const wg_comm_id *id2, int rank) {
       bad++;
     }
   }
-  /* mismatched counts: both ranks get an error, not a hang or a wrong sum */
+  /* mismatched counts: both ranks get an error, not a hang or a wrong sum
+   * (LL: the signature line; the flag-based algorithms share the check of
+   * wg__wait_flag, tested on the CPU) */
   {
     const void *sp[1] = {d};
     void *rp[1] = {dr};
     wg_status st = wg_allreduce(c, sp, rp, rank ? 1001 : 1000, WG_COLL_FLOAT, WG_COLL_SUM,
-                                WG_COLL_ALLGATHER, NULL);
+                                WG_COLL_LL, NULL);
     if (st == WG_OK) st = wg_comm_sync(c, NULL);
     printf("rank %d, mismatched counts: %s (%s)\n", rank, wg_status_name(st),
            wg_ctx_last_error(ctx));
@@ -280,25 +284,30 @@ static int child(const wg_comm_id *id, const wg_comm_id *id2, int rank) {
   wg_comm_mem_free(c, 0, d);
   wg_comm_mem_free(c, 0, dr);
   wg_comm_destroy(&c);
-  /* a rank that never arrives: rank 1 joins but never calls */
+  /* a rank that never arrives: rank 1 joins but never calls (flag waits:
+   * rsag; LL's polls of the data lines: ll) */
   o.timeout_s = 1;
-  if (wg_comm_create_rank(ctx, &c, id2, 2, rank, rank, &o) != WG_OK) {
-    printf("rank %d: create 2: %s\n", rank, wg_ctx_last_error(ctx));
-    return 1;
+  for (int t = 0; t < 2; t++) {
+    wg_coll_algo algo = t ? WG_COLL_LL : WG_COLL_RSAG;
+    if (wg_comm_create_rank(ctx, &c, t ? id3 : id2, 2, rank, rank, &o) != WG_OK) {
+      printf("rank %d: create %d: %s\n", rank, 2 + t, wg_ctx_last_error(ctx));
+      return 1;
+    }
+    if (rank == 0) {
+      wg_comm_mem_alloc(c, 0, 4096, &d);
+      const void *sp[1] = {d};
+      void *rp[1] = {d};
+      double t0 = wg__now();
+      wg_status st = wg_allreduce(c, sp, rp, 1000, WG_COLL_FLOAT, WG_COLL_SUM, algo, NULL);
+      if (st == WG_OK) st = wg_comm_sync(c, NULL);
+      printf("rank 0, peer never arrives (%s): %s after %.1f s (%s)\n",
+             wg_coll_algo_name(algo), wg_status_name(st), wg__now() - t0,
+             wg_ctx_last_error(ctx));
+      if (st != WG_ETIMEOUT || !strstr(wg_ctx_last_error(ctx), "never arrived")) bad++;
+      wg_comm_mem_free(c, 0, d);
+    }
+    wg_comm_destroy(&c);
   }
-  if (rank == 0) {
-    wg_comm_mem_alloc(c, 0, 4096, &d);
-    const void *sp[1] = {d};
-    void *rp[1] = {d};
-    double t0 = wg__now();
-    wg_status st = wg_allreduce(c, sp, rp, 1000, WG_COLL_FLOAT, WG_COLL_SUM, WG_COLL_RSAG, NULL);
-    if (st == WG_OK) st = wg_comm_sync(c, NULL);
-    printf("rank 0, peer never arrives: %s after %.1f s (%s)\n", wg_status_name(st),
-           wg__now() - t0, wg_ctx_last_error(ctx));
-    if (st != WG_ETIMEOUT || !strstr(wg_ctx_last_error(ctx), "never arrived")) bad++;
-    wg_comm_mem_free(c, 0, d);
-  }
-  wg_comm_destroy(&c);
   free(in[0]);
   free(in[1]);
   free(ref);
@@ -317,13 +326,19 @@ static void per_process(void **s) {
 
 int main(void) {
   /* Fork before this process touches CUDA: the children own their GPUs. */
-  wg_comm_id id, id2;
-  if (wg_comm_unique_id(NULL, &id) != WG_OK || wg_comm_unique_id(NULL, &id2) != WG_OK) return 1;
+  wg_comm_id id, id2, id3;
+  if (wg_comm_unique_id(NULL, &id) != WG_OK || wg_comm_unique_id(NULL, &id2) != WG_OK ||
+      wg_comm_unique_id(NULL, &id3) != WG_OK)
+    return 1;
   fflush(stdout);
   pid_t pid[2];
   for (int r = 0; r < 2; r++) {
     pid[r] = fork();
-    if (pid[r] == 0) _exit(child(&id, &id2, r));
+    if (pid[r] == 0) {
+      int code = child(&id, &id2, &id3, r);
+      fflush(stdout); /* _exit does not flush: keep the children's lines */
+      _exit(code);
+    }
   }
   int codes[2];
   for (int r = 0; r < 2; r++) {

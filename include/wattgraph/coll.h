@@ -56,7 +56,11 @@ typedef enum wg_coll_type {
  * rsag: reduce-scatter then allgather (each GPU owns 1/N of the vector);
  * tree: a binary tree up to the root and back down;
  * nccl: NCCL itself; auto: picked by size and GPU count from the table
- * measured by `wattgraph allreduce` (docs/coll.md). */
+ * measured by `wattgraph allreduce` (docs/coll.md);
+ * ll: one shot for small messages: each GPU pushes its buffer to every
+ * peer in 16-byte {data, flag, data, flag} lines carrying the call's epoch,
+ * and reduces as soon as the peers' lines arrive (no separate flag or
+ * barrier; half of each store is flags, so it loses for large messages). */
 typedef enum wg_coll_algo {
   WG_COLL_AUTO = 0,
   WG_COLL_READ,
@@ -64,9 +68,10 @@ typedef enum wg_coll_algo {
   WG_COLL_ALLGATHER,
   WG_COLL_RSAG,
   WG_COLL_TREE,
-  WG_COLL_NCCL
+  WG_COLL_NCCL,
+  WG_COLL_LL
 } wg_coll_algo;
-#define WG_COLL_ALGO_COUNT 7
+#define WG_COLL_ALGO_COUNT 8
 
 /* Names: "sum", "int32"/"i32", "float"/"f32", "auto", "rsag", ... Parsers
  * return WG_EINVAL for an unknown name. */
@@ -203,7 +208,9 @@ wg_status wg_coll_bench(wg_comm_t *comm, const wg_coll_bench_opts *o,
  * its own and all GPUs get the total. Times (median, us) three ways: one
  * kernel doing the local reduction and the cross-GPU sum (the device-side
  * API), a local reduction kernel followed by ncclAllReduce of one double,
- * and the local kernel followed by wg_allreduce (allgather) of one double. */
+ * and the local kernel followed by wg_allreduce (LL) of one double. Each
+ * GPU's interval starts with an event recorded right before its first
+ * kernel of the op. */
 typedef struct wg_coll_gsum_result {
   /* one op at a time: launch, wait, next (CUDA events around each op) */
   double fused_us, local_nccl_us, local_direct_us;

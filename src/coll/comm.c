@@ -31,7 +31,7 @@ static const char *const op_names[] = {"sum", "min", "max"};
 static const char *const type_names[] = {"int32", "uint32", "int64", "uint64", "float", "double"};
 static const char *const type_short[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
 static const char *const algo_names[] = {"auto", "read", "gather", "allgather",
-                                         "rsag", "tree", "nccl"};
+                                         "rsag", "tree", "nccl", "ll"};
 
 const char *wg_coll_op_name(wg_coll_op op) {
   return (unsigned)op < 3 ? op_names[op] : "?";
@@ -70,11 +70,14 @@ wg_status wg_coll_algo_parse(const char *name, wg_coll_algo *out) {
 /* ---- the selection table -------------------------------------------------------
  * Rows: for up to this many ranks and messages up to max_bytes per rank, the
  * algorithm picked from `wattgraph allreduce` runs (docs/coll.md has them).
- * 2 GPUs (H200 x2, NVLink, 2026-11-22): allgather had the lowest latency at
- * every size; from 32 MiB rsag is within 4-10% of it and takes 5-15% less
- * energy per operation (and stays at 1.04-1.09x NCCL's bus bandwidth), so
- * large messages go to rsag. The rows for 4 and more GPUs are not measured
- * yet (issue 6): allgather's traffic grows with N, rsag's does not. */
+ * 2 GPUs (H200 x2, NVLink, 2026-11-22): LL had the lowest latency up to
+ * 128 KiB (3.4-7.1 us in CUDA graphs against allgather's 6.1-8.1), allgather
+ * from 256 KiB to 16 MiB; from 32 MiB rsag is within 3-7% of allgather's
+ * time and, measured over 1 s windows, takes 0.91-0.98x NCCL's energy per
+ * operation where allgather takes 0.99-1.07x (both above 1.03x NCCL's bus
+ * bandwidth), so large messages go to rsag. 4 GPUs: below. 5-16 GPUs are
+ * not measured (issue 6; no 8-GPU machine lent): allgather's traffic grows
+ * with N, rsag's does not. */
 typedef struct pick_row {
   int nranks;        /* rows apply to nranks <= this; 0 ends the table */
   uint64_t max_bytes;
@@ -82,13 +85,18 @@ typedef struct pick_row {
 } pick_row;
 
 static const pick_row pick_table[] = {
+    {2, 128u << 10, WG_COLL_LL},
     {2, 16u << 20, WG_COLL_ALLGATHER},
     {2, UINT64_MAX, WG_COLL_RSAG},
-    /* 4 x H200 (issue 6): allgather or read fastest up to 1 MiB, rsag from
-     * 2 MiB; above 64 MiB NCCL's ring is faster (auto keeps rsag, see
-     * docs/coll.md). */
+    /* 4 x H200 (issue 6, runs 1 and 5): LL fastest up to 64 KiB (4.6-8.7
+     * us in graphs), allgather or read up to 1 MiB, rsag from 2 MiB; from
+     * 128 MiB NCCL's ring is faster than rsag (0.87-0.96x its bus
+     * bandwidth), and nothing here beats it yet, so auto hands those sizes
+     * to NCCL when it is loaded (docs/coll.md). 3 GPUs: interpolated. */
+    {4, 64u << 10, WG_COLL_LL},
     {4, 1u << 20, WG_COLL_ALLGATHER},
-    {4, UINT64_MAX, WG_COLL_RSAG},
+    {4, 64u << 20, WG_COLL_RSAG},
+    {4, UINT64_MAX, WG_COLL_NCCL},
     {16, 32u << 10, WG_COLL_ALLGATHER},
     {16, UINT64_MAX, WG_COLL_RSAG},
     {0, 0, WG_COLL_AUTO}};
@@ -98,7 +106,9 @@ wg_coll_algo wg_comm_pick(const wg_comm_t *comm, uint64_t bytes, int allreduce) 
   if (!wg__cuda_coll_peer_ok(comm->g, NULL)) return WG_COLL_NCCL;
   (void)allreduce;
   for (const pick_row *r = pick_table; r->nranks; r++)
-    if (comm->nranks <= r->nranks && bytes <= r->max_bytes) return r->algo;
+    if (comm->nranks <= r->nranks && bytes <= r->max_bytes)
+      return r->algo == WG_COLL_NCCL && !wg__cuda_coll_has_nccl(comm->g) ? WG_COLL_RSAG
+                                                                           : r->algo;
   return WG_COLL_RSAG;
 }
 

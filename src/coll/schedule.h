@@ -46,7 +46,9 @@
 /* Staging header: the flags, then the abort word, then the device global
  * sum's values; the data regions start at WG__COLL_HEADER_BYTES. */
 #define WG__COLL_ABORT_INDEX WG__COLL_NFLAGS
-#define WG__COLL_GSUM_INDEX (WG__COLL_NFLAGS + 8)
+#define WG__COLL_GSUM_INDEX (WG__COLL_NFLAGS + 8) /* 16-byte lines [parity][rank] */
+/* the LL algorithm's signature lines, 16 bytes per [parity][source rank] */
+#define WG__COLL_LLSIG_INDEX (WG__COLL_GSUM_INDEX + 4 * WG__COLL_MAX_RANKS)
 #define WG__COLL_HEADER_BYTES (64u * 1024u)
 
 enum { WG__LOC_NONE = 0, WG__LOC_SEND, WG__LOC_RECV, WG__LOC_SLOT, WG__LOC_RESULT };
@@ -109,8 +111,21 @@ WG__HD uint64_t wg__coll_region_offset(int nranks, uint64_t round_bytes, int par
   return ((uint64_t)parity * (uint64_t)(nranks + 1) + (uint64_t)region) * round_bytes;
 }
 
-WG__HD uint64_t wg__coll_stage_bytes(int nranks, uint64_t round_bytes) {
+/* The LL ("low latency") area after the data regions: per parity and per
+ * source rank WG__COLL_LL_LINES lines of 16 bytes, {data, flag, data, flag}
+ * (4-byte words): 8 payload bytes per line, each half carrying the call's
+ * epoch, so a reader polls the data itself (no separate flag, no barrier).
+ * Used by the LL algorithm on the GPUs (src/cuda/coll/coll.cu). */
+#define WG__COLL_LL_LINES 8192u /* 64 KiB of payload per chunk */
+WG__HD uint64_t wg__coll_ll_offset(int nranks, uint64_t round_bytes) {
   return WG__COLL_HEADER_BYTES + 2ull * (uint64_t)(nranks + 1) * round_bytes;
+}
+WG__HD uint64_t wg__coll_ll_bytes(int nranks) {
+  return 2ull * (uint64_t)nranks * WG__COLL_LL_LINES * 16u;
+}
+
+WG__HD uint64_t wg__coll_stage_bytes(int nranks, uint64_t round_bytes) {
+  return wg__coll_ll_offset(nranks, round_bytes) + wg__coll_ll_bytes(nranks);
 }
 
 WG__HD uint32_t wg__coll_sig(uint64_t count, int type, int op, int algo, int root,
@@ -217,6 +232,20 @@ WG__HD int wg__coll_plan_build(wg__coll_plan *p, int algo, int nranks, int me,
       wg__coll_flag(p, WG__STEP_WAIT, 1, 1u << root);
     }
     return 0;
+  case WG_COLL_LL:
+    /* LL is allgather's schedule with the flags fused into the data on the
+     * GPU (every rank pushes to every peer, even for reduce: a rank may
+     * overwrite a peer's LL lines of round e only after that peer's data of
+     * round e + 1 reached it); the CPU executor runs the plain schedule. */
+    if (!allreduce) {
+      for (int j = 1; j < nranks; j++)
+        wg__coll_put(p, -1, SEND, wg__coll_at(WG__LOC_SLOT, (me + j) % nranks, me));
+      wg__coll_flag(p, WG__STEP_SIGNAL, 0, others);
+      wg__coll_flag(p, WG__STEP_WAIT, 0, others);
+      if (am_root) wg__coll_reduce_all(p, -1, nranks, me, 0)->dst = RECV;
+      return 0;
+    }
+    /* fall through */
   case WG_COLL_ALLGATHER:
     if (allreduce) {
       for (int j = 1; j < nranks; j++)

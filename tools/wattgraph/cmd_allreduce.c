@@ -50,7 +50,7 @@ int cmd_allreduce(int argc, char **argv) {
        "4", 0, 0, NULL},
       {"max-bytes", 0, OPT_STRING, &max_s, "B", "largest message per GPU", "1G", 0, 0, NULL},
       {"algo", 0, OPT_STRING, &algo_s, "A",
-       "all, auto, read, gather, allgather, rsag, tree or nccl (comma-separated list allowed)",
+       "all, auto, read, gather, allgather, rsag, tree, ll or nccl (comma-separated list)",
        "all", 0, 0, NULL},
       {"iters", 'n', OPT_INT, &iters, "N", "timed iterations per size (fewer when slow)", "100",
        1, 100000, NULL},
@@ -108,7 +108,7 @@ int cmd_allreduce(int argc, char **argv) {
       wg_coll_algo a;
       if (wg_coll_algo_parse(t, &a) != WG_OK) {
         cli_error("allreduce: unknown --algo '%s' (all, auto, read, gather, allgather, rsag, "
-                  "tree, nccl)", t);
+                  "tree, nccl, ll)", t);
         return CLI_USAGE;
       }
       want[a] = 1;
@@ -144,7 +144,8 @@ int cmd_allreduce(int argc, char **argv) {
     const char *pw = NULL;
     if (!wg_comm_peer_ok(comm, &pw)) {
       fprintf(stderr, "wattgraph: %s: only NCCL runs\n", pw);
-      for (int a = 1; a < WG_COLL_NCCL; a++) want[a] = 0;
+      for (int a = 1; a < WG_COLL_ALGO_COUNT; a++)
+        if (a != WG_COLL_NCCL) want[a] = 0;
     }
   }
   meter = energy_s > 0 ? cli_meter(ctx) : NULL;
@@ -247,12 +248,12 @@ int cmd_allreduce(int argc, char **argv) {
       json_end(&j);
     } else {
       printf("global sum of %llu bytes per GPU (median of %d): fused kernel %.2f us, local "
-             "kernel + ncclAllReduce %.2f us (ratio %.3f), local kernel + allgather %.2f us, %s\n",
+             "kernel + ncclAllReduce %.2f us (ratio %.3f), local kernel + LL %.2f us, %s\n",
              (unsigned long long)gsum_bytes, gsum_iters, g.fused_us, g.local_nccl_us,
              g.local_nccl_us > 0 ? g.fused_us / g.local_nccl_us : 0, g.local_direct_us,
              g.correct ? "correct" : "WRONG");
       printf("global sum in CUDA graphs: fused kernel %.2f us, local kernel + ncclAllReduce "
-             "%.2f us (ratio %.3f), local kernel + allgather %.2f us\n",
+             "%.2f us (ratio %.3f), local kernel + LL %.2f us\n",
              g.fused_graph_us, g.local_nccl_graph_us,
              g.local_nccl_graph_us > 0 ? g.fused_graph_us / g.local_nccl_graph_us : 0,
              g.local_direct_graph_us);

@@ -10,11 +10,12 @@
  *
  * How: each block reduces its threads in a fixed order (warp shuffles, then
  * warp sums in warp order) and writes one partial; the last block to arrive
- * (an atomic counter) adds the partials in block order, writes that GPU's
- * total into every peer's staging header with 8-byte remote stores, sets a
- * flag there (st.release.sys), waits for every peer's flag (ld.acquire.sys),
- * adds the N totals in rank order (so every GPU gets the same bits), and
- * releases the other blocks through a local epoch word. All blocks of the
+ * (an atomic counter; a grid of one block skips it) adds the partials in
+ * block order, pushes that GPU's total into every peer's staging header as
+ * one LL line ({low word, epoch, high word, epoch}, one 16-byte store: no
+ * flag, no release fence), polls its own header until every peer's line
+ * carries the epoch, adds the N totals in rank order (so every GPU gets the
+ * same bits), and releases the other blocks through a local epoch word. All blocks of the
  * grid must be resident at once (they wait for the last one), as for a
  * cooperative launch; the waits give up after the time-out and record an
  * error the host reads with wg_comm_sync. Callable many times per kernel. */
@@ -41,6 +42,8 @@ enum {
   WG__CTRL_GSUM_ARRIVE = 3,
   WG__CTRL_GSUM_DONE = 4,
   WG__CTRL_GSUM_RESULT = 5,
+  WG__CTRL_LL_EPOCH = 6,    /* LL chunks done (the LL algorithm's epoch) */
+  WG__CTRL_LL_FINISHED = 7, /* blocks of the running LL kernel that finished */
   WG__CTRL_PARTIALS = 8, /* then WG__GSUM_MAX_BLOCKS doubles */
 };
 #define WG__GSUM_MAX_BLOCKS 1024
@@ -119,6 +122,58 @@ static __device__ unsigned wg__wait_flag(const uint64_t *flag, uint64_t round, u
   }
 }
 
+/* LL lines: 16 bytes {d0, flag, d1, flag} stored and loaded whole (each
+ * 8-byte half lands at once), so a reader that sees the flag in both halves
+ * has the data: no separate flag store, no fence. */
+static __device__ __forceinline__ void wg__ll_store(uint4 *p, uint32_t d0, uint32_t d1,
+                                                    uint32_t f) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f),
+               "r"(d1), "r"(f)
+               : "memory");
+}
+static __device__ __forceinline__ uint4 wg__ll_load(const uint4 *p) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+/* The flag of epoch e: never 0 (fresh staging is zero); e and e - 2 differ. */
+static __device__ __forceinline__ uint32_t wg__ll_flag(uint64_t e) {
+  return (uint32_t)(e % 0xffffffffull) + 1u;
+}
+
+/* Waits until line p carries flag f in both halves (then *out is the line);
+ * gives up when I or the peer aborted, or after the time-out. Returns 0, or
+ * the error code (recorded unless it was my own abort). */
+static __device__ unsigned wg__ll_wait(const uint4 *p, uint32_t f, uint4 *out,
+                                       uint64_t *my_flags, const uint64_t *peer_flags,
+                                       wg__coll_err *err, uint64_t timeout_ns, int peer,
+                                       int phase, int block, uint64_t e) {
+  uint64_t t0 = 0;
+  for (unsigned spin = 0;; spin++) {
+    uint4 v = wg__ll_load(p);
+    if (v.y == f && v.w == f) {
+      *out = v;
+      return 0;
+    }
+    if ((spin & 255) == 255) {
+      uint64_t now = wg__globaltimer();
+      if (!t0) t0 = now;
+      if (*(volatile const uint64_t *)&my_flags[WG__COLL_ABORT_INDEX]) return WG__ERR_PEER_ABORT;
+      if (*(volatile const uint64_t *)&peer_flags[WG__COLL_ABORT_INDEX]) {
+        wg__record_error(err, my_flags, WG__ERR_PEER_ABORT, peer, phase, block, e);
+        return WG__ERR_PEER_ABORT;
+      }
+      if (now - t0 > timeout_ns) {
+        wg__record_error(err, my_flags, WG__ERR_TIMEOUT, peer, phase, block, e);
+        return WG__ERR_TIMEOUT;
+      }
+    }
+  }
+}
+
 /* Sum of v over the block's threads, in a fixed order; valid in thread 0. */
 static __device__ double wg__block_sum(double v) {
   __shared__ double warp_sums[32];
@@ -144,45 +199,64 @@ static __device__ double wg__global_sum(const wg__gsum_dev &g, double v) {
   if (threadIdx.x == 0) epoch = *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] + 1;
   double total = wg__block_sum(v);
   if (threadIdx.x == 0) {
-    uint64_t e = epoch;
+    const uint64_t e = epoch;
+    const bool one = gridDim.x == 1; /* no partials, no counter, no release */
+    bool last = one;
+    double mine = total;
     double *partials = (double *)&g.ctrl[WG__CTRL_PARTIALS];
-    *(volatile double *)&partials[blockIdx.x] = total;
-    __threadfence();
-    unsigned long long prev =
-        atomicAdd((unsigned long long *)&g.ctrl[WG__CTRL_GSUM_ARRIVE], 1ull);
-    if (prev == gridDim.x - 1) {
+    if (!one) {
+      *(volatile double *)&partials[blockIdx.x] = total;
       __threadfence();
-      double mine = *(volatile double *)&partials[0];
-      for (unsigned b = 1; b < gridDim.x; b++) mine += *(volatile double *)&partials[b];
-      int p = (int)(e & 1);
-      uint64_t bits = (uint64_t)__double_as_longlong(mine);
-      for (int d = 0; d < g.nranks; d++)
-        *(volatile uint64_t *)&g.flags[d][WG__COLL_GSUM_INDEX + p * WG__COLL_MAX_RANKS + g.me] =
-            bits;
+      unsigned long long prev =
+          atomicAdd((unsigned long long *)&g.ctrl[WG__CTRL_GSUM_ARRIVE], 1ull);
+      last = prev == gridDim.x - 1;
+      if (last) {
+        __threadfence();
+        mine = *(volatile double *)&partials[0];
+        for (unsigned b = 1; b < gridDim.x; b++) mine += *(volatile double *)&partials[b];
+      }
+    }
+    if (last) {
+      /* push my total to every peer as one LL line, poll mine for theirs */
+      const int p = (int)(e & 1);
+      const uint32_t f = wg__ll_flag(e);
+      const uint64_t bits = (uint64_t)__double_as_longlong(mine);
       for (int d = 0; d < g.nranks; d++)
         if (d != g.me)
-          wg__st_release_sys(&g.flags[d][wg__coll_flag_index(2, 0, g.me)], e << 32 | 1u);
-      for (int d = 0; d < g.nranks; d++)
-        if (d != g.me)
-          wg__wait_flag(&g.flags[g.me][wg__coll_flag_index(2, 0, d)], e, 1u, g.flags[d],
-                        g.err, g.flags[g.me], g.timeout_ns, d, 2, 0);
-      const volatile uint64_t *vals =
-          &g.flags[g.me][WG__COLL_GSUM_INDEX + p * WG__COLL_MAX_RANKS];
-      double r = __longlong_as_double((long long)vals[0]);
-      for (int k = 1; k < g.nranks; k++) r += __longlong_as_double((long long)vals[k]);
-      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT] = (uint64_t)__double_as_longlong(r);
-      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_ARRIVE] = 0;
-      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
-      __threadfence();
-      *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_DONE] = e;
+          wg__ll_store((uint4 *)(g.flags[d] + WG__COLL_GSUM_INDEX) + p * WG__COLL_MAX_RANKS + g.me,
+                       (uint32_t)bits, (uint32_t)(bits >> 32), f);
+      const uint4 *lines = (const uint4 *)(g.flags[g.me] + WG__COLL_GSUM_INDEX) +
+                           p * WG__COLL_MAX_RANKS;
+      double r = 0;
+      for (int k = 0; k < g.nranks; k++) {
+        double x = mine;
+        if (k != g.me) {
+          uint4 l = make_uint4(0, 0, 0, 0);
+          wg__ll_wait(lines + k, f, &l, g.flags[g.me], g.flags[k], g.err, g.timeout_ns, k, 2,
+                      0, e);
+          x = __longlong_as_double((long long)((uint64_t)l.z << 32 | l.x));
+        }
+        r = k ? r + x : x;
+      }
+      if (one) {
+        result = r;
+        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
+      } else {
+        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT] = (uint64_t)__double_as_longlong(r);
+        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_ARRIVE] = 0;
+        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
+        __threadfence();
+        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_DONE] = e;
+      }
     } else {
       uint64_t t0 = wg__globaltimer();
       while (wg__ld_acquire_gpu(&g.ctrl[WG__CTRL_GSUM_DONE]) < e) {
         if (wg__globaltimer() - t0 > 2 * g.timeout_ns) break; /* the last block reports */
       }
     }
-    result = __longlong_as_double(
-        (long long)*(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT]);
+    if (!one)
+      result = __longlong_as_double(
+          (long long)*(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT]);
   }
   __syncthreads();
   return result;
