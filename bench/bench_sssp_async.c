@@ -151,6 +151,43 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], "selftune", 0);
     if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
   }
+  /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs */
+  const char *tr = getenv("WG_BENCH_TRACE");
+  for (int t = 0; tr && *tr == '1' && t < 2; t++) {
+    const row *b = t ? bt : ba;
+    if (!b) continue;
+    wg_sssp_opts o;
+    wg_sssp_opts_defaults(&o);
+    o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+    o.backend = WG_BACKEND_CUDA;
+    o.delta = t ? d0 : (uint64_t)b->param;
+    o.parallelism = t ? b->param : 0;
+    o.trace = 1;
+    setenv("WG_CUDA_ENGINE", "async", 1);
+    set_repeat(1);
+    wg_sssp_result *r = NULL;
+    if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {
+      double x1 = 0, x2 = 0, x3 = 0, x4 = 0, us = 0;
+      for (uint64_t i = 0; i < r->trace_len; i++) {
+        x1 += (double)r->trace[i].frontier_in;
+        x2 += (double)r->trace[i].advance_out;
+        x3 += (double)r->trace[i].filter_out;
+        x4 += (double)r->trace[i].near_out;
+        us += r->trace[i].time_us;
+      }
+      printf("# %s async %s %g: %llu bands, %.2f ms in bands, sums X1 %.0f X2 %.0f (%.2f n) "
+             "X3 %.0f X4 %.0f\n",
+             gname, t ? "selftune" : "nearfar", b->param, (unsigned long long)r->trace_len,
+             us / 1e3, x1, x2, x2 / g->n, x3, x4);
+      for (uint64_t i = 0; i < r->trace_len && i < 40; i++)
+        printf("#   band %llu: X1 %llu X2 %llu X4 %llu far %llu thr/delta %.0f %.1f us\n",
+               (unsigned long long)i, (unsigned long long)r->trace[i].frontier_in,
+               (unsigned long long)r->trace[i].advance_out,
+               (unsigned long long)r->trace[i].near_out, (unsigned long long)r->trace[i].far_size,
+               r->trace[i].delta, r->trace[i].time_us);
+    }
+    wg_sssp_result_destroy(&r);
+  }
   if (bs) run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, (uint64_t)bs->param, 0,
               "BEST nearfar", 1);
   if (ba) run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, (uint64_t)ba->param, 0,

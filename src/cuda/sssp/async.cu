@@ -115,6 +115,9 @@ template <typename D> struct Kx {
   uint32_t cap;
   AState *S;
   wg_sssp_iter *trace;
+  uint32_t keep;      /* local items a warp keeps when others are idle */
+  uint32_t claim_div; /* an idle warp claims 1/claim_div of the ring */
+  uint32_t sleep_ns;  /* idle poll interval */
 };
 
 #include "cuda/check.cuh"
@@ -310,7 +313,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
           if (t > k.cap) t = k.cap;
           if (h < t) {
             const uint32_t avail = t - h;
-            const uint32_t want = min(32u, max(1u, (avail + 3) / 4));
+            const uint32_t want = min(32u, max(1u, avail / k.claim_div));
             if (atomicCAS(&S->gq, c, c + ((unsigned long long)want << 32)) == c) {
               got = want;
               head = h;
@@ -326,7 +329,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
             atomicAdd(&S->hungry, 1u);
             reg = true;
           }
-          __nanosleep(64);
+          __nanosleep(k.sleep_ns);
         }
         if (reg) atomicSub(&S->hungry, 1u);
       }
@@ -391,7 +394,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
     }
     __syncwarp();
     hungry = __shfl_sync(kFull, hungry, 0);
-    if (hungry && W.qt - W.qh > 32) spill(k, W, 32, par, sbound, nparts);
+    if (hungry && W.qt - W.qh > k.keep) spill(k, W, k.keep, par, sbound, nparts);
   }
   /* the band's counts */
   unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4;
@@ -732,6 +735,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.cap = cap;
   k.S = S;
   k.trace = tr;
+  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 32, 0, (int)kLq);
+  k.claim_div = (uint32_t)env_int("WG_CUDA_ASYNC_CLAIM_DIV", 4, 1, 1 << 20);
+  k.sleep_ns = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP", 64, 0, 100000);
 
   memset(&init, 0, sizeof init);
   init.gq = 1; /* the source, in slot 0 */
