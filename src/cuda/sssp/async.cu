@@ -542,7 +542,10 @@ __global__ void __launch_bounds__(1024, 1) async_kernel(Kx<D> k) {
   AState *S = k.S;
   uint32_t *lq = lq_all + (threadIdx.x / 32) * kLq;
   unsigned long long start = 0;
-  if (blockIdx.x == 0 && threadIdx.x == 0) start = S->trace_count;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    start = S->trace_count;
+    if (!S->last_ns) S->last_ns = global_ns(); /* the first band's clock */
+  }
   uint32_t par = ld_vol(&S->par);
   for (;;) {
     if (threadIdx.x == 0) {
@@ -681,7 +684,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096];
   int sms = 0, occ = 0, coop = 0;
-  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 256, 32, 1024) / 32 * 32;
+  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 128, 32, 1024) / 32 * 32;
   const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
   const size_t shm = (size_t)(threads / 32) * kLq * 4;
   int blocks = 0;
