@@ -117,7 +117,7 @@ wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 /* The asynchronous engine (src/cuda/sssp/async.cu): the same arguments and
  * outputs; lb, host_control, sync_each, graph_iters and the persistent-kernel
  * bounds are ignored (it has one engine of its own). Its knobs are env
- * variables read per call: WG_CUDA_ASYNC_THREADS (threads per block, 256),
+ * variables read per call: WG_CUDA_ASYNC_THREADS (threads per block, 64),
  * WG_CUDA_ASYNC_BPS (blocks per SM, 1), WG_CUDA_ASYNC_BLOCKS (grid size). */
 wg_status wg__cuda_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 

@@ -46,6 +46,10 @@
 
 /* AUTO's asynchronous engine: even-degree graphs up to this mean degree. */
 #define ASYNC_MEAN_DEG 8.0
+/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md): bands 8x the
+ * graph's default delta, and P = 32768 improving relaxations per band. */
+#define ASYNC_DELTA_MULT 8
+#define ASYNC_DEFAULT_P 32768.0
 
 typedef struct trace_sink {
   wg_ctx_t *ctx;
@@ -115,8 +119,8 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.weights = d.weights;
   a.source = job->source;
   a.selftune = o->algo == WG_ALGO_SELFTUNE;
-  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
-  a.parallelism = o->parallelism > 0 ? o->parallelism : GPU_DEFAULT_P;
+  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g) * (async ? ASYNC_DELTA_MULT : 1);
+  a.parallelism = o->parallelism > 0 ? o->parallelism : async ? ASYNC_DEFAULT_P : GPU_DEFAULT_P;
   a.mean_weight = 0; /* the gateway computes it on the device */
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;

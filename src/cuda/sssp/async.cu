@@ -684,7 +684,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096];
   int sms = 0, occ = 0, coop = 0;
-  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 128, 32, 1024) / 32 * 32;
+  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 1024) / 32 * 32;
   const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
   const size_t shm = (size_t)(threads / 32) * kLq * 4;
   int blocks = 0;
