@@ -50,6 +50,11 @@ wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   return absent(why, why_cap);
 }
 
+wg_status wg__cuda_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
+  (void)a;
+  return absent(why, why_cap);
+}
+
 wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_t why_cap) {
   (void)a;
   return absent(why, why_cap);

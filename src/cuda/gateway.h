@@ -114,6 +114,13 @@ typedef struct wg__cuda_nearfar_args {
 
 wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
+/* The asynchronous engine (src/cuda/sssp/async.cu): the same arguments and
+ * outputs; lb, host_control, sync_each, graph_iters and the persistent-kernel
+ * bounds are ignored (it has one engine of its own). Its knobs are env
+ * variables read per call: WG_CUDA_ASYNC_THREADS (threads per block, 64),
+ * WG_CUDA_ASYNC_BPS (blocks per SM, 1), WG_CUDA_ASYNC_BLOCKS (grid size). */
+wg_status wg__cuda_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
+
 /* ---- priority-queue SSSP (src/cuda/sssp/pq_sssp.cu) ---------------------------
  * The batched relaxed Dijkstra of src/sssp/pq_cpu.c on the GPU heap: pop
  * `batch` pairs (bulk delete into device arrays), relax their arcs (a warp

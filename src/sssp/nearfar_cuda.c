@@ -21,6 +21,18 @@
  * single-block kernel (default 4096; 1 sends all to the grid kernel);
  * WG_CUDA_PERSIST_BLOCKS=N runs the grid kernel on N blocks (default: one
  * per SM; fewer make its barrier cheaper).
+ *
+ * Two engines run the loop (docs/nearfar-cuda.md): the synchronous one
+ * (src/cuda/sssp/nearfar.cu: frontier iterations, the load-balancing
+ * policies are its operators) and the asynchronous one
+ * (src/cuda/sssp/async.cu: barrier-free bands, one warp per batch of
+ * vertices). AUTO sends even-degree graphs (the policy AUTO resolves to
+ * THREAD: roads, grids) with a mean degree of at most ASYNC_MEAN_DEG to the
+ * asynchronous engine, everything else (skewed graphs: Kronecker) and every
+ * explicit --lb policy to the synchronous one. WG_CUDA_ENGINE=sync|async
+ * forces one; the synchronous engine's measurement knobs (WG_CUDA_CONTROL,
+ * _SYNC, _PERSIST, _PERSIST_ARCS, _BLOCK_ARCS, _PERSIST_BLOCKS,
+ * _GRAPH_ITERS) select it too unless WG_CUDA_ENGINE=async.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +43,13 @@
 /* Default set-point on the GPU: enough relaxations per advance to fill an
  * H100 (132 SMs x 2048 threads) a few times over. */
 #define GPU_DEFAULT_P 65536.0
+
+/* AUTO's asynchronous engine: even-degree graphs up to this mean degree. */
+#define ASYNC_MEAN_DEG 8.0
+/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md): bands 8x the
+ * graph's default delta, and P = 32768 improving relaxations per band. */
+#define ASYNC_DELTA_MULT 8
+#define ASYNC_DEFAULT_P 32768.0
 
 typedef struct trace_sink {
   wg_ctx_t *ctx;
@@ -50,6 +69,19 @@ static int env_int(const char *name, int fallback) {
   return (*end || v < 0 || v > 1 << 20) ? fallback : (int)v;
 }
 
+/* True when a knob of the synchronous engine is set: a measurement of it. */
+static int sync_knobs(void) {
+  static const char *const names[] = {"WG_CUDA_CONTROL",      "WG_CUDA_SYNC",
+                                      "WG_CUDA_PERSIST",      "WG_CUDA_PERSIST_ARCS",
+                                      "WG_CUDA_BLOCK_ARCS",   "WG_CUDA_PERSIST_BLOCKS",
+                                      "WG_CUDA_GRAPH_ITERS"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *s = getenv(names[i]);
+    if (s && *s) return 1;
+  }
+  return 0;
+}
+
 wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   const wg_graph_t *g = job->g;
   const wg_sssp_opts *o = job->opts;
@@ -61,6 +93,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_device_graph_csr(dg, &d);
 
   wg_lb_policy lb = o->lb;
+  int async = 0;
   if (lb == WG_LB_AUTO) {
     uint64_t maxdeg = 0;
     for (uint32_t v = 0; v < g->n; v++) {
@@ -69,7 +102,11 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
     }
     const double mean = g->n ? (double)g->m / g->n : 0.0;
     lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB : WG_LB_THREAD;
+    async = lb == WG_LB_THREAD && mean <= ASYNC_MEAN_DEG && !sync_knobs();
   }
+  const char *engine = getenv("WG_CUDA_ENGINE");
+  if (engine && strcmp(engine, "async") == 0) async = 1;
+  if (engine && strcmp(engine, "sync") == 0) async = 0;
 
   trace_sink ud = {ctx, job};
   wg__cuda_nearfar_args a;
@@ -82,8 +119,8 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.weights = d.weights;
   a.source = job->source;
   a.selftune = o->algo == WG_ALGO_SELFTUNE;
-  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
-  a.parallelism = o->parallelism > 0 ? o->parallelism : GPU_DEFAULT_P;
+  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g) * (async ? ASYNC_DELTA_MULT : 1);
+  a.parallelism = o->parallelism > 0 ? o->parallelism : async ? ASYNC_DEFAULT_P : GPU_DEFAULT_P;
   a.mean_weight = 0; /* the gateway computes it on the device */
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;
@@ -102,7 +139,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.trace_ud = &ud;
   a.dist = job->dist;
   a.pred = job->pred;
-  st = wg__cuda_nearfar(&a, why, sizeof why);
+  st = async ? wg__cuda_async(&a, why, sizeof why) : wg__cuda_nearfar(&a, why, sizeof why);
   if (st != WG_OK) {
     if (!why[0]) return st; /* trace_push failed: its message is set */
     return wg__error(ctx, st, "near-far SSSP on GPU %d: %s", o->device, why);

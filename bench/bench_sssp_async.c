@@ -1,0 +1,265 @@
+/* bench_sssp_async: the asynchronous GPU SSSP engine (src/cuda/sssp/async.cu)
+ * against the synchronous one (nearfar.cu) in the same process, on FLA
+ * ([1,255] weights, seed 1), the 1.5M-vertex generated road graph and
+ * Kronecker 18 and 20 (edge factor 16), from each graph's default source.
+ * Per graph: the synchronous engine's delta sweep (x1/8..x16 of the default,
+ * AUTO policy) and self-tuned run at P = 16384, the asynchronous engine's
+ * delta sweep and P sweep, then the best of each with energy. Time: median
+ * of 5 runs inside one call (WG_CUDA_REPEAT), allocation and upload out.
+ * Energy: the GPU meter over >= 1 s of back-to-back runs, per run. Every
+ * run's distances are compared with the oracle's.
+ *
+ * usage: bench_sssp_async [graph ...]   graphs: fla road kron18 kron20
+ * (default all); WG_SHARED_DATA names the shared data folder;
+ * WG_BENCH_DELTAS / WG_BENCH_PS: comma lists overriding the async sweeps
+ * (multiples of the default delta; set-points).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sssp/sssp_internal.h"
+#include "wattgraph.h"
+
+typedef struct row {
+  char graph[16], config[48];
+  double param, ms, joules;
+  uint64_t iterations;
+  int ok;
+} row;
+
+static row rows[512];
+static int nrows;
+static wg_meter_t *meter;
+
+static void set_repeat(int r) {
+  char b[16];
+  snprintf(b, sizeof b, "%d", r);
+  setenv("WG_CUDA_REPEAT", b, 1);
+}
+
+static double energy_per_run(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
+                             const wg_sssp_opts *o, double seconds) {
+  if (!meter) return NAN;
+  int reps = (int)ceil(1.0 / (seconds > 1e-6 ? seconds : 1e-6));
+  if (reps < 5) reps = 5;
+  if (reps > 4096) reps = 4096;
+  set_repeat(reps);
+  wg_meter_reading rd[16];
+  size_t cnt = 0;
+  wg_sssp_result *r = NULL;
+  if (wg_meter_begin(meter) != WG_OK) return NAN;
+  wg_status st = wg_sssp(ctx, g, src, o, &r);
+  wg_meter_end(meter, rd, 16, &cnt);
+  wg_sssp_result_destroy(&r);
+  set_repeat(5);
+  if (st != WG_OK) return NAN;
+  for (size_t i = 0; i < cnt && i < 16; i++)
+    if (rd[i].kind == WG_METER_GPU && rd[i].available) return rd[i].joules / reps;
+  return NAN;
+}
+
+static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
+                const wg_dist_t *oracle, const char *engine, wg_sssp_algo algo, uint64_t delta,
+                double P, const char *config, int energy) {
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.algo = algo;
+  o.backend = WG_BACKEND_CUDA;
+  o.delta = delta;
+  o.parallelism = P;
+  o.predecessors = 1;
+  setenv("WG_CUDA_ENGINE", engine, 1);
+  set_repeat(5);
+  wg_sssp_result *r = NULL;
+  row *w = &rows[nrows < 511 ? nrows++ : 511];
+  memset(w, 0, sizeof *w);
+  snprintf(w->graph, sizeof w->graph, "%s", gname);
+  snprintf(w->config, sizeof w->config, "%s %s", engine, config);
+  w->param = algo == WG_ALGO_SELFTUNE ? P : (double)delta;
+  w->joules = NAN;
+  if (wg_sssp(ctx, g, src, &o, &r) != WG_OK) {
+    fprintf(stderr, "%s %s: %s\n", gname, w->config, wg_ctx_last_error(ctx));
+    return w;
+  }
+  w->ms = r->seconds * 1e3;
+  w->iterations = r->iterations;
+  uint64_t bad = 0;
+  for (uint32_t v = 0; v < g->n; v++) bad += r->dist[v] != oracle[v];
+  w->ok = bad == 0;
+  if (bad)
+    fprintf(stderr, "%s %s: %llu distances differ from the oracle\n", gname, w->config,
+            (unsigned long long)bad);
+  wg_sssp_result_destroy(&r);
+  if (energy) w->joules = energy_per_run(ctx, g, src, &o, w->ms / 1e3);
+  printf("%-8s %-30s %10.0f %9.2f ms %7llu it %8.3f J %s\n", w->graph, w->config, w->param,
+         w->ms, (unsigned long long)w->iterations, w->joules, w->ok ? "ok" : "FAIL");
+  fflush(stdout);
+  return w;
+}
+
+static size_t parse_list(const char *env, const double *dflt, size_t nd, double *out) {
+  const char *s = getenv(env);
+  if (!s || !*s) {
+    memcpy(out, dflt, nd * sizeof *out);
+    return nd;
+  }
+  size_t k = 0;
+  while (*s && k < 32) {
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s) break;
+    out[k++] = v;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return k;
+}
+
+static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
+  uint32_t src = 0;
+  wg_graph_default_source(ctx, g, &src);
+  wg_dist_t *oracle = malloc((size_t)g->n * sizeof *oracle);
+  if (!oracle) return;
+  wg_sssp_dijkstra(ctx, g, src, oracle, NULL);
+  const uint64_t d0 = wg__sssp_default_delta(g);
+  printf("# %s: n %u, m %llu, source %u, default delta %llu\n", gname, g->n,
+         (unsigned long long)g->m, src, (unsigned long long)d0);
+  char cfg[48];
+  static const double smult[] = {0.125, 1, 4, 16};
+  row *bs = NULL, *ba = NULL, *bt = NULL;
+  for (size_t i = 0; i < sizeof smult / sizeof *smult; i++) {
+    const uint64_t d = (uint64_t)ceil(d0 * smult[i]);
+    snprintf(cfg, sizeof cfg, "nearfar %gx", smult[i]);
+    row *w = run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, 0);
+    if (w->ok && (!bs || w->ms < bs->ms)) bs = w;
+  }
+  run(ctx, gname, g, src, oracle, "sync", WG_ALGO_SELFTUNE, d0, 16384, "selftune", 0);
+  static const double amult_d[] = {0.25, 0.5, 1, 2, 4, 8, 16};
+  double amult[32];
+  const size_t na = parse_list("WG_BENCH_DELTAS", amult_d, 7, amult);
+  for (size_t i = 0; i < na; i++) {
+    const uint64_t d = (uint64_t)ceil(d0 * amult[i]);
+    snprintf(cfg, sizeof cfg, "nearfar %gx", amult[i]);
+    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, 0);
+    if (w->ok && (!ba || w->ms < ba->ms)) ba = w;
+  }
+  static const double ps_d[] = {1e4, 1e5, 1e6, 1e7};
+  double ps[32];
+  const size_t np = parse_list("WG_BENCH_PS", ps_d, 4, ps);
+  for (size_t i = 0; i < np; i++) {
+    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], "selftune", 0);
+    if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
+  }
+  /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs */
+  const char *tr = getenv("WG_BENCH_TRACE");
+  for (int t = 0; tr && *tr == '1' && t < 2; t++) {
+    const row *b = t ? bt : ba;
+    if (!b) continue;
+    wg_sssp_opts o;
+    wg_sssp_opts_defaults(&o);
+    o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+    o.backend = WG_BACKEND_CUDA;
+    o.delta = t ? d0 : (uint64_t)b->param;
+    o.parallelism = t ? b->param : 0;
+    o.trace = 1;
+    setenv("WG_CUDA_ENGINE", "async", 1);
+    set_repeat(1);
+    wg_sssp_result *r = NULL;
+    if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {
+      double x1 = 0, x2 = 0, x3 = 0, x4 = 0, us = 0;
+      for (uint64_t i = 0; i < r->trace_len; i++) {
+        x1 += (double)r->trace[i].frontier_in;
+        x2 += (double)r->trace[i].advance_out;
+        x3 += (double)r->trace[i].filter_out;
+        x4 += (double)r->trace[i].near_out;
+        us += r->trace[i].time_us;
+      }
+      printf("# %s async %s %g: %llu bands, %.2f ms in bands, sums X1 %.0f X2 %.0f (%.2f n) "
+             "X3 %.0f X4 %.0f\n",
+             gname, t ? "selftune" : "nearfar", b->param, (unsigned long long)r->trace_len,
+             us / 1e3, x1, x2, x2 / g->n, x3, x4);
+      for (uint64_t i = 0; i < r->trace_len && i < 40; i++)
+        printf("#   band %llu: X1 %llu X2 %llu X4 %llu far %llu thr/delta %.0f %.1f us\n",
+               (unsigned long long)i, (unsigned long long)r->trace[i].frontier_in,
+               (unsigned long long)r->trace[i].advance_out,
+               (unsigned long long)r->trace[i].near_out, (unsigned long long)r->trace[i].far_size,
+               r->trace[i].delta, r->trace[i].time_us);
+    }
+    wg_sssp_result_destroy(&r);
+  }
+  if (bs) run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, (uint64_t)bs->param, 0,
+              "BEST nearfar", 1);
+  if (ba) run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, (uint64_t)ba->param, 0,
+              "BEST nearfar", 1);
+  if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param,
+              "BEST selftune", 1);
+  free(oracle);
+}
+
+static int wanted(int argc, char **argv, const char *name) {
+  if (argc < 2) return 1;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], name) == 0) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  wg_ctx_t *ctx = NULL;
+  if (wg_ctx_create(&ctx) != WG_OK) return 1;
+  int count = 0;
+  if (wg_cuda_device_count(ctx, &count) != WG_OK) {
+    printf("no GPU: %s\n", wg_ctx_last_error(ctx));
+    wg_ctx_destroy(&ctx);
+    return 7;
+  }
+  wg_device_info info;
+  if (wg_cuda_device_info(ctx, 0, &info) == WG_OK)
+    printf("# device: %s, %d SMs\n", info.name, info.multiprocessors);
+  if (wg_meter_create(ctx, &meter, NULL) != WG_OK) meter = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  if (wanted(argc, argv, "fla")) {
+    const char *dir = getenv("WG_SHARED_DATA");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dimacs9-USA-road-FLA.pace16-topology.gr.xz",
+             dir ? dir : "../shared/data");
+    wg_load_opts lo;
+    wg_load_opts_defaults(&lo);
+    lo.weights = WG_WEIGHTS_RANDOM_IF_UNWEIGHTED;
+    lo.weight_lo = 1;
+    lo.weight_hi = 255;
+    lo.weight_seed = 1;
+    if (wg_graph_load(ctx, &g, path, &lo) == WG_OK) {
+      bench_graph(ctx, "FLA", g);
+      wg_graph_destroy(&g);
+    } else {
+      printf("# FLA skipped: %s\n", wg_ctx_last_error(ctx));
+    }
+  }
+  if (wanted(argc, argv, "road") && wg_gen_road(ctx, &g, 1500000, &go) == WG_OK) {
+    bench_graph(ctx, "road1.5M", g);
+    wg_graph_destroy(&g);
+  }
+  for (unsigned scale = 18; scale <= 20; scale += 2) {
+    char name[16];
+    snprintf(name, sizeof name, "kron%u", scale);
+    if (!wanted(argc, argv, name)) continue;
+    if (wg_gen_kronecker(ctx, &g, scale, 16, &go) == WG_OK) {
+      bench_graph(ctx, name, g);
+      wg_graph_destroy(&g);
+    }
+  }
+  printf("\n%-8s %-30s %10s %9s %8s %9s %s\n", "graph", "config", "delta/P", "ms", "iters",
+         "J/run", "oracle");
+  for (int i = 0; i < nrows; i++) {
+    const row *w = &rows[i];
+    if (!strstr(w->config, "BEST")) continue;
+    printf("%-8s %-30s %10.0f %9.2f %8llu %9.4f %s\n", w->graph, w->config, w->param, w->ms,
+           (unsigned long long)w->iterations, w->joules, w->ok ? "ok" : "FAIL");
+  }
+  wg_meter_destroy(&meter);
+  wg_ctx_destroy(&ctx);
+  return 0;
+}
