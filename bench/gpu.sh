@@ -71,6 +71,28 @@ done
 mkdir -p "$OUT/json" && mv "$OUT"/sssp-*.json "$OUT/json/" 2>/dev/null
 tar -czf "$OUT/sssp-json.tar.gz" -C "$OUT" json && rm -rf "$OUT/json"
 
+# 4. the benchmarks of the issues' targets (WG_GPU_BENCH=0 skips them):
+#    async vs sync SSSP on FLA and the 1.5M road graph, Kronecker 21/22 on
+#    the sync engine, the heap-sort row of the priority queue. Each has a
+#    time limit so a slow one cannot eat the call.
+if [ "${WG_GPU_BENCH:-1}" != 0 ]; then
+  bench() { # name limit command...
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" "$@" >"$OUT/bench-$name.txt" 2>"$LOGS/bench-$name.err"
+    local rc=$?
+    [ $rc = 0 ] && row "bench $name" "ok" || row "bench $name" "rc=$rc"
+  }
+  WG_BENCH_DELTAS=4,8 WG_BENCH_PS=16384,32768 bench async 150 "$B"/bench_sssp_async fla road
+  WG_BENCH_QUICK=1 WG_BENCH_MULTS=0.0625,0.125 WG_BENCH_PS=262144 bench kron 150 \
+    "$B"/bench_sssp_gpu kron21 kron22
+  bench heap 60 "$WG_BIN" heap --n 134217728 --k 1024 --pairs --backend cuda --verify --json -q
+  grep -E "^(FLA|road1.5M) " "$OUT/bench-async.txt" 2>/dev/null | tee -a "$summary"
+  grep -E "^kron" "$OUT/bench-kron.txt" 2>/dev/null | head -12 | tee -a "$summary"
+  grep -oE '"((insert|delete|total)_keys_per_s|verified)":[a-z0-9.e+-]*' "$OUT/bench-heap.txt" 2>/dev/null | tr '\n' ' ' | tee -a "$summary"
+  echo | tee -a "$summary"
+fi
+
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 echo
 echo "== summary ($(cat "$OUT/commit.txt"), $(sed -n 2p "$OUT/gpu.csv" | cut -d, -f1)) =="
