@@ -85,6 +85,44 @@ static void grids_and_roads(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* opts.repeat: the computation runs several times inside one call; the
+ * answer and the iteration count are those of a single run, for every
+ * algorithm (the CPU backends are called again each time). */
+static void repeated_runs(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 40, 50, &go), WG_OK);
+  const wg_sssp_algo all[] = {WG_ALGO_DIJKSTRA, WG_ALGO_NEARFAR, WG_ALGO_SELFTUNE, WG_ALGO_PQ};
+  for (int a = 0; a < 4; a++) {
+    wg_sssp_opts o;
+    wg_sssp_opts_defaults(&o);
+    o.algo = all[a];
+    o.backend = WG_BACKEND_CPU;
+    wg_sssp_result *once = NULL, *rep = NULL;
+    wgt_assert_status(ctx, wg_sssp(ctx, g, 17, &o, &once), WG_OK);
+    o.repeat = 5;
+    wgt_assert_status(ctx, wg_sssp(ctx, g, 17, &o, &rep), WG_OK);
+    assert_true(rep->seconds > 0);
+    assert_int_equal(rep->iterations, once->iterations);
+    for (uint32_t v = 0; v < g->n; v++)
+      if (rep->dist[v] != once->dist[v])
+        fail_msg("%s repeat 5: dist[%u] = %llu, a single run gives %llu",
+                 wg_sssp_algo_name(all[a]), v, (unsigned long long)rep->dist[v],
+                 (unsigned long long)once->dist[v]);
+    wg_verify_report *vr = malloc(sizeof *vr);
+    assert_non_null(vr);
+    wgt_assert_status(ctx, wg_sssp_verify(ctx, g, 17, rep->dist, rep->pred, vr), WG_OK);
+    free(vr);
+    wg_sssp_result_destroy(&once);
+    wg_sssp_result_destroy(&rep);
+  }
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 static void kronecker(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
@@ -346,6 +384,7 @@ static void selftune_profile(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_graphs),
+      cmocka_unit_test(repeated_runs),
       cmocka_unit_test(largest_weights),
       cmocka_unit_test(zero_weights_disconnected),
       cmocka_unit_test(grids_and_roads),

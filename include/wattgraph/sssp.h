@@ -71,6 +71,8 @@ wg_status wg_sssp_algo_from_name(const char *name, wg_sssp_algo *out);
 const char *wg_backend_name(wg_backend backend);
 wg_status wg_backend_from_name(const char *name, wg_backend *out);
 
+#define WG_SSSP_MAX_REPEAT 4096 /* the largest wg_sssp_opts.repeat honoured */
+
 typedef struct wg_sssp_opts {
   wg_sssp_algo algo;     /* WG_ALGO_DIJKSTRA */
   wg_backend backend;    /* WG_BACKEND_AUTO */
@@ -83,6 +85,12 @@ typedef struct wg_sssp_opts {
   wg_lb_policy lb;       /* WG_LB_AUTO */
   int device;            /* CUDA device ordinal, 0 */
   int trace;             /* 1: record one wg_sssp_iter per iteration */
+  uint32_t repeat;       /* run the computation this many times inside the
+                            call (0 or 1: once; at most 4096): the graph's
+                            upload and the result copies happen once, and
+                            result->seconds is the median. For energy
+                            windows that must outlast a meter's update
+                            period (NVML: ~100 ms). A trace forces once. */
 } wg_sssp_opts;
 
 void wg_sssp_opts_defaults(wg_sssp_opts *opts);

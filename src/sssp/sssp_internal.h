@@ -21,6 +21,8 @@ typedef struct wg__sssp_job {
   const wg_sssp_opts *opts;
   wg_dist_t *dist;
   uint32_t *pred;
+  uint32_t repeats;      /* > 1: run the computation this many times inside
+                            the call and report the median (CUDA near-far) */
   /* outputs */
   uint64_t iterations;
   uint64_t delta;        /* the delta used (the initial one if self-tuned) */
