@@ -22,7 +22,16 @@
  * are never reused within a band; a push past its capacity goes to the far
  * queue instead (correct: the next band decision pulls it back). A warp
  * with more than one batch of local work spills the rest to the ring when
- * warps are idle (the `hungry` counter).
+ * warps are idle (the `hungry` counter). An idle warp's poll interval
+ * doubles while nothing comes (WG_CUDA_ASYNC_SLEEP .. _SLEEP_MAX).
+ *
+ * A relaxation that lands past the threshold goes to a per-warp stash in
+ * shared memory and is published to the far queue (in_far, far_size,
+ * far_min, partition counts: two dependent global round trips) once per
+ * kFs pushes or when the warp runs dry, not in the batch that made it.
+ * The words touched during a band (gq, pend, hungry, the far counters, the
+ * band's counts) sit on cache lines of their own, so the idle warps' polls
+ * of gq and pend do not queue the other atomics behind them.
  *
  * Termination of a band: `pend` = unclaimed ring items + warps that hold
  * work (a "token"). A warp that claims k items while holding none keeps one
@@ -126,7 +135,6 @@ template <typename D> struct Kx {
   uint32_t sleep_max; /* ... doubled while nothing comes, up to this */
   uint32_t fstash;    /* far pushes a warp stashes before it publishes them (0: at once) */
   uint32_t unroll;    /* arcs a lane loads at once: 4 or 8 */
-  uint32_t carry;     /* local items carry their arc range (see band) */
 };
 
 #include "cuda/check.cuh"
@@ -189,8 +197,6 @@ __device__ __forceinline__ unsigned long long warp_min(unsigned long long x) {
 /* Per-warp state of a band. */
 struct Warp {
   uint32_t *lq; /* this warp's queue in shared memory */
-  unsigned long long *lo; /* ... with each item's first arc */
-  uint32_t *ldeg;         /* ... and its degree (when k.carry) */
   uint32_t qh, qt;
   uint32_t *fv;           /* the far stash: vertices ... */
   unsigned long long *fd; /* ... and the distances they were pushed at */
@@ -284,7 +290,6 @@ __device__ void ring_push(const Kx<D> &k, Warp &W, bool p, uint32_t v, D nd, uin
 /* Warp-collective: a relaxation's outcome (improved dist[v] to nd). */
 template <typename D>
 __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t v, D nd,
-                                     unsigned long long vo, uint32_t vdeg,
                                      unsigned long long thr, uint32_t par,
                                      const unsigned long long *sbound, uint32_t nparts) {
   const bool nearp = imp && (unsigned long long)nd < thr;
@@ -295,14 +300,7 @@ __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t
     const uint32_t c = __popc(nm);
     W.x4 += nearp;
     if (W.qt - W.qh + c <= kLq) {
-      if (nearp) {
-        const uint32_t i = (W.qt + __popc(nm & ((1u << W.lane) - 1))) & (kLq - 1);
-        W.lq[i] = v;
-        if (k.carry) {
-          W.lo[i] = vo;
-          W.ldeg[i] = vdeg;
-        }
-      }
+      if (nearp) W.lq[(W.qt + __popc(nm & ((1u << W.lane) - 1))) & (kLq - 1)] = v;
       W.qt += c;
     } else {
       ring_push(k, W, nearp, v, nd, par, sbound, nparts);
@@ -340,17 +338,15 @@ __device__ void spill(const Kx<D> &k, Warp &W, uint32_t keep, uint32_t par,
 }
 
 /* One band, run by every warp until no work is left anywhere. A lane loads
- * U arcs of its list at once: a road vertex has up to ~8 arcs, and with U = 4
- * one lane of degree 5 cost the whole warp a second round of dependent loads
- * and atomics. */
+ * U arcs of its list at once (U = 4 by default; 8 saves the second round of
+ * loads and atomics that one lane of degree 5 costs its warp, but measured
+ * 4-5% slower on FLA and road: docs/nearfar-cuda.md). */
 template <typename D, int U>
-__device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long *lo, uint32_t *ldeg,
-                     uint32_t *fv, unsigned long long *fd, unsigned long long thr, uint32_t par,
-                     const unsigned long long *sbound, uint32_t nparts) {
+__device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long long *fd,
+                     unsigned long long thr, uint32_t par, const unsigned long long *sbound,
+                     uint32_t nparts) {
   Warp W;
   W.lq = lq;
-  W.lo = lo;
-  W.ldeg = ldeg;
   W.qh = W.qt = 0;
   W.fv = fv;
   W.fd = fd;
@@ -361,22 +357,11 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long *lo, uint3
   AState *S = k.S;
   for (;;) {
     uint32_t u = kEmpty;
-    unsigned long long o0 = 0; /* u's arcs: [o0, o0 + deg) */
-    uint32_t deg = 0;
-    bool have = false; /* o0 and deg came with the item */
     unsigned hungry = 0;
     if (W.qt != W.qh) {
       if (W.lane == 0) hungry = ld_vol(&S->hungry); /* used after the batch */
       const uint32_t take = min(32u, W.qt - W.qh);
-      if (W.lane < take) {
-        const uint32_t i = (W.qh + W.lane) & (kLq - 1);
-        u = W.lq[i];
-        if (k.carry) {
-          o0 = W.lo[i];
-          deg = W.ldeg[i];
-          have = true;
-        }
-      }
+      if (W.lane < take) u = W.lq[(W.qh + W.lane) & (kLq - 1)];
       W.qh += take;
       __syncwarp();
     } else {
@@ -433,61 +418,42 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long *lo, uint3
       token = true;
       if (W.lane == 0 && got > 1) atomicSub(&S->pend, got - 1);
     }
-    /* expand the batch: lane i holds item u. An item from the local queue
-     * carries its arc range (loaded with the atomicMin that pushed it), so
-     * its arcs load together with dist and done: a hop is two dependent
-     * trips (dist, done, arcs; then atomicMin with the targets' ranges)
-     * instead of three. Arcs of a stale item are loaded and dropped. */
+    /* expand the batch: lane i holds item u */
     D d = 0, dn = 0;
+    unsigned long long o0 = 0, o1 = 0;
     if (u != kEmpty) {
       d = __ldcg(&k.dist[u]);
       dn = __ldcg(&k.done[u]);
-      if (!have) {
-        o0 = __ldg(&k.off[u]);
-        deg = (uint32_t)(__ldg(&k.off[u + 1]) - o0);
-      }
-    }
-    const bool big = deg > kCoop;
-    const uint32_t sdeg = big ? 0 : deg;
-    uint32_t v[U], wt[U];
-#pragma unroll
-    for (int j = 0; j < U; j++) {
-      const bool p = (uint32_t)j < sdeg;
-      v[j] = p ? __ldg(&k.tgt[o0 + j]) : kEmpty;
-      wt[j] = p ? __ldg(&k.w[o0 + j]) : 0u;
+      o0 = __ldg(&k.off[u]);
+      o1 = __ldg(&k.off[u + 1]);
     }
     const bool live = u != kEmpty && d < dn;
     if (live) __stcg(&k.done[u], d);
-    const uint32_t maxd = __reduce_max_sync(kFull, live ? sdeg : 0u);
+    const uint32_t deg = live ? (uint32_t)(o1 - o0) : 0;
+    const bool big = deg > kCoop;
+    const uint32_t sdeg = big ? 0 : deg;
+    const uint32_t maxd = __reduce_max_sync(kFull, sdeg);
     for (uint32_t j0 = 0; j0 < maxd; j0 += U) {
-      if (j0) {
+      uint32_t v[U], wt[U];
 #pragma unroll
-        for (int j = 0; j < U; j++) {
-          const bool p = j0 + j < sdeg;
-          v[j] = p ? __ldg(&k.tgt[o0 + j0 + j]) : kEmpty;
-          wt[j] = p ? __ldg(&k.w[o0 + j0 + j]) : 0u;
-        }
+      for (int j = 0; j < U; j++) {
+        const bool p = j0 + j < sdeg;
+        v[j] = p ? __ldg(&k.tgt[o0 + j0 + j]) : kEmpty;
+        wt[j] = p ? __ldg(&k.w[o0 + j0 + j]) : 0u;
       }
       D nd[U];
       bool imp[U];
-      unsigned long long vo[U], vo1[U];
 #pragma unroll
       for (int j = 0; j < U; j++) {
-        const bool p = live && v[j] != kEmpty;
         nd[j] = plus_w(d, wt[j]);
-        imp[j] = p && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
-        vo[j] = p && k.carry ? __ldg(&k.off[v[j]]) : 0ull;
-        vo1[j] = p && k.carry ? __ldg(&k.off[v[j] + 1]) : 0ull;
+        imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
       }
 #pragma unroll
-      for (int j = 0; j < U; j++)
-        emit(k, W, imp[j], v[j], nd[j], vo[j], (uint32_t)(vo1[j] - vo[j]), thr, par, sbound,
-             nparts);
+      for (int j = 0; j < U; j++) emit(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
     }
-    for (unsigned bm = __ballot_sync(kFull, live && big); bm; bm &= bm - 1) {
+    for (unsigned bm = __ballot_sync(kFull, big); bm; bm &= bm - 1) {
       const int b = __ffs(bm) - 1;
-      const unsigned long long b0 = __shfl_sync(kFull, o0, b);
-      const unsigned long long b1 = b0 + __shfl_sync(kFull, deg, b);
+      const unsigned long long b0 = __shfl_sync(kFull, o0, b), b1 = __shfl_sync(kFull, o1, b);
       const D bd = __shfl_sync(kFull, d, b);
       for (unsigned long long e0 = b0; e0 < b1; e0 += 32) {
         const unsigned long long e = e0 + W.lane;
@@ -495,9 +461,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long *lo, uint3
         const uint32_t v = p ? __ldg(&k.tgt[e]) : kEmpty;
         const D nd = plus_w(bd, p ? __ldg(&k.w[e]) : 0u);
         const bool imp = p && nd < atomicMin(&k.dist[v], nd);
-        const unsigned long long a0 = p && k.carry ? __ldg(&k.off[v]) : 0ull;
-        const unsigned long long a1 = p && k.carry ? __ldg(&k.off[v + 1]) : 0ull;
-        emit(k, W, imp, v, nd, a0, (uint32_t)(a1 - a0), thr, par, sbound, nparts);
+        emit(k, W, imp, v, nd, thr, par, sbound, nparts);
       }
     }
     __syncwarp();
@@ -642,9 +606,7 @@ __device__ void far_pass(const Kx<D> &k, uint32_t par, unsigned long long thr,
 
 template <typename D>
 __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
-  /* per warp: far stash distances, queue arc starts; far stash vertices,
-   * queue items, queue degrees */
-  extern __shared__ unsigned long long shm_all[];
+  extern __shared__ unsigned long long shm_all[]; /* far stash distances, then queues */
   __shared__ unsigned long long sbound[WG_SELFTUNE_MAX_PARTS];
   __shared__ unsigned long long s_thr;
   __shared__ uint32_t s_nparts;
@@ -652,10 +614,8 @@ __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
   AState *S = k.S;
   const uint32_t wid = threadIdx.x / 32, nw = blockDim.x / 32;
   unsigned long long *fd = shm_all + wid * kFs;
-  unsigned long long *lo = shm_all + nw * kFs + wid * kLq;
-  uint32_t *fv = (uint32_t *)(shm_all + nw * (kFs + kLq)) + wid * kFs;
-  uint32_t *lq = (uint32_t *)(shm_all + nw * (kFs + kLq)) + nw * kFs + wid * kLq;
-  uint32_t *ldeg = (uint32_t *)(shm_all + nw * (kFs + kLq)) + nw * (kFs + kLq) + wid * kLq;
+  uint32_t *fv = (uint32_t *)(shm_all + nw * kFs) + wid * kFs;
+  uint32_t *lq = (uint32_t *)(shm_all + nw * kFs) + nw * kFs + wid * kLq;
   unsigned long long start = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     start = S->trace_count;
@@ -672,8 +632,8 @@ __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
     for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x)
       sbound[i] = ld_vol(&S->bound[i]);
     __syncthreads();
-    if (k.unroll == 8) band<D, 8>(k, lq, lo, ldeg, fv, fd, s_thr, par, sbound, nparts);
-    else band<D, 4>(k, lq, lo, ldeg, fv, fd, s_thr, par, sbound, nparts);
+    if (k.unroll == 8) band<D, 8>(k, lq, fv, fd, s_thr, par, sbound, nparts);
+    else band<D, 4>(k, lq, fv, fd, s_thr, par, sbound, nparts);
     grid.sync();
     if (blockIdx.x == 0 && threadIdx.x == 0) decide(S, k.trace, par, start);
     grid.sync();
@@ -802,7 +762,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   int sms = 0, occ = 0, coop = 0;
   const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 512) / 32 * 32;
   const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
-  const size_t shm = (size_t)(threads / 32) * (kLq * 16 + kFs * 12);
+  const size_t shm = (size_t)(threads / 32) * (kLq * 4 + kFs * 12);
   int blocks = 0;
   const int vgrid = 1024;
   G g{n, (const unsigned long long *)a->offsets, a->targets, a->weights};
@@ -862,8 +822,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   /* a batch pushes at most 32 far: the stash flushes before it overflows */
   k.fstash = (uint32_t)env_int("WG_CUDA_ASYNC_FSTASH", (int)kFs, 0, (int)kFs);
   if (k.fstash && k.fstash < 32) k.fstash = 32;
-  k.unroll = env_int("WG_CUDA_ASYNC_UNROLL", 4, 4, 8) == 4 ? 4 : 8;
-  k.carry = (uint32_t)env_int("WG_CUDA_ASYNC_CARRY", 1, 0, 1);
+  k.unroll = env_int("WG_CUDA_ASYNC_UNROLL", 4, 4, 8) == 8 ? 8 : 4;
 
   memset(&init, 0, sizeof init);
   init.gq = 1; /* the source, in slot 0 */
