@@ -12,7 +12,12 @@
  * usage: bench_sssp_async [graph ...]   graphs: fla road kron18 kron20
  * (default all); WG_SHARED_DATA names the shared data folder;
  * WG_BENCH_DELTAS / WG_BENCH_PS: comma lists overriding the async sweeps
- * (multiples of the default delta; set-points).
+ * (multiples of the default delta; set-points). WG_BENCH_SYNC=0 leaves the
+ * synchronous engine out. WG_BENCH_VARIANTS="A=1 B=2;C=3": the async sweeps
+ * and bests once per variant (';' between variants, each a space-separated
+ * list of environment assignments, set for that variant only; "-" alone is
+ * the defaults), configs tagged v0, v1, ...; energy for v0 only, so one
+ * graph load compares engine knobs (of the same binary) at little cost.
  */
 #include <math.h>
 #include <stdio.h>
@@ -116,6 +121,22 @@ static size_t parse_list(const char *env, const double *dflt, size_t nd, double 
   return k;
 }
 
+/* Sets (on) or unsets the assignments of variant text v ("A=1 B=2"). */
+static void apply_variant(const char *v, int on) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v);
+  for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+    char *eq = strchr(t, '=');
+    if (!eq) continue;
+    *eq = 0;
+    if (on) setenv(t, eq + 1, 1);
+    else unsetenv(t);
+  }
+}
+
+static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_t src,
+                        const wg_dist_t *oracle, uint64_t d0, int vi);
+
 static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   uint32_t src = 0;
   wg_graph_default_source(ctx, g, &src);
@@ -127,20 +148,50 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
          (unsigned long long)g->m, src, (unsigned long long)d0);
   char cfg[48];
   static const double smult[] = {0.125, 1, 4, 16};
-  row *bs = NULL, *ba = NULL, *bt = NULL;
-  for (size_t i = 0; i < sizeof smult / sizeof *smult; i++) {
+  row *bs = NULL;
+  const char *sy = getenv("WG_BENCH_SYNC");
+  const int with_sync = !(sy && *sy == '0');
+  for (size_t i = 0; with_sync && i < sizeof smult / sizeof *smult; i++) {
     const uint64_t d = (uint64_t)ceil(d0 * smult[i]);
     snprintf(cfg, sizeof cfg, "nearfar %gx", smult[i]);
     row *w = run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, 0);
     if (w->ok && (!bs || w->ms < bs->ms)) bs = w;
   }
-  run(ctx, gname, g, src, oracle, "sync", WG_ALGO_SELFTUNE, d0, 16384, "selftune", 0);
+  if (with_sync)
+    run(ctx, gname, g, src, oracle, "sync", WG_ALGO_SELFTUNE, d0, 16384, "selftune", 0);
+  if (bs) run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, (uint64_t)bs->param, 0,
+              "BEST nearfar", 1);
+  const char *vl = getenv("WG_BENCH_VARIANTS");
+  if (!vl || !*vl) {
+    bench_async(ctx, gname, g, src, oracle, d0, -1);
+  } else {
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", vl);
+    int vi = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+      printf("# %s variant v%d: %s\n", gname, vi, t);
+      apply_variant(t, 1);
+      bench_async(ctx, gname, g, src, oracle, d0, vi++);
+      apply_variant(t, 0);
+    }
+  }
+  free(oracle);
+}
+
+/* The async engine's sweeps and bests; vi >= 0 tags the configs (variant vi;
+ * energy for v0 only), vi < 0 leaves them untagged. */
+static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_t src,
+                        const wg_dist_t *oracle, uint64_t d0, int vi) {
+  char cfg[48], tag[16] = "";
+  if (vi >= 0) snprintf(tag, sizeof tag, "v%d ", vi);
+  const int energy = vi <= 0;
+  row *ba = NULL, *bt = NULL;
   static const double amult_d[] = {0.25, 0.5, 1, 2, 4, 8, 16};
   double amult[32];
   const size_t na = parse_list("WG_BENCH_DELTAS", amult_d, 7, amult);
   for (size_t i = 0; i < na; i++) {
     const uint64_t d = (uint64_t)ceil(d0 * amult[i]);
-    snprintf(cfg, sizeof cfg, "nearfar %gx", amult[i]);
+    snprintf(cfg, sizeof cfg, "%snearfar %gx", tag, amult[i]);
     row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, 0);
     if (w->ok && (!ba || w->ms < ba->ms)) ba = w;
   }
@@ -148,12 +199,13 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   double ps[32];
   const size_t np = parse_list("WG_BENCH_PS", ps_d, 4, ps);
   for (size_t i = 0; i < np; i++) {
-    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], "selftune", 0);
+    snprintf(cfg, sizeof cfg, "%sselftune", tag);
+    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], cfg, 0);
     if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
   }
-  /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs */
+  /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs (v0) */
   const char *tr = getenv("WG_BENCH_TRACE");
-  for (int t = 0; tr && *tr == '1' && t < 2; t++) {
+  for (int t = 0; vi <= 0 && tr && *tr == '1' && t < 2; t++) {
     const row *b = t ? bt : ba;
     if (!b) continue;
     wg_sssp_opts o;
@@ -188,13 +240,11 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     }
     wg_sssp_result_destroy(&r);
   }
-  if (bs) run(ctx, gname, g, src, oracle, "sync", WG_ALGO_NEARFAR, (uint64_t)bs->param, 0,
-              "BEST nearfar", 1);
-  if (ba) run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, (uint64_t)ba->param, 0,
-              "BEST nearfar", 1);
-  if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param,
-              "BEST selftune", 1);
-  free(oracle);
+  snprintf(cfg, sizeof cfg, "%sBEST nearfar", tag);
+  if (ba) run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, (uint64_t)ba->param, 0, cfg,
+              energy);
+  snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
+  if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param, cfg, energy);
 }
 
 static int wanted(int argc, char **argv, const char *name) {

@@ -7,7 +7,8 @@
  * arcs and cycles, disconnected graphs, a single vertex, a sink source,
  * weights at the 32-bit edge and 64-bit distances, forced 64-bit distances,
  * small and odd grids (32 threads, 2 blocks), a tiny ring (its overflow
- * paths), and 200 small random graphs (races show up as rare mismatches).
+ * paths), the far stash off and flushed at 32, no idle back-off, 8 arcs
+ * per lane, and 200 small random graphs (races show up as rare mismatches).
  * Also the trace (one row per band, counts consistent, longer than the
  * device's ring). Skips (exit 7) without a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
 #include <stdio.h>
@@ -144,7 +145,13 @@ static void random_graphs(void **state) {
     snprintf(what, sizeof what, "random %d (n %u, m %zu, w < %u)", t, n, m, wmax);
     const uint64_t delta = 1 + wg__bounded(wg__rng_next(&r), 4 * (uint64_t)wmax);
     const double P = (double)(1 + wg__bounded(wg__rng_next(&r), 2000));
+    /* far pushes published at once (the stash off) and flushed often; 8 arcs
+     * per lane */
+    if (t % 5 >= 3) setenv("WG_CUDA_ASYNC_FSTASH", t % 5 == 3 ? "0" : "32", 1);
+    if (t % 5 == 1) setenv("WG_CUDA_ASYNC_UNROLL", "8", 1);
     run_one(ctx, g, src, t % 2 ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR, delta, P, what);
+    unsetenv("WG_CUDA_ASYNC_FSTASH");
+    unsetenv("WG_CUDA_ASYNC_UNROLL");
     wg_graph_destroy(&g);
   }
   free(e);
@@ -168,8 +175,10 @@ static void generated(void **state) {
   run_one(ctx, g, 7, WG_ALGO_SELFTUNE, 0, 1e7, "road P 1e7");
   static const char *shapes[][2] = {
       {"WG_CUDA_ASYNC_THREADS", "32"},  {"WG_CUDA_ASYNC_BLOCKS", "2"},
-      {"WG_CUDA_ASYNC_THREADS", "1024"}, {"WG_CUDA_ASYNC_RING", "300"},
-      {"WG_CUDA_WIDE", "1"},
+      {"WG_CUDA_ASYNC_THREADS", "512"}, {"WG_CUDA_ASYNC_RING", "300"},
+      {"WG_CUDA_WIDE", "1"},            {"WG_CUDA_ASYNC_FSTASH", "0"},
+      {"WG_CUDA_ASYNC_FSTASH", "32"},   {"WG_CUDA_ASYNC_SLEEP_MAX", "0"},
+      {"WG_CUDA_ASYNC_UNROLL", "8"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     setenv(shapes[i][0], shapes[i][1], 1);

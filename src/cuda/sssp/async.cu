@@ -22,7 +22,16 @@
  * are never reused within a band; a push past its capacity goes to the far
  * queue instead (correct: the next band decision pulls it back). A warp
  * with more than one batch of local work spills the rest to the ring when
- * warps are idle (the `hungry` counter).
+ * warps are idle (the `hungry` counter). An idle warp's poll interval
+ * doubles while nothing comes (WG_CUDA_ASYNC_SLEEP .. _SLEEP_MAX).
+ *
+ * A relaxation that lands past the threshold goes to a per-warp stash in
+ * shared memory and is published to the far queue (in_far, far_size,
+ * far_min, partition counts: two dependent global round trips) once per
+ * kFs pushes or when the warp runs dry, not in the batch that made it.
+ * The words touched during a band (gq, pend, hungry, the far counters, the
+ * band's counts) sit on cache lines of their own, so the idle warps' polls
+ * of gq and pend do not queue the other atomics behind them.
  *
  * Termination of a band: `pend` = unclaimed ring items + warps that hold
  * work (a "token"). A warp that claims k items while holding none keeps one
@@ -82,25 +91,30 @@ constexpr uint32_t kRing = 4096;      /* trace rows buffered on the device */
 constexpr uint32_t kEmpty = 0xffffffffu;
 constexpr uint32_t kLq = 512;         /* per-warp local queue (power of two) */
 constexpr uint32_t kCoop = 32;        /* longer lists: the whole warp walks them */
+constexpr uint32_t kFs = 64;          /* per-warp stash of far pushes (capacity) */
 constexpr unsigned kFull = 0xffffffffu;
 
-/* The loop's state, in device memory. */
+/* The loop's state, in device memory. The words that are hit during a band
+ * live on lines of their own (kLine apart): idle warps poll gq and pend, and
+ * every atomic on a polled line queues behind the polls, so a far push or a
+ * count on the same line as gq paid for every idle warp. */
+constexpr int kLine = 256;
 struct AState {
-  unsigned long long gq;  /* ring: claimed << 32 | reserved */
-  unsigned int pend;      /* unclaimed ring items + warps holding work */
-  unsigned int hungry;    /* warps waiting for work */
-  unsigned long long thr; /* the band: dist < thr */
-  unsigned long long far_min[2];
+  alignas(kLine) unsigned long long gq; /* ring: claimed << 32 | reserved */
+  alignas(kLine) unsigned int pend;     /* unclaimed ring items + warps holding work */
+  alignas(kLine) unsigned int hungry;   /* warps waiting for work */
+  alignas(kLine) unsigned long long far_min[2];
   unsigned int far_size[2];
-  unsigned int par;       /* which far buffer is live */
+  alignas(kLine) unsigned long long part_count[WG_SELFTUNE_MAX_PARTS];
+  alignas(kLine) unsigned long long x1, x2, x3, x4; /* the band's counts */
+  alignas(kLine) unsigned long long thr;            /* the band: dist < thr */
+  unsigned int par;                                 /* which far buffer is live */
   unsigned int done, error, yield;
-  unsigned long long x1, x2, x3, x4; /* the band's counts */
   unsigned long long iter, bands, trace_count, last_ns;
   unsigned long long delta, loop_limit;
   int selftune, trace;
   uint32_t nparts;
   unsigned long long bound[WG_SELFTUNE_MAX_PARTS];
-  unsigned long long part_count[WG_SELFTUNE_MAX_PARTS];
   wg_selftune ctl;
 };
 
@@ -117,7 +131,10 @@ template <typename D> struct Kx {
   wg_sssp_iter *trace;
   uint32_t keep;      /* local items a warp keeps when others are idle */
   uint32_t claim_div; /* an idle warp claims 1/claim_div of the ring */
-  uint32_t sleep_ns;  /* idle poll interval */
+  uint32_t sleep_ns;  /* idle poll interval, first */
+  uint32_t sleep_max; /* ... doubled while nothing comes, up to this */
+  uint32_t fstash;    /* far pushes a warp stashes before it publishes them (0: at once) */
+  uint32_t unroll;    /* arcs a lane loads at once: 4 or 8 */
 };
 
 #include "cuda/check.cuh"
@@ -181,6 +198,9 @@ __device__ __forceinline__ unsigned long long warp_min(unsigned long long x) {
 struct Warp {
   uint32_t *lq; /* this warp's queue in shared memory */
   uint32_t qh, qt;
+  uint32_t *fv;           /* the far stash: vertices ... */
+  unsigned long long *fd; /* ... and the distances they were pushed at */
+  uint32_t fn;            /* stashed entries (the same in every lane) */
   unsigned long long x2, x3, x4;
   uint32_t lane;
 };
@@ -200,6 +220,43 @@ __device__ void to_far(const Kx<D> &k, Warp &W, bool p, uint32_t v, D nd, uint32
   base = __shfl_sync(kFull, base, 0);
   if (first) k.far_q[par][base + __popc(m & ((1u << W.lane) - 1))] = v;
   if (count) W.x3 += first;
+}
+
+/* Warp-collective: publishes the far stash (in_far, far queue, far_min,
+ * partition counts). Why a stash: publishing a far push costs two dependent
+ * global round trips (the in_far exchange, the far_size reservation), and a
+ * batch that pushed far paid them before its next hop; stashed, they are paid
+ * once per kFs pushes, or when the warp runs out of work (always before it
+ * gives its token back, so the far queue is complete when pend reaches 0). */
+template <typename D>
+__device__ void flush_far(const Kx<D> &k, Warp &W, uint32_t par, const unsigned long long *sbound,
+                          uint32_t nparts) {
+  __syncwarp();
+  for (uint32_t i0 = 0; i0 < W.fn; i0 += 32) {
+    const uint32_t i = i0 + W.lane;
+    const bool p = i < W.fn;
+    const uint32_t v = p ? W.fv[i] : 0;
+    const D d = p ? (D)W.fd[i] : (D)0;
+    to_far(k, W, p, v, d, par, sbound, nparts, true);
+  }
+  W.fn = 0;
+  __syncwarp();
+}
+
+/* Warp-collective: stashes the far pushes v (where p) at distance nd. */
+template <typename D>
+__device__ void stash_far(const Kx<D> &k, Warp &W, bool p, uint32_t v, D nd, uint32_t par,
+                          const unsigned long long *sbound, uint32_t nparts) {
+  const unsigned m = __ballot_sync(kFull, p);
+  const uint32_t c = __popc(m);
+  if (W.fn + c > k.fstash) flush_far(k, W, par, sbound, nparts);
+  if (p) {
+    const uint32_t i = W.fn + __popc(m & ((1u << W.lane) - 1));
+    W.fv[i] = v;
+    W.fd[i] = (unsigned long long)nd;
+  }
+  W.fn += c;
+  __syncwarp();
 }
 
 /* Warp-collective: reserves c ring slots (pend first, so the count always
@@ -249,7 +306,10 @@ __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t
       ring_push(k, W, nearp, v, nd, par, sbound, nparts);
     }
   }
-  if (__any_sync(kFull, farp)) to_far(k, W, farp, v, nd, par, sbound, nparts, true);
+  if (__any_sync(kFull, farp)) {
+    if (k.fstash) stash_far(k, W, farp, v, nd, par, sbound, nparts);
+    else to_far(k, W, farp, v, nd, par, sbound, nparts, true);
+  }
 }
 
 /* Warp-collective: moves local items [qh + keep, qt) to the ring. */
@@ -277,13 +337,20 @@ __device__ void spill(const Kx<D> &k, Warp &W, uint32_t keep, uint32_t par,
   __syncwarp();
 }
 
-/* One band, run by every warp until no work is left anywhere. */
-template <typename D>
-__device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint32_t par,
-                     const unsigned long long *sbound, uint32_t nparts) {
+/* One band, run by every warp until no work is left anywhere. A lane loads
+ * U arcs of its list at once (U = 4 by default; 8 saves the second round of
+ * loads and atomics that one lane of degree 5 costs its warp, but measured
+ * 4-5% slower on FLA and road: docs/nearfar-cuda.md). */
+template <typename D, int U>
+__device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long long *fd,
+                     unsigned long long thr, uint32_t par, const unsigned long long *sbound,
+                     uint32_t nparts) {
   Warp W;
   W.lq = lq;
   W.qh = W.qt = 0;
+  W.fv = fv;
+  W.fd = fd;
+  W.fn = 0;
   W.x2 = W.x3 = W.x4 = 0;
   W.lane = threadIdx.x & 31;
   bool token = false;
@@ -298,6 +365,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
       W.qh += take;
       __syncwarp();
     } else {
+      if (W.fn) flush_far(k, W, par, sbound, nparts);
       if (token) {
         __threadfence();
         if (W.lane == 0) atomicSub(&S->pend, 1u);
@@ -306,6 +374,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
       uint32_t got = 0, head = 0, over = 0;
       if (W.lane == 0) {
         bool reg = false;
+        uint32_t ns = k.sleep_ns;
         for (;;) {
           const unsigned long long c = ld_vol(&S->gq);
           const uint32_t h = (uint32_t)(c >> 32);
@@ -329,7 +398,10 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
             atomicAdd(&S->hungry, 1u);
             reg = true;
           }
-          __nanosleep(k.sleep_ns);
+          /* back off while nothing comes: fewer polls on gq and pend leave
+           * the L2 slices that hold them to the warps that push work */
+          __nanosleep(ns);
+          ns = min(2 * ns, k.sleep_max);
         }
         if (reg) atomicSub(&S->hungry, 1u);
       }
@@ -361,23 +433,23 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, unsigned long long thr, uint3
     const bool big = deg > kCoop;
     const uint32_t sdeg = big ? 0 : deg;
     const uint32_t maxd = __reduce_max_sync(kFull, sdeg);
-    for (uint32_t j0 = 0; j0 < maxd; j0 += 4) {
-      uint32_t v[4], wt[4];
+    for (uint32_t j0 = 0; j0 < maxd; j0 += U) {
+      uint32_t v[U], wt[U];
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
+      for (int j = 0; j < U; j++) {
         const bool p = j0 + j < sdeg;
         v[j] = p ? __ldg(&k.tgt[o0 + j0 + j]) : kEmpty;
         wt[j] = p ? __ldg(&k.w[o0 + j0 + j]) : 0u;
       }
-      D nd[4];
-      bool imp[4];
+      D nd[U];
+      bool imp[U];
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
+      for (int j = 0; j < U; j++) {
         nd[j] = plus_w(d, wt[j]);
         imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
       }
 #pragma unroll
-      for (int j = 0; j < 4; j++) emit(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
+      for (int j = 0; j < U; j++) emit(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
     }
     for (unsigned bm = __ballot_sync(kFull, big); bm; bm &= bm - 1) {
       const int b = __ffs(bm) - 1;
@@ -533,14 +605,17 @@ __device__ void far_pass(const Kx<D> &k, uint32_t par, unsigned long long thr,
 }
 
 template <typename D>
-__global__ void __launch_bounds__(1024, 1) async_kernel(Kx<D> k) {
-  extern __shared__ uint32_t lq_all[];
+__global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
+  extern __shared__ unsigned long long shm_all[]; /* far stash distances, then queues */
   __shared__ unsigned long long sbound[WG_SELFTUNE_MAX_PARTS];
   __shared__ unsigned long long s_thr;
   __shared__ uint32_t s_nparts;
   cg::grid_group grid = cg::this_grid();
   AState *S = k.S;
-  uint32_t *lq = lq_all + (threadIdx.x / 32) * kLq;
+  const uint32_t wid = threadIdx.x / 32, nw = blockDim.x / 32;
+  unsigned long long *fd = shm_all + wid * kFs;
+  uint32_t *fv = (uint32_t *)(shm_all + nw * kFs) + wid * kFs;
+  uint32_t *lq = (uint32_t *)(shm_all + nw * kFs) + nw * kFs + wid * kLq;
   unsigned long long start = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     start = S->trace_count;
@@ -557,7 +632,8 @@ __global__ void __launch_bounds__(1024, 1) async_kernel(Kx<D> k) {
     for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x)
       sbound[i] = ld_vol(&S->bound[i]);
     __syncthreads();
-    band(k, lq, s_thr, par, sbound, nparts);
+    if (k.unroll == 8) band<D, 8>(k, lq, fv, fd, s_thr, par, sbound, nparts);
+    else band<D, 4>(k, lq, fv, fd, s_thr, par, sbound, nparts);
     grid.sync();
     if (blockIdx.x == 0 && threadIdx.x == 0) decide(S, k.trace, par, start);
     grid.sync();
@@ -684,9 +760,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096];
   int sms = 0, occ = 0, coop = 0;
-  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 1024) / 32 * 32;
+  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 512) / 32 * 32;
   const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
-  const size_t shm = (size_t)(threads / 32) * kLq * 4;
+  const size_t shm = (size_t)(threads / 32) * (kLq * 4 + kFs * 12);
   int blocks = 0;
   const int vgrid = 1024;
   G g{n, (const unsigned long long *)a->offsets, a->targets, a->weights};
@@ -741,6 +817,12 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 32, 0, (int)kLq);
   k.claim_div = (uint32_t)env_int("WG_CUDA_ASYNC_CLAIM_DIV", 4, 1, 1 << 20);
   k.sleep_ns = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP", 64, 0, 100000);
+  k.sleep_max = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP_MAX", 512, 0, 1000000);
+  if (k.sleep_max < k.sleep_ns) k.sleep_max = k.sleep_ns;
+  /* a batch pushes at most 32 far: the stash flushes before it overflows */
+  k.fstash = (uint32_t)env_int("WG_CUDA_ASYNC_FSTASH", (int)kFs, 0, (int)kFs);
+  if (k.fstash && k.fstash < 32) k.fstash = 32;
+  k.unroll = env_int("WG_CUDA_ASYNC_UNROLL", 4, 4, 8) == 8 ? 8 : 4;
 
   memset(&init, 0, sizeof init);
   init.gq = 1; /* the source, in slot 0 */
