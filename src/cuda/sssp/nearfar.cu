@@ -649,7 +649,15 @@ __device__ __forceinline__ void relax_emit(const wgf::Graph &g, const Verts<D> &
     note_deg(c, 0, deg);
   } else {
     count_add(&c->x3);
-    atomicMin(&c->fmin_push, (unsigned long long)nd);
+    {
+      /* one atomic per coalesced group, and none when the minimum is not
+       * lowered: every far-bound relaxation used to hit this one word */
+      cg::coalesced_group cgp = cg::coalesced_threads();
+      const unsigned long long m =
+          cg::reduce(cgp, (unsigned long long)nd, cg::less<unsigned long long>());
+      if (cgp.thread_rank() == 0 && m < *(volatile unsigned long long *)&c->fmin_push)
+        atomicMin(&c->fmin_push, m);
+    }
     if (atomicExch(&vx.in_far[v], 1u) == 0u) {
       if (nparts)
         atomicAdd(&c->parts_push[wgf::part_of(L.bound, nparts, (unsigned long long)nd)], 1ull);
@@ -1152,7 +1160,9 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   } else {
     control_kernel<<<1, 32, 0, s>>>(b.run, b.ring);
   }
-  wgf::push_back<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
+  /* only the controller lowers the threshold: fixed delta never pushes
+   * back, so its iterations skip that launch */
+  if (selftune) wgf::push_back<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
   wgf::far_pass<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
   if (selftune) {
     e = enqueue_fit<D>(b.run, b.vx, b.hist, L.sgrid, s);
@@ -1246,6 +1256,12 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.q.far_min = ~0ull;
   init.q.selftune = a->selftune;
   init.q.off = g.off;
+  {
+    /* measurement knob: WG_CUDA_LB_SEARCH=1 finds LB arcs' owners by the
+     * older binary search instead of the owner array */
+    const char *ls = getenv("WG_CUDA_LB_SEARCH");
+    init.q.lb_search = ls && atoi(ls) == 1;
+  }
   init.delta = a->delta ? a->delta : 1;
   init.trace = a->trace;
   init.loop_limit = 4ull * n + 1000ull; /* a bug, not a graph, gets here */
