@@ -12,7 +12,10 @@
  * vs on the host). Every row prints time / iterations (us/it).
  * WG_BENCH_QUICK=1 skips the per-policy rows and the graph/sync/host-control
  * modes; WG_BENCH_MULTS and WG_BENCH_PS replace the delta multipliers and
- * the set-points of the sweeps (comma-separated). Time: median of 5 runs repeated inside one call
+ * the set-points of the sweeps (comma-separated); WG_BENCH_MODES=0 skips the
+ * loop-mode rows; WG_BENCH_VARIANTS="NAME=VAL;..." repeats the BEST rows
+ * under each setting; WG_BENCH_TRACE=delta prints one traced near-far run per
+ * graph instead of everything else. Time: median of 5 runs repeated inside one call
  * (WG_CUDA_REPEAT), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
@@ -133,9 +136,51 @@ static size_t parse_list(const char *name, double *out, size_t cap, const double
   return n;
 }
 
+/* WG_BENCH_TRACE=delta: no oracle, no sweep; one warm-up run, then one
+ * traced near-far run at that delta (AUTO policy) whose per-iteration rows
+ * (frontier, improving relaxations, filtered, next frontier, far queue,
+ * time) are printed, for profiling (a profiler can wrap just this). */
+static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src) {
+  const char *t = getenv("WG_BENCH_TRACE");
+  if (!t || atoll(t) <= 0) return 0;
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.algo = WG_ALGO_NEARFAR;
+  o.backend = WG_BACKEND_CUDA;
+  o.delta = (uint64_t)atoll(t);
+  o.predecessors = 1;
+  set_repeat(1);
+  for (int k = 0; k < 2; k++) {
+    o.trace = k;
+    wg_sssp_result *r = NULL;
+    if (wg_sssp(ctx, g, src, &o, &r) != WG_OK) {
+      printf("# %s trace: %s\n", gname, wg_ctx_last_error(ctx));
+      return 1;
+    }
+    printf("# %s near-far delta %llu (%s): %.3f ms, %llu it%s\n", gname,
+           (unsigned long long)o.delta, r->lb, r->seconds * 1e3,
+           (unsigned long long)r->iterations, k ? ", traced:" : " (warm-up)");
+    double sum = 0;
+    for (uint64_t i = 0; i < r->trace_len; i++) {
+      const wg_sssp_iter *w = &r->trace[i];
+      sum += w->time_us;
+      printf("T %s %4llu %8llu %9llu %8llu %8llu %8llu %9.1f us\n", gname,
+             (unsigned long long)w->iter, (unsigned long long)w->frontier_in,
+             (unsigned long long)w->advance_out, (unsigned long long)w->filter_out,
+             (unsigned long long)w->near_out, (unsigned long long)w->far_size, w->time_us);
+    }
+    if (k) printf("# %s trace: %llu rows, %.1f us in all\n", gname,
+                  (unsigned long long)r->trace_len, sum);
+    wg_sssp_result_destroy(&r);
+  }
+  set_repeat(5);
+  return 1;
+}
+
 static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   uint32_t src = 0;
   wg_graph_default_source(ctx, g, &src);
+  if (trace_graph(ctx, gname, g, src)) return;
   wg_dist_t *oracle = malloc((size_t)g->n * sizeof *oracle);
   uint32_t *pred = malloc((size_t)g->n * sizeof *pred);
   if (!oracle || !pred) return;
@@ -179,6 +224,34 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   /* energy: best fixed delta vs self-tuned at its best P (AUTO policy) */
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "BEST nearfar", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
+  /* WG_BENCH_VARIANTS="NAME=VAL;NAME=VAL": the BEST rows again (no
+   * energy) with each environment setting in turn, e.g. the engine's
+   * measurement knobs, so one process compares them on one graph */
+  {
+    const char *vs = getenv("WG_BENCH_VARIANTS");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", vs ? vs : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok;
+         tok = strtok_r(NULL, ";", &save)) {
+      char *eq = strchr(tok, '=');
+      if (!eq || eq == tok) continue;
+      *eq = 0;
+      const char *old = getenv(tok);
+      char keep[64];
+      snprintf(keep, sizeof keep, "%s", old ? old : "");
+      setenv(tok, eq + 1, 1);
+      snprintf(cfg, sizeof cfg, "VAR %s=%s nf", tok, eq + 1);
+      run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, cfg, 0);
+      snprintf(cfg, sizeof cfg, "VAR %s=%s st", tok, eq + 1);
+      run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
+      if (old) setenv(tok, keep, 1);
+      else unsetenv(tok);
+    }
+  }
+  {
+    const char *md = getenv("WG_BENCH_MODES");
+    if (md && *md == '0') goto verify; /* BEST rows only */
+  }
   /* loop modes: the multi-kernel loop alone (no persistent kernel: the
    * loop before it existed); a host wait per iteration; controller on the
    * host; iterations per CUDA graph replay */
@@ -294,7 +367,8 @@ int main(int argc, char **argv) {
          "delta/P", "ms", "GTEPS", "iters", "us/it", "J/run", "oracle");
   for (int i = 0; i < nrows; i++) {
     const row *w = &rows[i];
-    if (strncmp(w->config, "BEST", 4) && !strstr(w->config, "nopersist") &&
+    if (strncmp(w->config, "BEST", 4) && strncmp(w->config, "VAR", 3) &&
+        !strstr(w->config, "nopersist") &&
         !strstr(w->config, "gridonly"))
       continue;
     printf("%-8s %-24s %-8s %10.0f %9.2f %8.2f %8llu %7.2f %9.4f %s\n", w->graph, w->config,

@@ -135,6 +135,34 @@ static void special_graphs(void **state) {
     run_matrix(ctx, g, 8, "isolated source");
     wg_graph_destroy(&g);
   }
+  /* long runs of isolated vertex ids: the arc-parallel predecessor pass
+   * stages a tile's owners 256 at a time (several rounds here, galloping
+   * over the gaps between tiles) and falls back to a search per arc when a
+   * tile spans more than 2048 vertices (the first graph: one tile) */
+  {
+    ref_edge e[64];
+    size_t ne = 0;
+    for (uint32_t k = 0; k < 9; k++) e[ne++] = (ref_edge){k * 5000, (k + 1) * 5000, 3};
+    for (uint32_t k = 0; k < 40; k++) e[ne++] = (ref_edge){40000 + k, 40001 + k, 1 + k % 4};
+    e[ne++] = (ref_edge){45000, 40020, 2};
+    e[ne++] = (ref_edge){10000, 40039, 7};
+    g = ref_build(ctx, 50000, e, ne, 1);
+    run_matrix(ctx, g, 0, "sparse ids");
+    wg_graph_destroy(&g);
+    ref_edge *f = malloc(20000 * sizeof *f);
+    assert_non_null(f);
+    wg__rng r;
+    wg__rng_seed(&r, 12);
+    for (size_t i = 0; i < 20000; i++) {
+      f[i].u = 5 * (uint32_t)wg__bounded(wg__rng_next(&r), 4000);
+      f[i].v = 5 * (uint32_t)wg__bounded(wg__rng_next(&r), 4000);
+      f[i].w = 1 + (uint32_t)wg__bounded(wg__rng_next(&r), 9);
+    }
+    g = ref_build(ctx, 20003, f, 20000, 1);
+    free(f);
+    run_matrix(ctx, g, 0, "gapped ids");
+    wg_graph_destroy(&g);
+  }
   /* a single vertex; a source with no out-arcs */
   {
     g = ref_build(ctx, 1, NULL, 0, 0);

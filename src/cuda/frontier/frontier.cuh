@@ -85,6 +85,9 @@ struct State {
   int mode;                 /* 1: the persistent kernel owns the loop now;
                                every kernel of the multi-kernel path returns
                                at once (as after done) */
+  int lb_search;            /* LB: 1 = find each arc's owner by a binary
+                               search of the staged scan (the older way,
+                               kept for measuring); 0 = owner array */
   uint32_t nparts;
   /* degrees of what was queued for the next frontier ([0] near queue, [1]
    * tmp, the push-back target): total arcs and the largest list, so the
@@ -649,12 +652,32 @@ __device__ __forceinline__ uint32_t warp_upper_bound(const unsigned long long *a
   return m ? lo + __ffs(m) - 1 : hi;
 }
 
+/* Max operator for the owner array's block scan. */
+struct MaxU32 {
+  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const {
+    return a > b ? a : b;
+  }
+};
+
+/* LB advance: the frontier's arcs, numbered by the scan of its degrees, in
+ * tiles of kLbTile per block. A tile's owners (frontier entries v0..v1-1)
+ * are found by a warp-wide search of the scan, then staged in shared
+ * memory. Owner array (default): each staged entry with arcs writes its
+ * index at its first arc's slot in the tile, a block max-scan fills the
+ * gaps, and the entry's arc base (off[u] - first arc number, modulo 2^64)
+ * is staged too, so an arc costs one shared read for its owner and one for
+ * its base, instead of a binary search of the staged scan (up to 11
+ * dependent shared reads) and a global read of off[u]. */
 template <typename D, bool CULL>
 __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<D> vx) {
   if (idle(s)) return;
-  __shared__ unsigned long long s_scan[kLbStage];
-  __shared__ uint32_t s_u[kLbStage];
+  typedef cub::BlockScan<uint32_t, kThreads> OwnScan;
+  __shared__ unsigned long long s_scan[kLbStage]; /* owner mode: arc bases */
+  __shared__ uint32_t s_u[kLbStage]; /* owner mode: the owner array */
   __shared__ D s_du[kLbStage];
+  uint32_t *const s_own = s_u;
+  static_assert(kLbTile <= kLbStage, "the owner array lives in s_u");
+  __shared__ typename OwnScan::TempStorage s_ownscan;
   __shared__ uint32_t s_v0, s_v1;
   __shared__ uint32_t s_history[CULL ? kHistory : 1];
   __shared__ unsigned long long s_bound[CULL ? kMaxParts : 1];
@@ -664,6 +687,7 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
   const unsigned long long *scan = s->scan;
   const unsigned long long total = scan[size - 1];
   const D *fdist = (const D *)s->fdist;
+  const bool owner_mode = !s->lb_search;
   Emit<D, CULL> emit = make_emit<D, CULL>(s, vx, s_history, s_bound);
   __shared__ BlockQ bq;
   const int warp = threadIdx.x >> 5;
@@ -678,15 +702,37 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
       const uint32_t r = warp_upper_bound(scan, 0, size, j1 - 1) + 1;
       if (threadIdx.x == 32) s_v1 = r;
     }
+    if (owner_mode)
+      for (int i = threadIdx.x; i < kLbTile; i += kThreads) s_own[i] = 0;
     __syncthreads();
     const uint32_t v0 = s_v0, v1 = s_v1;
     const bool staged = v1 - v0 <= (uint32_t)kLbStage;
-    if (staged)
+    const bool own = staged && owner_mode;
+    if (own) {
+      /* v0 owns j0 (slot 0); every later entry with arcs starts inside the
+       * tile, at a slot of its own */
+      for (uint32_t k = threadIdx.x; k < v1 - v0; k += blockDim.x) {
+        const uint32_t i = v0 + k;
+        const unsigned long long last = scan[i], first = i ? scan[i - 1] : 0;
+        const uint32_t u = in[i];
+        s_scan[k] = g.off[u] - first;
+        s_du[k] = fdist[i];
+        if (k && last > first) s_own[first - j0] = k;
+      }
+      __syncthreads();
+      uint32_t it[kLbItems];
+#pragma unroll
+      for (int r = 0; r < kLbItems; r++) it[r] = s_own[threadIdx.x * kLbItems + r];
+      OwnScan(s_ownscan).InclusiveScan(it, it, MaxU32());
+#pragma unroll
+      for (int r = 0; r < kLbItems; r++) s_own[threadIdx.x * kLbItems + r] = it[r];
+    } else if (staged) {
       for (uint32_t k = threadIdx.x; k < v1 - v0; k += blockDim.x) {
         s_scan[k] = scan[v0 + k];
         s_u[k] = in[v0 + k];
         s_du[k] = fdist[v0 + k];
       }
+    }
     __syncthreads();
     /* kLbItems arcs per thread, unrolled: their searches and loads overlap,
      * and the improved targets go out in one block-wide append (LB) */
@@ -701,6 +747,22 @@ __global__ void __launch_bounds__(kThreads) advance_lb(Graph g, State *s, Verts<
       uint32_t k, u;
       unsigned long long first;
       D du;
+      if (own) {
+        k = s_own[j - j0];
+        du = s_du[k];
+        const unsigned long long e = s_scan[k] + j;
+        const uint32_t v = g.tgt[e];
+        const D nd = plus(du, g.w[e]);
+        if (relax(vx.dist, v, nd)) {
+          if (CULL) {
+            emit(v, nd);
+          } else {
+            which[r] = 0;
+            out[r] = v;
+          }
+        }
+        continue;
+      }
       if (staged) {
         /* scan values as seen in shared memory, relative to v0 */
         uint32_t lo = 0, hi = v1 - v0;
