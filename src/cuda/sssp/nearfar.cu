@@ -66,11 +66,10 @@
 
 #include <cooperative_groups.h>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <thrust/iterator/transform_iterator.h>
 
 #include "cuda/frontier/frontier.cuh"
 #include "cuda/gateway.h"
+#include "cuda/sssp/weights.cuh"
 
 namespace {
 
@@ -1569,40 +1568,7 @@ done:
   return st;
 }
 
-struct Widen {
-  __host__ __device__ unsigned long long operator()(uint32_t w) const { return w; }
-};
-
 } // namespace
-
-/* Largest and total arc weight, on the device (cub reductions). */
-static wg_status weight_stats(const wg__cuda_nearfar_args *a, uint32_t *maxw,
-                              unsigned long long *sum, char *why, size_t why_cap) {
-  wg_status st = WG_OK;
-  void *tmp = nullptr;
-  size_t bytes = 0, b2 = 0;
-  uint32_t *d = nullptr;
-  unsigned long long *ds = nullptr;
-  thrust::transform_iterator<Widen, const uint32_t *, unsigned long long> wit(a->weights, Widen());
-  *maxw = 0;
-  *sum = 0;
-  if (a->m == 0) return WG_OK;
-  WG_CK(cudaMalloc(&d, 4));
-  WG_CK(cudaMalloc(&ds, 8));
-  WG_CK(cub::DeviceReduce::Max(nullptr, bytes, a->weights, d, (int64_t)a->m));
-  WG_CK(cub::DeviceReduce::Sum(nullptr, b2, wit, ds, (int64_t)a->m));
-  if (b2 > bytes) bytes = b2;
-  WG_CK(cudaMalloc(&tmp, bytes ? bytes : 1));
-  WG_CK(cub::DeviceReduce::Max(tmp, bytes, a->weights, d, (int64_t)a->m));
-  WG_CK(cub::DeviceReduce::Sum(tmp, bytes, wit, ds, (int64_t)a->m));
-  WG_CK(cudaMemcpy(maxw, d, 4, cudaMemcpyDeviceToHost));
-  WG_CK(cudaMemcpy(sum, ds, 8, cudaMemcpyDeviceToHost));
-done:
-  cudaFree(tmp);
-  cudaFree(d);
-  cudaFree(ds);
-  return st;
-}
 
 extern "C" wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   wg_status st = WG_OK;
@@ -1614,7 +1580,7 @@ extern "C" wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_
     return WG_EINVAL;
   }
   WG_CK(cudaSetDevice(a->device));
-  st = weight_stats(a, &maxw, &wsum, why, why_cap);
+  st = wg__cuda_weight_stats(a->weights, a->m, &maxw, &wsum, why, why_cap);
   if (st != WG_OK) return st;
   if (!(a->mean_weight > 0)) a->mean_weight = a->m ? (double)wsum / (double)a->m : 1.0;
   if (a->mean_weight < 1.0) a->mean_weight = 1.0;

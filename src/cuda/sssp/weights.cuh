@@ -1,0 +1,16 @@
+/* Arc-weight statistics on the device, shared by the SSSP engines. */
+#ifndef WG_CUDA_SSSP_WEIGHTS_CUH
+#define WG_CUDA_SSSP_WEIGHTS_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wattgraph/core.h"
+
+/* The largest weight and the sum of the m device weights (0 and 0 when
+ * m == 0). On a CUDA failure: WG_EDEVICE with the call and CUDA's message in
+ * why. */
+wg_status wg__cuda_weight_stats(const uint32_t *weights, uint64_t m, uint32_t *maxw,
+                                unsigned long long *sum, char *why, size_t why_cap);
+
+#endif
