@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "bench_util.h"
 #include "sssp/sssp_internal.h"
 #include "wattgraph.h"
 
@@ -309,60 +310,16 @@ verify:
   free(pred);
 }
 
-static int wanted(int argc, char **argv, const char *name) {
-  if (argc < 2) return 1;
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], name) == 0) return 1;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   wg_ctx_t *ctx = NULL;
   if (wg_ctx_create(&ctx) != WG_OK) return 1;
-  int count = 0;
-  if (wg_cuda_device_count(ctx, &count) != WG_OK) {
-    printf("no GPU: %s\n", wg_ctx_last_error(ctx));
+  const int skip = bench_gpu_present(ctx);
+  if (skip) {
     wg_ctx_destroy(&ctx);
-    return 7;
+    return skip;
   }
-  wg_device_info info;
-  if (wg_cuda_device_info(ctx, 0, &info) == WG_OK)
-    printf("# device: %s, %d SMs\n", info.name, info.multiprocessors);
   if (wg_meter_create(ctx, &meter, NULL) != WG_OK) meter = NULL;
-  wg_gen_opts go;
-  wg_gen_opts_defaults(&go);
-  wg_graph_t *g = NULL;
-  if (wanted(argc, argv, "fla")) {
-    const char *dir = getenv("WG_SHARED_DATA");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/dimacs9-USA-road-FLA.pace16-topology.gr.xz",
-             dir ? dir : "../shared/data");
-    wg_load_opts lo;
-    wg_load_opts_defaults(&lo);
-    lo.weights = WG_WEIGHTS_RANDOM_IF_UNWEIGHTED;
-    lo.weight_lo = 1;
-    lo.weight_hi = 255;
-    lo.weight_seed = 1;
-    if (wg_graph_load(ctx, &g, path, &lo) == WG_OK) {
-      bench_graph(ctx, "FLA", g);
-      wg_graph_destroy(&g);
-    } else {
-      printf("# FLA skipped: %s\n", wg_ctx_last_error(ctx));
-    }
-  }
-  if (wanted(argc, argv, "road") && wg_gen_road(ctx, &g, 1500000, &go) == WG_OK) {
-    bench_graph(ctx, "road1.5M", g);
-    wg_graph_destroy(&g);
-  }
-  for (unsigned scale = 21; scale <= 22; scale++) {
-    char name[16];
-    snprintf(name, sizeof name, "kron%u", scale);
-    if (!wanted(argc, argv, name)) continue;
-    if (wg_gen_kronecker(ctx, &g, scale, 16, &go) == WG_OK) {
-      bench_graph(ctx, name, g);
-      wg_graph_destroy(&g);
-    }
-  }
+  bench_each_graph(ctx, argc, argv, 21, 22, 1, bench_graph);
   printf("\n%-8s %-24s %-8s %10s %9s %8s %8s %7s %9s %s\n", "graph", "config", "lb",
          "delta/P", "ms", "GTEPS", "iters", "us/it", "J/run", "oracle");
   for (int i = 0; i < nrows; i++) {

@@ -1,11 +1,13 @@
-/* What every benchmark program shares: medians of trial times, and loading
- * a shared road topology with [1, 255] weights from seed 1 (the weights GAP
- * draws for unweighted inputs). Static functions: each program takes what it
+/* What every benchmark program shares: medians of trial times, loading a
+ * shared road topology with [1, 255] weights from seed 1 (the weights GAP
+ * draws for unweighted inputs), and the GPU SSSP benchmarks' graph list. Static functions: each program takes what it
  * uses. */
 #ifndef WG_BENCH_UTIL_H
 #define WG_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "wattgraph.h"
 
@@ -26,6 +28,74 @@ static inline wg_status bench_load_road(wg_ctx_t *ctx, const char *path,
   wg_load_opts_defaults(&lo);
   lo.weights = WG_WEIGHTS_RANDOM_IF_UNWEIGHTED;
   return wg_graph_load(ctx, out, path, &lo);
+}
+
+/* Names on the command line pick graphs; none picks every one. */
+static inline int bench_wanted(int argc, char **argv, const char *name) {
+  if (argc < 2) return 1;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], name) == 0) return 1;
+  return 0;
+}
+
+/* 0 when a CUDA device is present (its name and SM count printed as a
+ * comment line), else 7 (the skip status) after saying why. */
+static inline int bench_gpu_present(wg_ctx_t *ctx) {
+  int count = 0;
+  if (wg_cuda_device_count(ctx, &count) != WG_OK) {
+    printf("no GPU: %s\n", wg_ctx_last_error(ctx));
+    return 7;
+  }
+  wg_device_info info;
+  if (wg_cuda_device_info(ctx, 0, &info) == WG_OK)
+    printf("# device: %s, %d SMs\n", info.name, info.multiprocessors);
+  return 0;
+}
+
+typedef void (*bench_graph_fn)(wg_ctx_t *ctx, const char *name, wg_graph_t *g);
+
+/* The GPU SSSP benchmarks' graphs, each built, handed to fn and destroyed in
+ * turn: "fla" (the shared FLA topology from $WG_SHARED_DATA or
+ * ../shared/data, weights uniform in [1, 255] from seed 1; a comment line
+ * when it is missing), "road1.5M" (wg_gen_road, 1.5M vertices, picked by
+ * "road") and "kronS" for S from kron_lo to kron_hi by kron_step (edge
+ * factor 16). */
+static inline void bench_each_graph(wg_ctx_t *ctx, int argc, char **argv, unsigned kron_lo,
+                                    unsigned kron_hi, unsigned kron_step, bench_graph_fn fn) {
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  if (bench_wanted(argc, argv, "fla")) {
+    const char *dir = getenv("WG_SHARED_DATA");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dimacs9-USA-road-FLA.pace16-topology.gr.xz",
+             dir ? dir : "../shared/data");
+    wg_load_opts lo;
+    wg_load_opts_defaults(&lo);
+    lo.weights = WG_WEIGHTS_RANDOM_IF_UNWEIGHTED;
+    lo.weight_lo = 1;
+    lo.weight_hi = 255;
+    lo.weight_seed = 1;
+    if (wg_graph_load(ctx, &g, path, &lo) == WG_OK) {
+      fn(ctx, "FLA", g);
+      wg_graph_destroy(&g);
+    } else {
+      printf("# FLA skipped: %s\n", wg_ctx_last_error(ctx));
+    }
+  }
+  if (bench_wanted(argc, argv, "road") && wg_gen_road(ctx, &g, 1500000, &go) == WG_OK) {
+    fn(ctx, "road1.5M", g);
+    wg_graph_destroy(&g);
+  }
+  for (unsigned scale = kron_lo; scale <= kron_hi; scale += kron_step ? kron_step : 1) {
+    char name[16];
+    snprintf(name, sizeof name, "kron%u", scale);
+    if (!bench_wanted(argc, argv, name)) continue;
+    if (wg_gen_kronecker(ctx, &g, scale, 16, &go) == WG_OK) {
+      fn(ctx, name, g);
+      wg_graph_destroy(&g);
+    }
+  }
 }
 
 #endif
