@@ -148,7 +148,10 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   st = async ? wg__cuda_async(&a, why, sizeof why) : wg__cuda_nearfar(&a, why, sizeof why);
   if (st != WG_OK) {
     if (!why[0]) return st; /* trace_push failed: its message is set */
-    return wg__error(ctx, st, "near-far SSSP on GPU %d: %s", o->device, why);
+    return wg__error(ctx, st, "near-far SSSP on GPU %d: %s%s", o->device, why,
+                     st == WG_ENOMEM ? " (the graph and this run's arrays do not fit in the "
+                                       "device's free memory; --backend cpu runs anywhere)"
+                                     : "");
   }
   if (g->n == 0) a.seconds = 1e-9;
   job->seconds = a.seconds > 0 ? a.seconds : 1e-9;
