@@ -158,5 +158,6 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   job->iterations = a.iterations;
   job->delta = a.delta;
   job->lb = lb;
+  job->engine = async ? "async" : "sync";
   return WG_OK;
 }

@@ -254,6 +254,7 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
   r->iterations = job.iterations;
   r->delta = job.delta;
   r->lb = opts->algo == WG_ALGO_DIJKSTRA ? "" : wg_lb_name(job.lb);
+  r->engine = job.engine ? job.engine : "";
   r->trace = job.trace;
   r->trace_len = job.trace_len;
   if (st != WG_OK) goto done;

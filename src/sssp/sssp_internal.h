@@ -27,6 +27,7 @@ typedef struct wg__sssp_job {
   uint64_t iterations;
   uint64_t delta;        /* the delta used (the initial one if self-tuned) */
   wg_lb_policy lb;       /* the policy used */
+  const char *engine;    /* static; NULL = "" (see wg_sssp_result.engine) */
   double seconds;        /* computation alone (no upload/download); 0 = let
                             wg_sssp use the wall time of the call */
   wg_sssp_iter *trace;   /* grown by wg__sssp_trace_push when opts->trace */

@@ -285,6 +285,7 @@ int cmd_sssp(int argc, char **argv) {
     json_str(&j, "backend", res->backend);
     if (so.algo != WG_ALGO_DIJKSTRA) {
       json_str(&j, "lb", res->lb);
+      if (res->engine[0]) json_str(&j, "engine", res->engine);
       json_u64(&j, "delta", res->delta);
       if (so.algo == WG_ALGO_SELFTUNE) json_num(&j, "parallelism", so.parallelism);
     }
@@ -321,11 +322,13 @@ int cmd_sssp(int argc, char **argv) {
     if (so.algo == WG_ALGO_DIJKSTRA)
       fprintf(tbl, "%-10s %s on %s\n", "algorithm", res->algo, res->backend);
     else
-      fprintf(tbl, "%-10s %s on %s, load balancing %s, delta %llu%s, %llu iterations\n",
-             "algorithm", res->algo, res->backend, res->lb,
+      fprintf(tbl, "%-10s %s on %s%s%s, load balancing %s, delta %llu%s, %llu %s\n",
+             "algorithm", res->algo, res->backend, res->engine[0] ? ", engine " : "",
+             res->engine, res->lb,
              (unsigned long long)res->delta,
              so.algo == WG_ALGO_SELFTUNE ? " at the start" : "",
-             (unsigned long long)res->iterations);
+             (unsigned long long)res->iterations,
+             strcmp(res->engine, "async") == 0 ? "bands" : "iterations");
     fprintf(tbl, "%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
            cli_commas(res->n, b2, sizeof b2));
     const int in_dm = info.weighted_input && !info.weights_assigned &&
