@@ -5,7 +5,7 @@
  * Per graph: the synchronous engine's delta sweep (x1/8..x16 of the default,
  * AUTO policy) and self-tuned run at P = 16384, the asynchronous engine's
  * delta sweep and P sweep, then the best of each with energy. Time: median
- * of 5 runs inside one call (WG_CUDA_REPEAT), allocation and upload out.
+ * of 5 runs inside one call (wg_sssp_opts.repeat), allocation and upload out.
  * Energy: the GPU meter over >= 1 s of back-to-back runs, per run. Every
  * run's distances are compared with the oracle's.
  *
@@ -39,33 +39,6 @@ static row rows[512];
 static int nrows;
 static wg_meter_t *meter;
 
-static void set_repeat(int r) {
-  char b[16];
-  snprintf(b, sizeof b, "%d", r);
-  setenv("WG_CUDA_REPEAT", b, 1);
-}
-
-static double energy_per_run(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
-                             const wg_sssp_opts *o, double seconds) {
-  if (!meter) return NAN;
-  int reps = (int)ceil(1.0 / (seconds > 1e-6 ? seconds : 1e-6));
-  if (reps < 5) reps = 5;
-  if (reps > 4096) reps = 4096;
-  set_repeat(reps);
-  wg_meter_reading rd[16];
-  size_t cnt = 0;
-  wg_sssp_result *r = NULL;
-  if (wg_meter_begin(meter) != WG_OK) return NAN;
-  wg_status st = wg_sssp(ctx, g, src, o, &r);
-  wg_meter_end(meter, rd, 16, &cnt);
-  wg_sssp_result_destroy(&r);
-  set_repeat(5);
-  if (st != WG_OK) return NAN;
-  for (size_t i = 0; i < cnt && i < 16; i++)
-    if (rd[i].kind == WG_METER_GPU && rd[i].available) return rd[i].joules / reps;
-  return NAN;
-}
-
 static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
                 const wg_dist_t *oracle, const char *engine, wg_sssp_algo algo, uint64_t delta,
                 double P, const char *config, int energy) {
@@ -76,8 +49,8 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   o.delta = delta;
   o.parallelism = P;
   o.predecessors = 1;
+  o.repeat = 5; /* median of 5 inside one call */
   setenv("WG_CUDA_ENGINE", engine, 1);
-  set_repeat(5);
   wg_sssp_result *r = NULL;
   row *w = &rows[nrows < 511 ? nrows++ : 511];
   memset(w, 0, sizeof *w);
@@ -98,7 +71,7 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
     fprintf(stderr, "%s %s: %llu distances differ from the oracle\n", gname, w->config,
             (unsigned long long)bad);
   wg_sssp_result_destroy(&r);
-  if (energy) w->joules = energy_per_run(ctx, g, src, &o, w->ms / 1e3);
+  if (energy) w->joules = bench_gpu_joules_per_run(ctx, meter, g, src, &o, w->ms / 1e3, 1.0);
   printf("%-8s %-30s %10.0f %9.2f ms %7llu it %8.3f J %s\n", w->graph, w->config, w->param,
          w->ms, (unsigned long long)w->iterations, w->joules, w->ok ? "ok" : "FAIL");
   fflush(stdout);
@@ -217,7 +190,6 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
     o.parallelism = t ? b->param : 0;
     o.trace = 1;
     setenv("WG_CUDA_ENGINE", "async", 1);
-    set_repeat(1);
     wg_sssp_result *r = NULL;
     if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {
       double x1 = 0, x2 = 0, x3 = 0, x4 = 0, us = 0;

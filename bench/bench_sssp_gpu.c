@@ -16,7 +16,7 @@
  * loop-mode rows; WG_BENCH_VARIANTS="NAME=VAL;..." repeats the BEST rows
  * under each setting; WG_BENCH_TRACE=delta prints one traced near-far run per
  * graph instead of everything else. Time: median of 5 runs repeated inside one call
- * (WG_CUDA_REPEAT), so allocation and upload stay out. Energy: the GPU
+ * (wg_sssp_opts.repeat), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
  * with the oracle's; one run per graph also goes through wg_sssp_verify.
@@ -45,34 +45,6 @@ static row rows[512];
 static int nrows;
 static wg_meter_t *meter;
 
-static void set_repeat(int r) {
-  char b[16];
-  snprintf(b, sizeof b, "%d", r);
-  setenv("WG_CUDA_REPEAT", b, 1);
-}
-
-/* GPU joules per run over a window of about `window` seconds. */
-static double energy_per_run(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
-                             const wg_sssp_opts *o, double seconds, double window) {
-  if (!meter) return NAN;
-  int reps = (int)ceil(window / (seconds > 1e-6 ? seconds : 1e-6));
-  if (reps < 5) reps = 5;
-  if (reps > 4096) reps = 4096;
-  set_repeat(reps);
-  wg_meter_reading rd[16];
-  size_t cnt = 0;
-  wg_sssp_result *r = NULL;
-  if (wg_meter_begin(meter) != WG_OK) return NAN;
-  wg_status st = wg_sssp(ctx, g, src, o, &r);
-  wg_meter_end(meter, rd, 16, &cnt);
-  wg_sssp_result_destroy(&r);
-  set_repeat(5);
-  if (st != WG_OK) return NAN;
-  for (size_t i = 0; i < cnt && i < 16; i++)
-    if (rd[i].kind == WG_METER_GPU && rd[i].available) return rd[i].joules / reps;
-  return NAN;
-}
-
 /* One configuration: median of 5, compared with the oracle. */
 static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
                 const wg_dist_t *oracle, wg_sssp_algo algo, wg_lb_policy lb, uint64_t delta,
@@ -85,7 +57,7 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   o.delta = delta;
   o.parallelism = P;
   o.predecessors = 1;
-  set_repeat(5);
+  o.repeat = 5; /* median of 5 inside one call */
   wg_sssp_result *r = NULL;
   row *w = &rows[nrows < 511 ? nrows++ : 511];
   memset(w, 0, sizeof *w);
@@ -108,7 +80,7 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   if (bad) fprintf(stderr, "%s %s: %llu distances differ from the oracle\n", gname, config,
                    (unsigned long long)bad);
   wg_sssp_result_destroy(&r);
-  if (energy) w->joules = energy_per_run(ctx, g, src, &o, w->ms / 1e3, 1.0);
+  if (energy) w->joules = bench_gpu_joules_per_run(ctx, meter, g, src, &o, w->ms / 1e3, 1.0);
   printf("%-8s %-24s %-8s %10.0f %9.2f ms %7.2f GTEPS %7llu it %6.2f us/it %8.3f J %s\n",
          w->graph, w->config, w->lb, w->param, w->ms, w->gteps,
          (unsigned long long)w->iterations,
@@ -150,7 +122,6 @@ static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, ui
   o.backend = WG_BACKEND_CUDA;
   o.delta = (uint64_t)atoll(t);
   o.predecessors = 1;
-  set_repeat(1);
   for (int k = 0; k < 2; k++) {
     o.trace = k;
     wg_sssp_result *r = NULL;
@@ -174,7 +145,6 @@ static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, ui
                   (unsigned long long)r->trace_len, sum);
     wg_sssp_result_destroy(&r);
   }
-  set_repeat(5);
   return 1;
 }
 
@@ -295,7 +265,6 @@ verify:
     o.algo = WG_ALGO_SELFTUNE;
     o.backend = WG_BACKEND_CUDA;
     o.parallelism = bestP;
-    set_repeat(1);
     wg_sssp_result *r = NULL;
     wg_verify_report rep;
     if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {

@@ -5,6 +5,7 @@
 #ifndef WG_BENCH_UTIL_H
 #define WG_BENCH_UTIL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,33 @@ static inline int bench_gpu_present(wg_ctx_t *ctx) {
   if (wg_cuda_device_info(ctx, 0, &info) == WG_OK)
     printf("# device: %s, %d SMs\n", info.name, info.multiprocessors);
   return 0;
+}
+
+/* GPU joules per run of `o`, measured over one call that repeats the
+ * computation for about `window` seconds (at least 5 runs, at most
+ * WG_SSSP_MAX_REPEAT) given one run's `seconds`: NVML's counter steps every
+ * ~100 ms, so a single run cannot be measured. NaN without a GPU meter. */
+static inline double bench_gpu_joules_per_run(wg_ctx_t *ctx, wg_meter_t *meter,
+                                              const wg_graph_t *g, uint32_t src,
+                                              const wg_sssp_opts *o, double seconds,
+                                              double window) {
+  if (!meter) return NAN;
+  double want = ceil(window / (seconds > 1e-6 ? seconds : 1e-6));
+  if (want < 5) want = 5;
+  if (want > WG_SSSP_MAX_REPEAT) want = WG_SSSP_MAX_REPEAT;
+  wg_sssp_opts eo = *o;
+  eo.repeat = (uint32_t)want;
+  wg_meter_reading rd[16];
+  size_t cnt = 0;
+  wg_sssp_result *r = NULL;
+  if (wg_meter_begin(meter) != WG_OK) return NAN;
+  wg_status st = wg_sssp(ctx, g, src, &eo, &r);
+  wg_meter_end(meter, rd, 16, &cnt);
+  wg_sssp_result_destroy(&r);
+  if (st != WG_OK) return NAN;
+  for (size_t i = 0; i < cnt && i < 16; i++)
+    if (rd[i].kind == WG_METER_GPU && rd[i].available) return rd[i].joules / eo.repeat;
+  return NAN;
 }
 
 typedef void (*bench_graph_fn)(wg_ctx_t *ctx, const char *name, wg_graph_t *g);
