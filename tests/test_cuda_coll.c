@@ -1,5 +1,6 @@
-/* The collectives on 2 GPUs (exit 7 with fewer): every algorithm, type and
- * op, allreduce and reduce (both roots), in place and not, counts from 1
+/* The collectives on 2 GPUs (exit 7 with fewer; WG_COLL_TEST_GPUS=N or "all"
+ * runs the one-process groups on N GPUs, as the 4- and 8-GPU device runs do):
+ * every algorithm, type and op, allreduce and reduce (both roots), in place and not, counts from 1
  * element up (not multiples of 2 or of the vector width; one round and many),
  * 16-byte aligned and not, against a host reduction in the algorithm's fixed
  * order, bitwise, on every GPU; NCCL on exact data. Then large messages (up to
@@ -43,11 +44,12 @@ typedef struct fixture {
   wg_ctx_t *ctx;
   wg_comm_t *comm;
   int n;
-  void *dsend[2], *drecv[2];
+  void *dsend[WG__COLL_MAX_RANKS], *drecv[WG__COLL_MAX_RANKS];
   uint64_t cap;
 } fixture;
 
 static int g_ngpu;
+static int g_test_gpus = 2; /* GPUs of the one-process groups */
 
 static void open_fixture(fixture *f, uint64_t round_bytes, uint64_t cap) {
   memset(f, 0, sizeof *f);
@@ -56,19 +58,19 @@ static void open_fixture(fixture *f, uint64_t round_bytes, uint64_t cap) {
   wg_comm_opts_defaults(&o);
   o.round_bytes = round_bytes;
   o.timeout_s = 5;
-  wgt_assert_status(f->ctx, wg_comm_create(f->ctx, &f->comm, 2, NULL, &o), WG_OK);
+  f->n = g_test_gpus;
+  wgt_assert_status(f->ctx, wg_comm_create(f->ctx, &f->comm, f->n, NULL, &o), WG_OK);
   const char *why = "";
-  if (!wg_comm_peer_ok(f->comm, &why)) fail_msg("no peer access between GPU 0 and 1: %s", why);
-  f->n = 2;
+  if (!wg_comm_peer_ok(f->comm, &why)) fail_msg("no peer access between the GPUs: %s", why);
   f->cap = cap;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < f->n; i++) {
     wgt_assert_status(f->ctx, wg_comm_mem_alloc(f->comm, i, cap + 64, &f->dsend[i]), WG_OK);
     wgt_assert_status(f->ctx, wg_comm_mem_alloc(f->comm, i, cap + 64, &f->drecv[i]), WG_OK);
   }
 }
 
 static void close_fixture(fixture *f) {
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < f->n; i++) {
     wg_comm_mem_free(f->comm, i, f->dsend[i]);
     wg_comm_mem_free(f->comm, i, f->drecv[i]);
   }
@@ -77,17 +79,18 @@ static void close_fixture(fixture *f) {
   wg_ctx_destroy(&f->ctx);
 }
 
-/* One call checked on both GPUs. shift: byte offset of the buffers (the
+/* One call checked on every GPU of the fixture. shift: byte offset of the buffers (the
  * element size makes them unaligned to 16). Returns the number of failures (printed). */
 static int one_case(fixture *f, wg_coll_algo algo, wg_coll_type t, wg_coll_op op,
                     uint64_t count, int allreduce, int root, int inplace, int shift,
                     uint64_t seed) {
   size_t es = wg_coll_type_size(t), bytes = (size_t)count * es;
   int exact = algo == WG_COLL_NCCL;
-  unsigned char *in[2], *ref = malloc(bytes + 1), *got = malloc(bytes + 1);
-  void *send[2], *recv[2];
+  unsigned char *in[WG__COLL_MAX_RANKS], *ref = malloc(bytes + 1), *got = malloc(bytes + 1);
+  void *send[WG__COLL_MAX_RANKS], *recv[WG__COLL_MAX_RANKS];
   int bad = 0;
-  for (int r = 0; r < 2; r++) {
+  root %= f->n;
+  for (int r = 0; r < f->n; r++) {
     in[r] = malloc(bytes + 1);
     fill(in[r], t, count, seed, r, exact);
     send[r] = (unsigned char *)f->dsend[r] + shift;
@@ -98,7 +101,7 @@ static int one_case(fixture *f, wg_coll_algo algo, wg_coll_type t, wg_coll_op op
       wgt_assert_status(f->ctx, wg_comm_memcpy(f->comm, r, recv[r], got, bytes), WG_OK);
     }
   }
-  wg__coll_host_reduce(ref, (const void *const *)in, 2, count, t, op,
+  wg__coll_host_reduce(ref, (const void *const *)in, f->n, count, t, op,
                        algo == WG_COLL_NCCL ? WG_COLL_READ : algo, root);
   wg_status st = allreduce ? wg_allreduce(f->comm, (const void *const *)send, recv, count, t,
                                           op, algo, NULL)
@@ -112,7 +115,7 @@ static int one_case(fixture *f, wg_coll_algo algo, wg_coll_type t, wg_coll_op op
     bad = 1;
     goto out;
   }
-  for (int r = 0; r < 2; r++) {
+  for (int r = 0; r < f->n; r++) {
     wgt_assert_status(f->ctx, wg_comm_memcpy(f->comm, r, got, recv[r], bytes), WG_OK);
     if (!allreduce && r != root) {
       if (!inplace)
@@ -137,7 +140,7 @@ static int one_case(fixture *f, wg_coll_algo algo, wg_coll_type t, wg_coll_op op
     }
   }
 out:
-  for (int r = 0; r < 2; r++) free(in[r]);
+  for (int r = 0; r < f->n; r++) free(in[r]);
   free(ref);
   free(got);
   return bad;
@@ -357,6 +360,18 @@ int main(void) {
     return WGT_SKIP;
   }
   wg_ctx_destroy(&ctx);
+  const char *e = getenv("WG_COLL_TEST_GPUS");
+  if (e && *e) {
+    char *end = NULL;
+    long want = strcmp(e, "all") == 0 ? g_ngpu : strtol(e, &end, 10);
+    if ((end && *end) || want < 2 || want > g_ngpu || want > WG__COLL_MAX_RANKS) {
+      fprintf(stderr, "WG_COLL_TEST_GPUS=%s: want \"all\" or a number in [2, %d]\n", e,
+              g_ngpu < WG__COLL_MAX_RANKS ? g_ngpu : WG__COLL_MAX_RANKS);
+      return 1;
+    }
+    g_test_gpus = (int)want;
+  }
+  printf("one-process groups on %d of %d GPUs\n", g_test_gpus, g_ngpu);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(per_process), cmocka_unit_test(every_case),
       cmocka_unit_test(many_rounds), cmocka_unit_test(large),
