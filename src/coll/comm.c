@@ -97,8 +97,14 @@ static const pick_row pick_table[] = {
     {4, 1u << 20, WG_COLL_ALLGATHER},
     {4, 64u << 20, WG_COLL_RSAG},
     {4, UINT64_MAX, WG_COLL_NCCL},
-    {16, 32u << 10, WG_COLL_ALLGATHER},
-    {16, UINT64_MAX, WG_COLL_RSAG},
+    /* 8 x H200 (issue 6, run 6): LL fastest in graphs up to 64 KiB (7.7-15.9
+     * us), allgather from 128 KiB to 1 MiB, rsag from 2 to 32 MiB; from 64
+     * MiB NCCL's ring is faster (rsag 0.85-0.95x its bus bandwidth). 5-7 and
+     * 9-16 GPUs: the 8-GPU row, not measured. */
+    {16, 64u << 10, WG_COLL_LL},
+    {16, 1u << 20, WG_COLL_ALLGATHER},
+    {16, 32u << 20, WG_COLL_RSAG},
+    {16, UINT64_MAX, WG_COLL_NCCL},
     {0, 0, WG_COLL_AUTO}};
 
 wg_coll_algo wg_comm_pick(const wg_comm_t *comm, uint64_t bytes, int allreduce) {
