@@ -7,7 +7,8 @@
 # a short table last (bench/coll_summary.py). Full JSON and logs go to $OUT.
 #   WG_COLL_GPUS     GPUs of the sweep (default: all)
 #   WG_COLL_TEST=0   skips the correctness tests
-#   WG_COLL_ALGOS    the small-size algorithms (default: every one)
+#   WG_COLL_ALGOS    the algorithms up to 16 MiB (default: every one)
+#   WG_COLL_LARGE_ALGOS  from 32 MiB (default: every one but LL)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -39,7 +40,7 @@ timeout 200 "$B"/wattgraph allreduce --gpus "$gpus" --min-bytes 8 --max-bytes 16
 echo "small sweep: $(( $(date +%s) - t0 )) s"
 t0=$(date +%s)
 timeout 200 "$B"/wattgraph allreduce --gpus "$gpus" --min-bytes 32M --max-bytes 1G --iters 20 \
-  --energy-seconds 1 --algo nccl,read,gather,allgather,rsag,tree,auto --json \
+  --energy-seconds 1 --algo "${WG_COLL_LARGE_ALGOS:-nccl,read,gather,allgather,rsag,tree,auto}" --json \
   >"$OUT/sweep-large.json" 2>"$OUT/sweep-large.err" || status=1
 echo "large sweep: $(( $(date +%s) - t0 )) s"
 tail -n 3 "$OUT"/sweep-*.err
