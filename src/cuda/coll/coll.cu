@@ -122,6 +122,7 @@ struct wg__cuda_coll {
   wg__cuda_coll_cfg cfg;
   uint64_t stage_bytes;
   int max_blocks;
+  int ll_threads; /* threads per LL block; 0: shaped by the message (ll_shape) */
   int peer_ok;
   char peer_why[256];
   int has_nccl;
@@ -173,6 +174,32 @@ static void set_blocks(wg__cuda_coll *c) {
   int sms = 1 << 30;
   for (int i = 0; i < c->nlocal; i++) sms = std::min(sms, c->r[i].sms);
   c->max_blocks = c->cfg.max_blocks > 0 ? c->cfg.max_blocks : std::min(sms, WG__COLL_MAX_BLOCKS);
+  /* WG_COLL_LL_THREADS=N fixes LL's block size (32..512; 512 was the only
+   * shape before the 8-GPU runs), for measuring ll_shape against it */
+  const char *e = getenv("WG_COLL_LL_THREADS");
+  int t = e ? atoi(e) : 0;
+  c->ll_threads = t >= 32 && t <= 512 ? t / 32 * 32 : 0;
+}
+
+/* LL's launch for a chunk of `units` 16-byte units: one unit per thread,
+ * spread over as many SMs as the message fills (blocks of at least 64
+ * threads). Every thread of LL stores each of its units to every peer, so
+ * the stores a GPU can issue per SM bound the time: with one 512-thread
+ * block per 512 units, a 64 KiB message on 8 GPUs (917 KB of remote stores)
+ * went out through 8 SMs. */
+static void ll_shape(const wg__cuda_coll *c, uint64_t units, unsigned *blocks,
+                     unsigned *threads) {
+  uint64_t t = c->ll_threads, b;
+  if (t) {
+    b = std::min<uint64_t>((units + t - 1) / t, (uint64_t)c->max_blocks);
+  } else {
+    b = std::min<uint64_t>((units + 63) / 64, (uint64_t)c->max_blocks);
+    if (b < 1) b = 1;
+    t = ((units + b - 1) / b + 31) / 32 * 32;
+    t = std::min<uint64_t>(std::max<uint64_t>(t, 64), (uint64_t)kThreads);
+  }
+  *blocks = (unsigned)(b ? b : 1);
+  *threads = (unsigned)t;
 }
 
 extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
@@ -829,10 +856,10 @@ static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *cons
       a.write_recv = k->allreduce || lr->rank == k->root;
       a.vec = ((uintptr_t)k->send % 16 == 0) && (!k->recv || (uintptr_t)k->recv % 16 == 0);
       uint64_t units = std::min<uint64_t>((a.bytes + 15) / 16, chunk_units);
-      unsigned blocks = (unsigned)std::min<uint64_t>((units + kThreads - 1) / kThreads,
-                                                     (uint64_t)c->max_blocks);
+      unsigned blocks, threads;
+      ll_shape(c, units, &blocks, &threads);
       WG_CK(cudaSetDevice(lr->device));
-      ll_pick(k->type, k->op)<<<blocks, kThreads, 0, stream_of(streams, i)>>>(a);
+      ll_pick(k->type, k->op)<<<blocks, threads, 0, stream_of(streams, i)>>>(a);
       WG_CK(cudaGetLastError());
     }
     return st;
