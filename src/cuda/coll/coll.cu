@@ -181,17 +181,23 @@ static void set_blocks(wg__cuda_coll *c) {
   c->ll_threads = t >= 32 && t <= 512 ? t / 32 * 32 : 0;
 }
 
-/* LL's launch for a chunk of `units` 16-byte units: one unit per thread,
- * spread over as many SMs as the message fills (blocks of at least 64
- * threads). Every thread of LL stores each of its units to every peer, so
- * the stores a GPU can issue per SM bound the time: with one 512-thread
- * block per 512 units, a 64 KiB message on 8 GPUs (917 KB of remote stores)
- * went out through 8 SMs. */
+/* LL's launch for a chunk of `units` 16-byte units. Every thread of LL
+ * stores each of its units to every peer, so the stores a GPU can issue per
+ * SM bound the time: with one 512-thread block per 512 units, a 64 KiB
+ * message on 8 GPUs (917 KB of remote stores) went out through 8 SMs. So
+ * beyond 512 line pairs of stores (units x peers) it takes one unit per
+ * thread over as many SMs as the message fills, in blocks of at least 64
+ * threads; below, one block, which skips the blocks' finishing count (8 x
+ * H200, docs/coll.md run 8: 64 KiB on 8 GPUs 17.1 -> 12.5 us in graphs, on
+ * 4 GPUs 8.7 -> 7.4; one block stayed 0.8 us faster for 2-8 KiB on 2 GPUs). */
 static void ll_shape(const wg__cuda_coll *c, uint64_t units, unsigned *blocks,
                      unsigned *threads) {
   uint64_t t = c->ll_threads, b;
   if (t) {
     b = std::min<uint64_t>((units + t - 1) / t, (uint64_t)c->max_blocks);
+  } else if (units * (uint64_t)(c->nranks - 1) <= 512) {
+    b = 1;
+    t = std::min<uint64_t>(std::max<uint64_t>((units + 31) / 32 * 32, 64), (uint64_t)kThreads);
   } else {
     b = std::min<uint64_t>((units + 63) / 64, (uint64_t)c->max_blocks);
     if (b < 1) b = 1;
