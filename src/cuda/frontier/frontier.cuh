@@ -565,14 +565,35 @@ static __global__ void __launch_bounds__(kScanBlocks) scan_top(const State *s, u
   part[threadIdx.x] = x;
 }
 
+/* TOP: the block sums are not scanned yet (no scan_top launch): each
+ * block adds up those before it itself, kScanBlocks <= kScanThreads
+ * values, one launch fewer per iteration. */
+template <bool TOP = false>
 static __global__ void __launch_bounds__(kScanThreads)
     scan_down(const State *s, const unsigned long long *off, const unsigned long long *part) {
   typedef cub::BlockScan<unsigned long long, kScanThreads> S;
-  __shared__ typename S::TempStorage tmp;
+  typedef cub::BlockReduce<unsigned long long, kScanThreads> R;
+  __shared__ union {
+    typename S::TempStorage scan;
+    typename R::TempStorage reduce;
+  } tmp_u;
+  __shared__ unsigned long long s_run;
+  static_assert(kScanBlocks <= kScanThreads, "one block sum per thread");
   if (idle(s)) return;
   uint32_t lo, hi;
   scan_chunk(s->in_size, &lo, &hi);
-  unsigned long long run = part[blockIdx.x];
+  if (TOP && lo >= hi) return; /* block-uniform */
+  unsigned long long run;
+  if (TOP) {
+    const unsigned long long x = threadIdx.x < blockIdx.x ? part[threadIdx.x] : 0;
+    const unsigned long long sum = R(tmp_u.reduce).Sum(x);
+    if (threadIdx.x == 0) s_run = sum;
+    __syncthreads();
+    run = s_run;
+  } else {
+    run = part[blockIdx.x];
+  }
+  auto &tmp = tmp_u.scan;
   unsigned long long *scan = s->scan;
   for (uint32_t base = lo; base < hi; base += blockDim.x) {
     const uint32_t i = base + threadIdx.x;
@@ -595,19 +616,69 @@ inline cudaError_t lb_scan(const Graph &g, State *s, unsigned long long *scan,
   unsigned long long *part = (unsigned long long *)tmp;
   scan_up<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
   scan_top<<<1, kScanBlocks, 0, stream>>>(s, part);
-  scan_down<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  scan_down<false><<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
   return cudaGetLastError();
 }
 
-/* lb_scan + lb_mark_empty in three launches instead of four. */
+/* lb_scan + lb_mark_empty in three launches instead of four, or in two
+ * (two = true: scan_down adds up the block sums itself). */
 template <typename D>
 inline cudaError_t lb_scan_mark(const Graph &g, State *s, const Verts<D> &vx, void *tmp,
-                                cudaStream_t stream) {
+                                cudaStream_t stream, bool two = false) {
   unsigned long long *part = (unsigned long long *)tmp;
   scan_up_mark<D><<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part, vx);
-  scan_top<<<1, kScanBlocks, 0, stream>>>(s, part);
-  scan_down<<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  if (two) {
+    scan_down<true><<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  } else {
+    scan_top<<<1, kScanBlocks, 0, stream>>>(s, part);
+    scan_down<false><<<kScanBlocks, kScanThreads, 0, stream>>>(s, g.off, part);
+  }
   return cudaGetLastError();
+}
+
+/* lb_scan_mark for small frontiers, in one launch of one block: the three
+ * kernels above cost three launches whatever the size, and most of a
+ * Kronecker run's iterations expand a few hundred to a few thousand
+ * vertices. Chunks of kSmallScanThreads * kSmallScanItems entries, each
+ * thread a run of consecutive ones; correct for any size, fast for one or
+ * two chunks (the loop picks it for frontiers up to a bound, a conditional
+ * node of the CUDA graph; docs/nearfar-cuda.md, "Kronecker, round 3"). */
+constexpr int kSmallScanThreads = 1024;
+constexpr int kSmallScanItems = 4;
+
+template <typename D>
+static __global__ void __launch_bounds__(kSmallScanThreads)
+    scan_small_mark(const State *s, const unsigned long long *off, Verts<D> vx) {
+  typedef cub::BlockScan<unsigned long long, kSmallScanThreads> S;
+  __shared__ typename S::TempStorage tmp;
+  if (idle(s)) return;
+  const uint32_t size = s->in_size;
+  const uint32_t *in = s->in;
+  D *fdist = (D *)s->fdist;
+  unsigned long long *scan = s->scan;
+  unsigned long long run = 0;
+  for (uint32_t base = 0; base < size; base += kSmallScanThreads * kSmallScanItems) {
+    const uint32_t i0 = base + threadIdx.x * kSmallScanItems;
+    unsigned long long x[kSmallScanItems];
+#pragma unroll
+    for (int r = 0; r < kSmallScanItems; r++) {
+      x[r] = 0;
+      if (i0 + r < size) {
+        const uint32_t u = in[i0 + r];
+        const D du = vx.dist[u];
+        x[r] = off[u + 1] - off[u];
+        fdist[i0 + r] = du;
+        vx.done[u] = du;
+      }
+    }
+    unsigned long long total;
+    S(tmp).InclusiveSum(x, x, total);
+#pragma unroll
+    for (int r = 0; r < kSmallScanItems; r++)
+      if (i0 + r < size) scan[i0 + r] = run + x[r];
+    run += total;
+    __syncthreads(); /* tmp is reused */
+  }
 }
 
 inline size_t lb_scan_bytes(uint32_t cap) {
@@ -915,8 +986,13 @@ __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
 
 /* Compacts the far queue: stale entries out, entries below the threshold
  * into the frontier (once: label), the rest into far2, counted per
- * partition, with their exact minimum. */
-template <typename D>
+ * partition, with their exact minimum. PB: push_back's work too, in the
+ * same launch (self-tuning saves a launch per iteration): frontier
+ * vertices at or above a fallen threshold go straight to far2, where the
+ * far loop would have put them, counted there; one the far queue holds
+ * already (in_far) is left to the far loop, which reads the same distance
+ * and keeps it. A push-back implies a far pass (control_step). */
+template <typename D, bool PB = false>
 __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   if (idle(s) || !s->far_pass) return;
   __shared__ unsigned long long s_bound[kMaxParts];
@@ -934,6 +1010,32 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   const unsigned long long *off = s->off;
   uint32_t maxdeg = 0;
   unsigned long long arcs = 0, fmin = ~0ull;
+  if constexpr (PB) {
+    const uint32_t nsize = pb ? s->near_size : 0;
+    for (uint32_t base = blockIdx.x * blockDim.x; base < nsize; base += gridDim.x * blockDim.x) {
+      const uint32_t i = base + threadIdx.x;
+      int which[1] = {-1};
+      uint32_t out[1] = {0};
+      if (i < nsize) {
+        const uint32_t v = s->near_q[i];
+        out[0] = v;
+        const D d = vx.dist[v];
+        if ((unsigned long long)d < thr) {
+          which[0] = 0;
+          if (off) {
+            const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
+            arcs += deg;
+            if (deg > maxdeg) maxdeg = deg;
+          }
+        } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
+          which[0] = 1;
+          if ((unsigned long long)d < fmin) fmin = d;
+          if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
+        }
+      }
+      block_append<1>(bq, s->tmp, &s->tmp_size, s->far2, &s->far2_size, which, out);
+    }
+  }
   for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     int which[1] = {-1};
