@@ -9,7 +9,7 @@
  * small and odd grids (32 threads, 2 blocks), a tiny ring (its overflow
  * paths), the far stash off and flushed at 32, no idle back-off, 8 arcs
  * per lane, the per-lane expansion instead of the spread one (the default;
- * WG_CUDA_ASYNC_SPREAD=0), both claim modes (tickets, the default, and the CAS on gq:
+ * WG_CUDA_ASYNC_SPREAD=0), keeping 32 and 0 local items, both claim modes (tickets, the default, and the CAS on gq:
  * WG_CUDA_ASYNC_CLAIM), each with a tiny ring and odd chunk sizes, the old
  * warp-per-vertex predecessor pass, and 200 small random graphs (races show
  * up as rare mismatches).
@@ -192,6 +192,7 @@ static void generated(void **state) {
       {"WG_CUDA_WIDE", "1"},            {"WG_CUDA_ASYNC_FSTASH", "0"},
       {"WG_CUDA_ASYNC_FSTASH", "32"},   {"WG_CUDA_ASYNC_SLEEP_MAX", "0"},
       {"WG_CUDA_ASYNC_UNROLL", "8"},    {"WG_CUDA_ASYNC_SPREAD", "0"},
+      {"WG_CUDA_ASYNC_KEEP", "32"},     {"WG_CUDA_ASYNC_KEEP", "0"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     setenv(shapes[i][0], shapes[i][1], 1);

@@ -1197,7 +1197,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.cap = cap;
   k.S = S;
   k.trace = tr;
-  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 32, 0, (int)kLq);
+  /* 16: spilling down to half a batch while warps idle beat 32 by 10-18% on
+   * FLA and road (docs/nearfar-cuda.md, round 3); 64 was 40% slower */
+  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 16, 0, (int)kLq);
   k.claim_div = (uint32_t)env_int("WG_CUDA_ASYNC_CLAIM_DIV", 4, 1, 1 << 20);
   k.sleep_ns = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP", 64, 0, 100000);
   k.sleep_max = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP_MAX", 512, 0, 1000000);
