@@ -16,8 +16,9 @@
  * synchronous engine out. WG_BENCH_VARIANTS="A=1 B=2;C=3": the async sweeps
  * and bests once per variant (';' between variants, each a space-separated
  * list of environment assignments, set for that variant only; "-" alone is
- * the defaults), configs tagged v0, v1, ...; energy for v0 only, so one
- * graph load compares engine knobs (of the same binary) at little cost.
+ * the defaults), configs tagged v0, v1, ...; energy for v0 only (for the
+ * first WG_BENCH_ENERGY_VARIANTS variants when set), so one graph load
+ * compares engine knobs (of the same binary) at little cost.
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,12 +154,14 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
 }
 
 /* The async engine's sweeps and bests; vi >= 0 tags the configs (variant vi;
- * energy for v0 only), vi < 0 leaves them untagged. */
+ * energy for v0 only, or WG_BENCH_ENERGY_VARIANTS), vi < 0 leaves them
+ * untagged. */
 static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_t src,
                         const wg_dist_t *oracle, uint64_t d0, int vi) {
   char cfg[48], tag[16] = "";
   if (vi >= 0) snprintf(tag, sizeof tag, "v%d ", vi);
-  const int energy = vi <= 0;
+  const char *ev = getenv("WG_BENCH_ENERGY_VARIANTS");
+  const int energy = vi < (ev && *ev ? atoi(ev) : 1);
   row *ba = NULL, *bt = NULL;
   static const double amult_d[] = {0.25, 0.5, 1, 2, 4, 8, 16};
   double amult[32];

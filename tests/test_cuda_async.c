@@ -8,7 +8,11 @@
  * weights at the 32-bit edge and 64-bit distances, forced 64-bit distances,
  * small and odd grids (32 threads, 2 blocks), a tiny ring (its overflow
  * paths), the far stash off and flushed at 32, no idle back-off, 8 arcs
- * per lane, and 200 small random graphs (races show up as rare mismatches).
+ * per lane, the per-lane expansion instead of the spread one (the default;
+ * WG_CUDA_ASYNC_SPREAD=0), keeping 32 and 0 local items, both claim modes (tickets, the default, and the CAS on gq:
+ * WG_CUDA_ASYNC_CLAIM), each with a tiny ring and odd chunk sizes, the old
+ * warp-per-vertex predecessor pass, and 200 small random graphs (races show
+ * up as rare mismatches).
  * Also the trace (one row per band, counts consistent, longer than the
  * device's ring). Skips (exit 7) without a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
 #include <stdio.h>
@@ -149,9 +153,18 @@ static void random_graphs(void **state) {
      * per lane */
     if (t % 5 >= 3) setenv("WG_CUDA_ASYNC_FSTASH", t % 5 == 3 ? "0" : "32", 1);
     if (t % 5 == 1) setenv("WG_CUDA_ASYNC_UNROLL", "8", 1);
+    if (t % 5 == 2) setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    /* claims: a third by CAS; tickets with small chunks and small rings */
+    if (t % 3 == 1) setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
+    if (t % 7 == 2) setenv("WG_CUDA_ASYNC_CHUNK", t % 2 ? "1" : "5", 1);
+    if (t % 11 == 4) setenv("WG_CUDA_ASYNC_RING", t % 2 ? "17" : "64", 1);
     run_one(ctx, g, src, t % 2 ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR, delta, P, what);
     unsetenv("WG_CUDA_ASYNC_FSTASH");
     unsetenv("WG_CUDA_ASYNC_UNROLL");
+    unsetenv("WG_CUDA_ASYNC_SPREAD");
+    unsetenv("WG_CUDA_ASYNC_CLAIM");
+    unsetenv("WG_CUDA_ASYNC_CHUNK");
+    unsetenv("WG_CUDA_ASYNC_RING");
     wg_graph_destroy(&g);
   }
   free(e);
@@ -178,12 +191,38 @@ static void generated(void **state) {
       {"WG_CUDA_ASYNC_THREADS", "512"}, {"WG_CUDA_ASYNC_RING", "300"},
       {"WG_CUDA_WIDE", "1"},            {"WG_CUDA_ASYNC_FSTASH", "0"},
       {"WG_CUDA_ASYNC_FSTASH", "32"},   {"WG_CUDA_ASYNC_SLEEP_MAX", "0"},
-      {"WG_CUDA_ASYNC_UNROLL", "8"},
+      {"WG_CUDA_ASYNC_UNROLL", "8"},    {"WG_CUDA_ASYNC_SPREAD", "0"},
+      {"WG_CUDA_ASYNC_KEEP", "32"},     {"WG_CUDA_ASYNC_KEEP", "0"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     setenv(shapes[i][0], shapes[i][1], 1);
     both(ctx, g, 11, shapes[i][0]);
     unsetenv(shapes[i][0]);
+  }
+  /* both claim modes: tiny rings (overflow to the far queue; a ticket past
+   * the ring), chunks of 1 and 3, wide blocks; the old predecessor pass */
+  static const char *pairs[][4] = {
+      {"WG_CUDA_ASYNC_CLAIM", "cas", "WG_CUDA_ASYNC_RING", "300"},
+      {"WG_CUDA_ASYNC_CLAIM", "ticket", "WG_CUDA_ASYNC_RING", "300"},
+      {"WG_CUDA_ASYNC_CLAIM", "ticket", "WG_CUDA_ASYNC_RING", "1"},
+      {"WG_CUDA_ASYNC_CHUNK", "1", "WG_CUDA_ASYNC_RING", "40"},
+      {"WG_CUDA_ASYNC_CHUNK", "3", "WG_CUDA_ASYNC_THREADS", "512"},
+      {"WG_CUDA_ASYNC_CLAIM", "cas", "WG_CUDA_ASYNC_THREADS", "512"},
+      {"WG_CUDA_ASYNC_CLAIM", "ticket", "WG_CUDA_ASYNC_BPS", "4"},
+      {"WG_CUDA_ASYNC_PRED", "0", "WG_CUDA_ASYNC_CLAIM", "cas"},
+      {"WG_CUDA_ASYNC_SPREAD", "0", "WG_CUDA_ASYNC_CLAIM", "cas"},
+      {"WG_CUDA_ASYNC_SPREAD", "0", "WG_CUDA_ASYNC_RING", "50"},
+      {"WG_CUDA_ASYNC_SPREAD", "0", "WG_CUDA_WIDE", "1"},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "%s=%s %s=%s", pairs[i][0], pairs[i][1], pairs[i][2],
+             pairs[i][3]);
+    setenv(pairs[i][0], pairs[i][1], 1);
+    setenv(pairs[i][2], pairs[i][3], 1);
+    both(ctx, g, 11, what);
+    unsetenv(pairs[i][0]);
+    unsetenv(pairs[i][2]);
   }
   wg_graph_destroy(&g);
   wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 150, quick ? 20 : 100, &go), WG_OK);
@@ -198,7 +237,13 @@ static void generated(void **state) {
     both(ctx, g, src, "kronecker");
     setenv("WG_CUDA_ASYNC_RING", "1000", 1);
     both(ctx, g, src, "kronecker small ring");
+    setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
+    both(ctx, g, src, "kronecker small ring, cas");
+    unsetenv("WG_CUDA_ASYNC_CLAIM");
     unsetenv("WG_CUDA_ASYNC_RING");
+    setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    both(ctx, g, src, "kronecker per-lane arcs");
+    unsetenv("WG_CUDA_ASYNC_SPREAD");
     wg_graph_destroy(&g);
   }
   wg_ctx_destroy(&ctx);
@@ -232,6 +277,13 @@ static void real_roads(void **state) {
     wgt_assert_status(ctx, st, WG_OK);
     both(ctx, g, 0, files[i]);
     run_one(ctx, g, g->n / 3, WG_ALGO_NEARFAR, 26112, 0, files[i]);
+    setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
+    run_one(ctx, g, g->n / 3, WG_ALGO_SELFTUNE, 0, 32768, files[i]);
+    unsetenv("WG_CUDA_ASYNC_CLAIM");
+    setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    run_one(ctx, g, 0, WG_ALGO_NEARFAR, 13056, 0, files[i]);
+    run_one(ctx, g, g->n / 2, WG_ALGO_SELFTUNE, 0, 65536, files[i]);
+    unsetenv("WG_CUDA_ASYNC_SPREAD");
     wg_graph_destroy(&g);
   }
   wg_ctx_destroy(&ctx);

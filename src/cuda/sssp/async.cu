@@ -12,18 +12,28 @@
  * Work items are vertices whose distance fell. Per warp: a FIFO of kLq
  * entries in shared memory (head and tail in registers: only the warp
  * touches it), batches of up to 32 items (one per lane; lists longer than
- * kCoop arcs are walked by the whole warp). Sharing goes through one global
- * ring per band: an item array plus a 64-bit word `gq` = (claimed << 32 |
- * reserved). A pusher adds to `pend` first, fences, reserves slots with
- * atomicAdd on gq and stores the items; an idle warp claims a run of
- * reserved slots with a CAS on gq and waits for each slot to leave the
- * "empty" sentinel (a reader never uses a slot before its store), resetting
- * it behind itself. The ring is reset to empty at every band end, so slots
- * are never reused within a band; a push past its capacity goes to the far
+ * kCoop arcs are walked by the whole warp). The batch's arcs are numbered by
+ * a warp scan of the degrees and spread over the lanes, kSpread per lane at
+ * once, so one lane of degree 5-8 no longer costs its warp a second round of
+ * loads and atomics (WG_CUDA_ASYNC_SPREAD=0: each lane walks its own list, 4
+ * or 8 arcs at once, WG_CUDA_ASYNC_UNROLL).
+ *
+ * Sharing goes through one global ring per band. Tickets (the default): the
+ * ring holds chunks of up to 32 items, each with a descriptor (band epoch,
+ * start, count); a pusher reserves items and a descriptor slot with one
+ * atomicAdd and publishes the descriptor with a release; an idle warp takes
+ * a ticket (one atomicAdd on gc) and polls only that descriptor slot (see
+ * ticket_push for the band's end and the overflow cases). CAS claims
+ * (WG_CUDA_ASYNC_CLAIM=cas, rounds 1-2): an item array plus a 64-bit word
+ * `gq` = (claimed << 32 | reserved); a pusher adds to `pend` first, fences,
+ * reserves slots with atomicAdd on gq and stores the items; an idle warp
+ * claims a run of reserved slots with a CAS on gq and waits for each slot to
+ * leave the "empty" sentinel, resetting it behind itself. Either way slots
+ * are never reused within a band; a push past the capacity goes to the far
  * queue instead (correct: the next band decision pulls it back). A warp
- * with more than one batch of local work spills the rest to the ring when
- * warps are idle (the `hungry` counter). An idle warp's poll interval
- * doubles while nothing comes (WG_CUDA_ASYNC_SLEEP .. _SLEEP_MAX).
+ * with more than `keep` local items spills the rest to the ring when warps
+ * are idle (the `hungry` counter). An idle warp's poll interval doubles
+ * while nothing comes (WG_CUDA_ASYNC_SLEEP .. _SLEEP_MAX).
  *
  * A relaxation that lands past the threshold goes to a per-warp stash in
  * shared memory and is published to the far queue (in_far, far_size,
@@ -33,12 +43,13 @@
  * band's counts) sit on cache lines of their own, so the idle warps' polls
  * of gq and pend do not queue the other atomics behind them.
  *
- * Termination of a band: `pend` = unclaimed ring items + warps that hold
- * work (a "token"). A warp that claims k items while holding none keeps one
- * as its token and subtracts k - 1; a warp gives its token back (fence, then
- * pend -= 1) when its queue and batch are empty. Every increment precedes
- * the publication of what it counts, so pend == 0 means no work anywhere,
- * and that state is stable.
+ * Termination of a band: `pend` = unclaimed ring items (tickets: chunks) +
+ * warps that hold work (a "token"). A warp that claims k items while holding
+ * none keeps one as its token and subtracts k - 1 (tickets: the chunk is the
+ * token); a warp gives its token back (pend -= 1) when its queue and batch
+ * are empty. Every increment precedes the publication of what it counts, and
+ * a pusher holds a token while it pushes, so pend == 0 means no work
+ * anywhere, and that state is stable.
  *
  * Between bands: a grid barrier; block 0 decides the next threshold (fixed
  * delta: whole deltas past far_min, as the synchronous engine; self-tuning:
@@ -50,9 +61,12 @@
  * engine", defines X1..X4 for a band).
  *
  * Memory ordering: dist and done are read with L2 loads (ld.cg), ring slots
- * with ld.acquire.gpu; pushers fence before publishing; the band state is
- * read with volatile loads. Predecessors, 32/64-bit distances and the timed
- * region follow nearfar.cu (the pieces needed are duplicated here).
+ * and descriptors with ld.acquire.gpu; pushers fence (CAS) or release
+ * (tickets) before publishing; the band state is read with volatile loads.
+ * Predecessors, 32/64-bit distances and the timed region follow nearfar.cu
+ * (the pieces needed are duplicated here). WG_CUDA_ASYNC_PROFILE=1 prints
+ * the split of a run's time (bands, decisions, barriers, far passes; SM
+ * cycles per batch phase; idle share) on stderr.
  */
 #include <math.h>
 #include <stdio.h>
@@ -91,7 +105,11 @@ constexpr uint32_t kEmpty = 0xffffffffu;
 constexpr uint32_t kLq = 512;         /* per-warp local queue (power of two) */
 constexpr uint32_t kCoop = 32;        /* longer lists: the whole warp walks them */
 constexpr uint32_t kFs = 64;          /* per-warp stash of far pushes (capacity) */
+constexpr int kSpread = 4;            /* spread expansion: arcs per lane at once */
 constexpr unsigned kFull = 0xffffffffu;
+constexpr unsigned kOver = 0x80000000u; /* gc: the band is over */
+constexpr uint32_t kDonePay = 0xffffffffu; /* descriptor payload: the band is over */
+constexpr uint32_t kMaxItems = (1u << 26) - 64; /* ticket: item starts fit 26 bits */
 
 /* The loop's state, in device memory. The words that are hit during a band
  * live on lines of their own (kLine apart): idle warps poll gq and pend, and
@@ -99,9 +117,15 @@ constexpr unsigned kFull = 0xffffffffu;
  * count on the same line as gq paid for every idle warp. */
 constexpr int kLine = 256;
 struct AState {
-  alignas(kLine) unsigned long long gq; /* ring: claimed << 32 | reserved */
-  alignas(kLine) unsigned int pend;     /* unclaimed ring items + warps holding work */
-  alignas(kLine) unsigned int hungry;   /* warps waiting for work */
+  /* ring word; cas: claimed << 32 | reserved; ticket: items << 32 | chunks reserved */
+  alignas(kLine) unsigned long long gq;
+  alignas(kLine) unsigned int pend;   /* unclaimed ring items (chunks) + warps holding work */
+  alignas(kLine) unsigned int hungry; /* warps waiting for work */
+  alignas(kLine) unsigned int gc;     /* ticket: tickets taken | kOver once the band is over */
+  /* profile: the band's batches, idle time, most batches of one warp, and
+   * SM cycles per batch phase (offsets and state; arcs; spills) */
+  alignas(kLine) unsigned long long batches, idle_ns, cy[3];
+  unsigned int maxb;
   alignas(kLine) unsigned long long far_min[2];
   unsigned int far_size[2];
   alignas(kLine) unsigned long long part_count[WG_SELFTUNE_MAX_PARTS];
@@ -111,6 +135,9 @@ struct AState {
   unsigned int done, error, yield;
   unsigned long long iter, bands, trace_count, last_ns;
   unsigned long long delta, loop_limit;
+  unsigned long long ep0; /* ticket: a band's epoch is ep0 + bands + 1 */
+  /* profile (WG_CUDA_ASYNC_PROFILE=1), summed over bands: block 0's clock */
+  unsigned long long pr_band, pr_decide, pr_sync, pr_far, pr_batches, pr_maxb, pr_idle, pr_cy[3];
   int selftune, trace;
   uint32_t nparts;
   unsigned long long bound[WG_SELFTUNE_MAX_PARTS];
@@ -133,7 +160,10 @@ template <typename D> struct Kx {
   uint32_t sleep_ns;  /* idle poll interval, first */
   uint32_t sleep_max; /* ... doubled while nothing comes, up to this */
   uint32_t fstash;    /* far pushes a warp stashes before it publishes them (0: at once) */
-  uint32_t unroll;    /* arcs a lane loads at once: 4 or 8 */
+  uint32_t unroll;    /* arcs a lane loads at once: 4 or 8; 0: spread (kSpread) */
+  unsigned long long *desc; /* ticket: chunk descriptors, epoch << 32 | start << 6 | count */
+  uint32_t dcap;            /* ticket: descriptors (and items, in ring) per band */
+  uint32_t chunk;           /* ticket: items per spilled chunk (1..32) */
 };
 
 #include "cuda/check.cuh"
@@ -166,6 +196,17 @@ __device__ __forceinline__ uint32_t ld_acquire(const uint32_t *p) {
 }
 __device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed64(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_release(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -202,6 +243,7 @@ struct Warp {
   uint32_t fn;            /* stashed entries (the same in every lane) */
   unsigned long long x2, x3, x4;
   uint32_t lane;
+  uint32_t epoch; /* ticket: the band's epoch (descriptors of other bands are empty) */
 };
 
 /* Warp-collective: vertices v (where p) go to the far queue at distance nd. */
@@ -268,13 +310,98 @@ template <typename D> __device__ uint32_t reserve(const Kx<D> &k, const Warp &W,
   return __shfl_sync(kFull, base, 0);
 }
 
+/* Ticket claims: the ring holds chunks of up to 32 items. A pusher (it holds
+ * a token, so pend stays >= 1 until it is done) adds the chunks to pend,
+ * reserves items and chunk slots with one atomicAdd on gq (items << 32 |
+ * chunks), stores the items and then each chunk's descriptor (epoch << 32 |
+ * start << 6 | count) with a release. An idle warp takes a ticket (one
+ * atomicAdd on gc) and polls only that descriptor slot; the chunk then is its
+ * token. A reserved slot always gets a descriptor: one whose items do not fit
+ * gets count 0 (its items go to the far queue), so its ticket's warp wakes;
+ * a slot past dcap is never reserved (pend given back, items far). The warp
+ * whose token brings pend to 0 ends the band: it sets kOver in gc (a ticket
+ * taken after sees it in the returned value) and writes "done" into every
+ * ticketed slot with no chunk. Descriptors carry the band's epoch, so nothing
+ * is reset between bands. */
+
+/* A chunk's descriptor: items [ib, ib + c) of the ring when ok, else none. */
+__device__ __forceinline__ unsigned long long desc_of(uint32_t epoch, bool ok, uint32_t ib,
+                                                      uint32_t c) {
+  return (unsigned long long)epoch << 32 | (ok ? ib << 6 | c : 0u);
+}
+
+/* Warp-collective: v (where p, mask m) as one chunk. */
+template <typename D>
+__device__ void ticket_push(const Kx<D> &k, Warp &W, bool p, unsigned m, uint32_t v, D nd,
+                            uint32_t par, const unsigned long long *sbound, uint32_t nparts) {
+  const uint32_t c = __popc(m);
+  unsigned long long old = 0;
+  if (W.lane == 0) {
+    atomicAdd(&k.S->pend, 1u);
+    old = atomicAdd(&k.S->gq, (unsigned long long)c << 32 | 1ull);
+  }
+  old = __shfl_sync(kFull, old, 0);
+  const uint32_t ib = (uint32_t)(old >> 32), db = (uint32_t)old;
+  const bool slot = db < k.dcap;
+  const bool ok = slot && (unsigned long long)ib + c <= k.dcap;
+  if (ok && p) st_relaxed(&k.ring[ib + __popc(m & ((1u << W.lane) - 1))], v);
+  __syncwarp();
+  if (W.lane == 0) {
+    if (slot) st_release(&k.desc[db], desc_of(W.epoch, ok, ib, c));
+    else atomicSub(&k.S->pend, 1u);
+  }
+  if (!ok) to_far(k, W, p, v, nd, par, sbound, nparts, false);
+}
+
+/* Warp-collective: local items [from, from + s) as chunks of k.chunk. */
+template <typename D>
+__device__ void ticket_spill(const Kx<D> &k, Warp &W, uint32_t from, uint32_t s, uint32_t par,
+                             const unsigned long long *sbound, uint32_t nparts) {
+  const uint32_t C = k.chunk, nch = (s + C - 1) / C;
+  unsigned long long old = 0;
+  if (W.lane == 0) {
+    atomicAdd(&k.S->pend, nch);
+    old = atomicAdd(&k.S->gq, (unsigned long long)s << 32 | nch);
+  }
+  old = __shfl_sync(kFull, old, 0);
+  const uint32_t ib = (uint32_t)(old >> 32), db = (uint32_t)old;
+  for (uint32_t i0 = 0; i0 < s; i0 += 32) {
+    const uint32_t i = i0 + W.lane, j = i / C;
+    const bool p = i < s;
+    const uint32_t end = min(s, (j + 1) * C);
+    const bool ok = (unsigned long long)db + j < k.dcap && (unsigned long long)ib + end <= k.dcap;
+    const uint32_t v = p ? W.lq[(from + i) & (kLq - 1)] : 0;
+    if (p && ok) st_relaxed(&k.ring[ib + i], v);
+    const bool ovf = p && !ok;
+    if (__any_sync(kFull, ovf)) {
+      const D d = ovf ? __ldcg(&k.dist[v]) : (D)0;
+      to_far(k, W, ovf, v, d, par, sbound, nparts, false);
+    }
+  }
+  __syncwarp();
+  uint32_t gone = 0;
+  for (uint32_t j0 = 0; j0 < nch; j0 += 32) {
+    const uint32_t j = j0 + W.lane;
+    const bool slot = j < nch && (unsigned long long)db + j < k.dcap;
+    const uint32_t c = j < nch ? min(C, s - j * C) : 0;
+    const bool ok = slot && (unsigned long long)ib + j * C + c <= k.dcap;
+    if (slot) st_release(&k.desc[db + j], desc_of(W.epoch, ok, ib + j * C, c));
+    gone += __popc(__ballot_sync(kFull, j < nch && !slot));
+  }
+  if (gone && W.lane == 0) atomicSub(&k.S->pend, gone);
+}
+
 /* Warp-collective: publishes v (where p) in the ring; past the capacity they
  * go to the far queue. */
-template <typename D>
+template <typename D, bool Tk>
 __device__ void ring_push(const Kx<D> &k, Warp &W, bool p, uint32_t v, D nd, uint32_t par,
                           const unsigned long long *sbound, uint32_t nparts) {
   const unsigned m = __ballot_sync(kFull, p);
   if (!m) return;
+  if (Tk) {
+    ticket_push(k, W, p, m, v, nd, par, sbound, nparts);
+    return;
+  }
   const uint32_t base = reserve(k, W, (uint32_t)__popc(m));
   const unsigned long long idx = (unsigned long long)base + __popc(m & ((1u << W.lane) - 1));
   const bool ovf = p && idx >= k.cap;
@@ -287,7 +414,7 @@ __device__ void ring_push(const Kx<D> &k, Warp &W, bool p, uint32_t v, D nd, uin
 }
 
 /* Warp-collective: a relaxation's outcome (improved dist[v] to nd). */
-template <typename D>
+template <typename D, bool Tk>
 __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t v, D nd,
                                      unsigned long long thr, uint32_t par,
                                      const unsigned long long *sbound, uint32_t nparts) {
@@ -302,7 +429,7 @@ __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t
       if (nearp) W.lq[(W.qt + __popc(nm & ((1u << W.lane) - 1))) & (kLq - 1)] = v;
       W.qt += c;
     } else {
-      ring_push(k, W, nearp, v, nd, par, sbound, nparts);
+      ring_push<D, Tk>(k, W, nearp, v, nd, par, sbound, nparts);
     }
   }
   if (__any_sync(kFull, farp)) {
@@ -312,10 +439,16 @@ __device__ __forceinline__ void emit(const Kx<D> &k, Warp &W, bool imp, uint32_t
 }
 
 /* Warp-collective: moves local items [qh + keep, qt) to the ring. */
-template <typename D>
+template <typename D, bool Tk>
 __device__ void spill(const Kx<D> &k, Warp &W, uint32_t keep, uint32_t par,
                       const unsigned long long *sbound, uint32_t nparts) {
   const uint32_t s = W.qt - W.qh - keep, from = W.qt - s;
+  if (Tk) {
+    ticket_spill(k, W, from, s, par, sbound, nparts);
+    W.qt = from;
+    __syncwarp();
+    return;
+  }
   const uint32_t base = reserve(k, W, s);
   uint32_t ovf_n = 0;
   for (uint32_t i0 = 0; i0 < s; i0 += 32) {
@@ -340,10 +473,10 @@ __device__ void spill(const Kx<D> &k, Warp &W, uint32_t keep, uint32_t par,
  * U arcs of its list at once (U = 4 by default; 8 saves the second round of
  * loads and atomics that one lane of degree 5 costs its warp, but measured
  * 4-5% slower on FLA and road: docs/nearfar-cuda.md). */
-template <typename D, int U>
+template <typename D, int U, bool Tk, bool Pr>
 __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long long *fd,
                      unsigned long long thr, uint32_t par, const unsigned long long *sbound,
-                     uint32_t nparts) {
+                     uint32_t nparts, uint32_t epoch) {
   Warp W;
   W.lq = lq;
   W.qh = W.qt = 0;
@@ -352,9 +485,16 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
   W.fn = 0;
   W.x2 = W.x3 = W.x4 = 0;
   W.lane = threadIdx.x & 31;
+  W.epoch = epoch;
   bool token = false;
   AState *S = k.S;
-  for (;;) {
+  uint32_t nb = 0;                          /* profile: batches */
+  unsigned long long idle = 0, cy[3] = {0, 0, 0}; /* profile: ns waiting, cycles per phase */
+  /* ticket: a band the far pass left empty has no last token to end it */
+  uint32_t run = 1;
+  if (Tk && W.lane == 0) run = ld_vol(&S->pend) != 0;
+  run = __shfl_sync(kFull, run, 0);
+  while (run) {
     uint32_t u = kEmpty;
     unsigned hungry = 0;
     if (W.qt != W.qh) {
@@ -363,6 +503,66 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
       if (W.lane < take) u = W.lq[(W.qh + W.lane) & (kLq - 1)];
       W.qh += take;
       __syncwarp();
+    } else if (Tk) {
+      if (W.fn) flush_far(k, W, par, sbound, nparts);
+      /* give the token back and take a ticket (both at once) */
+      uint32_t fin = 0, over = 0, got = 0, start = 0, g = 0, d = 0;
+      if (W.lane == 0) {
+        const unsigned long long t0 = Pr ? global_ns() : 0;
+        const uint32_t left = token ? atomicSub(&S->pend, 1u) : 2u;
+        uint32_t t = atomicAdd(&S->gc, 1u);
+        if (left == 1) {
+          fin = 1;
+          g = atomicOr(&S->gc, kOver) & ~kOver;
+          d = (uint32_t)ld_vol(&S->gq);
+        } else if (t & kOver) {
+          over = 1;
+        } else {
+          bool reg = false;
+          uint32_t ns = k.sleep_ns;
+          for (;;) {
+            if (t < k.dcap) {
+              const unsigned long long x = ld_acquire(&k.desc[t]);
+              if ((uint32_t)(x >> 32) == W.epoch) {
+                const uint32_t pay = (uint32_t)x;
+                if (pay == kDonePay) {
+                  over = 1;
+                } else {
+                  start = pay >> 6;
+                  got = pay & 63u;
+                }
+                break;
+              }
+            } else if (ld_vol(&S->gc) & kOver) { /* a ticket past the ring: no slot */
+              over = 1;
+              break;
+            }
+            if (!reg) {
+              atomicAdd(&S->hungry, 1u);
+              reg = true;
+            }
+            __nanosleep(ns);
+            ns = min(2 * ns, k.sleep_max);
+          }
+          if (reg) atomicSub(&S->hungry, 1u);
+        }
+        if (Pr) idle += global_ns() - t0;
+      }
+      fin = __shfl_sync(kFull, fin, 0);
+      if (fin) {
+        /* the band is over: wake every ticket that has no chunk */
+        g = min(__shfl_sync(kFull, g, 0), k.dcap);
+        d = min(__shfl_sync(kFull, d, 0), k.dcap);
+        for (uint32_t i = d + W.lane; i < g; i += 32)
+          st_relaxed64(&k.desc[i], (unsigned long long)W.epoch << 32 | kDonePay);
+        break;
+      }
+      if (__shfl_sync(kFull, over, 0)) break;
+      got = __shfl_sync(kFull, got, 0);
+      start = __shfl_sync(kFull, start, 0);
+      __syncwarp(); /* the lanes read the items after lane 0's acquire */
+      if (W.lane < got) u = __ldcg(&k.ring[start + W.lane]);
+      token = true; /* the chunk (even an empty one) is this warp's token */
     } else {
       if (W.fn) flush_far(k, W, par, sbound, nparts);
       if (token) {
@@ -372,6 +572,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
       }
       uint32_t got = 0, head = 0, over = 0;
       if (W.lane == 0) {
+        const unsigned long long t0 = Pr ? global_ns() : 0;
         bool reg = false;
         uint32_t ns = k.sleep_ns;
         for (;;) {
@@ -403,6 +604,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
           ns = min(2 * ns, k.sleep_max);
         }
         if (reg) atomicSub(&S->hungry, 1u);
+        if (Pr) idle += global_ns() - t0;
       }
       got = __shfl_sync(kFull, got, 0);
       head = __shfl_sync(kFull, head, 0);
@@ -418,6 +620,8 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
       if (W.lane == 0 && got > 1) atomicSub(&S->pend, got - 1);
     }
     /* expand the batch: lane i holds item u */
+    long long q0 = 0, q1 = 0, q2 = 0;
+    if (Pr) q0 = clock64();
     D d = 0, dn = 0;
     unsigned long long o0 = 0, o1 = 0;
     if (u != kEmpty) {
@@ -432,23 +636,73 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
     const bool big = deg > kCoop;
     const uint32_t sdeg = big ? 0 : deg;
     const uint32_t maxd = __reduce_max_sync(kFull, sdeg);
-    for (uint32_t j0 = 0; j0 < maxd; j0 += U) {
-      uint32_t v[U], wt[U];
+    if (Pr) q1 = clock64(); /* after the first trip: maxd needs the offsets */
+    if (U == 0) {
+      /* spread: the batch's arcs, numbered by a warp scan of the degrees, go
+       * to the lanes round-robin, kSpread per lane at once; a lane finds the
+       * owner of its arc e by a binary search over the scan (shuffles) */
+      uint32_t incl = sdeg;
 #pragma unroll
-      for (int j = 0; j < U; j++) {
+      for (int o = 1; o < 32; o *= 2) {
+        const uint32_t y = __shfl_up_sync(kFull, incl, o);
+        if ((int)W.lane >= o) incl += y;
+      }
+      const uint32_t T = __shfl_sync(kFull, incl, 31), excl = incl - sdeg;
+      for (uint32_t e0 = 0; e0 < T; e0 += 32 * kSpread) {
+        uint32_t v[kSpread], wt[kSpread];
+        D du[kSpread];
+#pragma unroll
+        for (int j = 0; j < kSpread; j++) {
+          v[j] = kEmpty;
+          wt[j] = 0;
+          du[j] = 0;
+          if (e0 + 32 * j >= T) continue; /* the same in every lane */
+          const uint32_t e = e0 + 32 * j + W.lane;
+          uint32_t i = 0; /* lanes whose arcs end at or before e */
+#pragma unroll
+          for (int st = 16; st > 0; st /= 2) {
+            const uint32_t c = __shfl_sync(kFull, incl, i + st - 1);
+            if (c <= e) i += st;
+          }
+          const unsigned long long a =
+              __shfl_sync(kFull, o0, i) + (e - __shfl_sync(kFull, excl, i));
+          du[j] = __shfl_sync(kFull, d, i);
+          if (e < T) {
+            v[j] = __ldg(&k.tgt[a]);
+            wt[j] = __ldg(&k.w[a]);
+          }
+        }
+        D nd[kSpread];
+        bool imp[kSpread];
+#pragma unroll
+        for (int j = 0; j < kSpread; j++) {
+          nd[j] = plus_w(du[j], wt[j]);
+          imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < kSpread; j++)
+          if (e0 + 32 * j < T) emit<D, Tk>(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
+      }
+    }
+    for (uint32_t j0 = 0; U > 0 && j0 < maxd; j0 += (U > 0 ? U : 1)) {
+      constexpr int UU = U > 0 ? U : 1;
+      uint32_t v[UU], wt[UU];
+#pragma unroll
+      for (int j = 0; j < UU; j++) {
         const bool p = j0 + j < sdeg;
         v[j] = p ? __ldg(&k.tgt[o0 + j0 + j]) : kEmpty;
         wt[j] = p ? __ldg(&k.w[o0 + j0 + j]) : 0u;
       }
-      D nd[U];
-      bool imp[U];
+      D nd[UU];
+      bool imp[UU];
 #pragma unroll
-      for (int j = 0; j < U; j++) {
+      for (int j = 0; j < UU; j++) {
         nd[j] = plus_w(d, wt[j]);
         imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
       }
 #pragma unroll
-      for (int j = 0; j < U; j++) emit(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
+      for (int j = 0; j < UU; j++)
+        emit<D, Tk>(k, W, imp[j], v[j], nd[j], thr, par, sbound, nparts);
     }
     for (unsigned bm = __ballot_sync(kFull, big); bm; bm &= bm - 1) {
       const int b = __ffs(bm) - 1;
@@ -460,12 +714,25 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
         const uint32_t v = p ? __ldg(&k.tgt[e]) : kEmpty;
         const D nd = plus_w(bd, p ? __ldg(&k.w[e]) : 0u);
         const bool imp = p && nd < atomicMin(&k.dist[v], nd);
-        emit(k, W, imp, v, nd, thr, par, sbound, nparts);
+        emit<D, Tk>(k, W, imp, v, nd, thr, par, sbound, nparts);
       }
     }
     __syncwarp();
+    nb++;
+    if (Pr) q2 = clock64();
     hungry = __shfl_sync(kFull, hungry, 0);
-    if (hungry && W.qt - W.qh > k.keep) spill(k, W, k.keep, par, sbound, nparts);
+    if (hungry && W.qt - W.qh > k.keep) spill<D, Tk>(k, W, k.keep, par, sbound, nparts);
+    if (Pr) {
+      cy[0] += q1 - q0;
+      cy[1] += q2 - q1;
+      cy[2] += clock64() - q2;
+    }
+  }
+  if (Pr && W.lane == 0) {
+    for (int i = 0; i < 3; i++) atomicAdd(&S->cy[i], cy[i]);
+    atomicAdd(&S->batches, (unsigned long long)nb);
+    atomicMax(&S->maxb, nb);
+    atomicAdd(&S->idle_ns, idle);
   }
   /* the band's counts */
   unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4;
@@ -538,8 +805,18 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
   }
   S->thr = nt;
   S->gq = 0;
+  S->gc = 0;
   S->pend = 0;
   S->hungry = 0;
+  S->pr_batches += S->batches;
+  S->pr_maxb += S->maxb;
+  S->pr_idle += S->idle_ns;
+  S->batches = S->idle_ns = 0;
+  for (int i = 0; i < 3; i++) {
+    S->pr_cy[i] += S->cy[i];
+    S->cy[i] = 0;
+  }
+  S->maxb = 0;
   S->x1 = S->x2 = S->x3 = S->x4 = 0;
   S->far_size[par ^ 1] = 0;
   S->far_min[par ^ 1] = ~0ull;
@@ -550,9 +827,9 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
 
 /* The far pass: stale entries out, those below thr into the ring (X1), the
  * rest into the other buffer (recounted per partition). */
-template <typename D>
+template <typename D, bool Tk>
 __device__ void far_pass(const Kx<D> &k, uint32_t par, unsigned long long thr,
-                         const unsigned long long *sbound, uint32_t nparts) {
+                         const unsigned long long *sbound, uint32_t nparts, uint32_t epoch) {
   AState *S = k.S;
   const uint32_t F = ld_vol(&S->far_size[par]);
   const uint32_t lane = threadIdx.x & 31;
@@ -570,7 +847,25 @@ __device__ void far_pass(const Kx<D> &k, uint32_t par, unsigned long long thr,
     bool pull = i < F && !stale && (unsigned long long)d < thr;
     const uint32_t below = (1u << lane) - 1;
     const unsigned pm = __ballot_sync(kFull, pull);
-    if (pm) {
+    if (pm && Tk) {
+      /* one chunk (no band runs: no ordering needed) of the items that fit;
+       * the rest stays far (so a band always pulls something while the
+       * first chunk fits: progress even with a ring of one slot) */
+      unsigned long long old = 0;
+      const uint32_t c = __popc(pm);
+      if (lane == 0) old = atomicAdd(&S->gq, (unsigned long long)c << 32 | 1ull);
+      old = __shfl_sync(kFull, old, 0);
+      const uint32_t ib = (uint32_t)(old >> 32), db = (uint32_t)old;
+      const uint32_t fit = db >= k.dcap || ib >= k.dcap ? 0 : min(c, k.dcap - ib);
+      const uint32_t r = __popc(pm & below);
+      if (pull && r >= fit) pull = false;
+      if (pull) k.ring[ib + r] = v;
+      if (lane == 0 && db < k.dcap) {
+        k.desc[db] = desc_of(epoch, fit > 0, ib, fit);
+        atomicAdd(&S->pend, 1u);
+        if (fit) atomicAdd(&S->x1, (unsigned long long)fit);
+      }
+    } else if (pm) {
       /* no band runs: pend and the slots need no ordering here */
       uint32_t base = 0;
       if (lane == 0) base = (uint32_t)atomicAdd(&S->gq, (unsigned long long)__popc(pm));
@@ -603,12 +898,12 @@ __device__ void far_pass(const Kx<D> &k, uint32_t par, unsigned long long thr,
   }
 }
 
-template <typename D>
+template <typename D, bool Tk, bool Pr>
 __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
   extern __shared__ unsigned long long shm_all[]; /* far stash distances, then queues */
   __shared__ unsigned long long sbound[WG_SELFTUNE_MAX_PARTS];
   __shared__ unsigned long long s_thr;
-  __shared__ uint32_t s_nparts;
+  __shared__ uint32_t s_nparts, s_epoch;
   cg::grid_group grid = cg::this_grid();
   AState *S = k.S;
   const uint32_t wid = threadIdx.x / 32, nw = blockDim.x / 32;
@@ -621,44 +916,68 @@ __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
     if (!S->last_ns) S->last_ns = global_ns(); /* the first band's clock */
   }
   uint32_t par = ld_vol(&S->par);
+  /* profile: block 0's clock at the band's start, its end, after the
+   * decision, after the barrier that publishes it */
+  const bool clock = Pr && blockIdx.x == 0 && threadIdx.x == 0;
+  unsigned long long c0 = clock ? global_ns() : 0, c1 = 0, c2 = 0, c3 = 0;
   for (;;) {
     if (threadIdx.x == 0) {
       s_thr = ld_vol(&S->thr);
       s_nparts = S->selftune ? *(volatile uint32_t *)&S->nparts : 0;
+      s_epoch = (uint32_t)(ld_vol(&S->ep0) + ld_vol(&S->bands) + 1);
     }
     __syncthreads();
     const uint32_t nparts = s_nparts;
     for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x)
       sbound[i] = ld_vol(&S->bound[i]);
     __syncthreads();
-    if (k.unroll == 8) band<D, 8>(k, lq, fv, fd, s_thr, par, sbound, nparts);
-    else band<D, 4>(k, lq, fv, fd, s_thr, par, sbound, nparts);
+    if (k.unroll == 8) band<D, 8, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
+    else if (k.unroll == 0) band<D, 0, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
+    else band<D, 4, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
     grid.sync();
+    if (clock) c1 = global_ns();
     if (blockIdx.x == 0 && threadIdx.x == 0) decide(S, k.trace, par, start);
+    if (clock) c2 = global_ns();
     grid.sync();
+    if (clock) {
+      c3 = global_ns();
+      S->pr_band += c1 - c0;
+      S->pr_decide += c2 - c1;
+      S->pr_sync += c3 - c2;
+    }
     if (ld_vol(&S->done)) return;
     if (threadIdx.x == 0) {
       s_thr = ld_vol(&S->thr);
       s_nparts = S->selftune ? *(volatile uint32_t *)&S->nparts : 0;
+      s_epoch = (uint32_t)(ld_vol(&S->ep0) + ld_vol(&S->bands) + 1);
     }
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < s_nparts; i += blockDim.x)
       sbound[i] = ld_vol(&S->bound[i]);
     __syncthreads();
-    far_pass(k, par, s_thr, sbound, s_nparts);
+    far_pass<D, Tk>(k, par, s_thr, sbound, s_nparts, s_epoch);
     par ^= 1;
     grid.sync();
+    if (clock) {
+      c0 = global_ns();
+      S->pr_far += c0 - c3;
+    }
     if (ld_vol(&S->yield)) return;
   }
 }
 
+/* desc (ticket claims): the source's chunk, descriptor slot 0 of the first band */
 template <typename D>
-__global__ void init_kernel(D *dist, D *done, uint32_t n, uint32_t source, uint32_t *ring) {
+__global__ void init_kernel(D *dist, D *done, uint32_t n, uint32_t source, uint32_t *ring,
+                            unsigned long long *desc, uint32_t epoch) {
   for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
     dist[v] = v == source ? (D)0 : inf_of<D>();
     done[v] = inf_of<D>();
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) ring[0] = source;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    ring[0] = source;
+    if (desc) desc[0] = desc_of(epoch, true, 0, 1);
+  }
 }
 
 /* ---- predecessors (as nearfar.cu) ---- */
@@ -668,8 +987,55 @@ struct G {
   const uint32_t *tgt, *w;
 };
 
+/* pred[v] = lowest u with a tight arc of positive weight. A thread per u,
+ * lists of 32 arcs or more walked by the whole warp (as nearfar.cu's
+ * pred_kernel); a plain read of pred[v] skips the atomic when a lower u holds
+ * it already. The first version gave every u a warp (pred_warp_kernel,
+ * WG_CUDA_ASYNC_PRED=0): on a road graph 31 lanes of 32 idled and each warp
+ * walked ~130 vertices one dependent chain after another. */
+__device__ __forceinline__ void pred_arc(uint32_t *pred, uint32_t u, uint32_t v) {
+  if (pred[v] > u) atomicMin(&pred[v], u);
+}
+
 template <typename D>
 __global__ void pred_kernel(G g, const D *dist, uint32_t source, uint32_t *pred) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u; base < g.n;
+       base += stride) {
+    const uint32_t u = base + lane;
+    unsigned long long beg = 0, end = 0;
+    D du = 0;
+    if (u < g.n) {
+      du = dist[u];
+      if (du != inf_of<D>()) {
+        beg = g.off[u];
+        end = g.off[u + 1];
+      }
+    }
+    for (;;) {
+      const unsigned want = __ballot_sync(kFull, end - beg >= 32);
+      if (!want) break;
+      const int leader = __ffs(want) - 1;
+      const unsigned long long b = __shfl_sync(kFull, beg, leader);
+      const unsigned long long en = __shfl_sync(kFull, end, leader);
+      const D d0 = __shfl_sync(kFull, du, leader);
+      const uint32_t u0 = base + leader;
+      if ((int)lane == leader) beg = end = 0;
+      for (unsigned long long e = b + lane; e < en; e += 32) {
+        const uint32_t v = g.tgt[e], w = g.w[e];
+        if (w > 0 && v != source && plus_w(d0, w) == dist[v]) pred_arc(pred, u0, v);
+      }
+    }
+    for (unsigned long long e = beg; e < end; e++) {
+      const uint32_t v = g.tgt[e], w = g.w[e];
+      if (w > 0 && v != source && plus_w(du, w) == dist[v]) pred_arc(pred, u, v);
+    }
+  }
+}
+
+template <typename D>
+__global__ void pred_warp_kernel(G g, const D *dist, uint32_t source, uint32_t *pred) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t warps = gridDim.x * blockDim.x / 32;
   for (uint32_t u = (blockIdx.x * blockDim.x + threadIdx.x) / 32; u < g.n; u += warps) {
@@ -746,8 +1112,8 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   D *dist = nullptr, *done = nullptr;
   uint32_t *in_far = nullptr, *far0 = nullptr, *far1 = nullptr, *ring = nullptr;
   uint32_t *pred = nullptr, *cand = nullptr, *count = nullptr;
-  unsigned long long *wide = nullptr;
-  AState *S = nullptr, *hS = nullptr;
+  unsigned long long *wide = nullptr, *desc = nullptr;
+  AState *S = nullptr, *hS = nullptr, *hI = nullptr;
   wg_sssp_iter *tr = nullptr, *htr = nullptr;
   const uint32_t n = a->n;
   const size_t nq = (size_t)n + 1;
@@ -757,13 +1123,24 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   const uint32_t cap = (uint32_t)env_int(
       "WG_CUDA_ASYNC_RING", (int)(cap0 > 0x7fffffffu ? 0x7fffffffu : cap0), 1, 0x7fffffff);
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
-  double times[4096];
+  double times[4096], last_s = 0;
   int sms = 0, occ = 0, coop = 0;
   const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 512) / 32 * 32;
   const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
+  /* claims: tickets (default) or the CAS of rounds 1-2 (WG_CUDA_ASYNC_CLAIM=cas) */
+  const char *claim = getenv("WG_CUDA_ASYNC_CLAIM");
+  const uint32_t ticket = claim && !strcmp(claim, "cas") ? 0u : 1u;
+  const uint32_t dcap = cap < kMaxItems ? cap : kMaxItems;
+  unsigned long long ep0 = 0; /* ticket: epochs go on across runs, desc is zeroed once */
+  /* WG_CUDA_ASYNC_PROFILE=1: the split of the last run's time, on stderr */
+  const int profile = env_int("WG_CUDA_ASYNC_PROFILE", 0, 0, 1);
+  void (*kern)(Kx<D>) = ticket ? (profile ? async_kernel<D, true, true> : async_kernel<D, true, false>)
+                               : (profile ? async_kernel<D, false, true> : async_kernel<D, false, false>);
+  int mhz = 0;
   const size_t shm = (size_t)(threads / 32) * (kLq * 4 + kFs * 12);
   int blocks = 0;
   const int vgrid = 1024;
+  const int pred_thread = env_int("WG_CUDA_ASYNC_PRED", 1, 0, 1);
   G g{n, (const unsigned long long *)a->offsets, a->targets, a->weights};
   Kx<D> k{};
   AState init;
@@ -772,9 +1149,11 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   WG_CK(cudaSetDevice(a->device));
   WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
-  WG_CK(cudaFuncSetAttribute(async_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  WG_CK(cudaDeviceGetAttribute(&mhz, cudaDevAttrClockRate, a->device));
+  mhz /= 1000;
+  WG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)shm));
-  WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, async_kernel<D>, threads, shm));
+  WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, threads, shm));
   if (!coop || occ < 1) {
     snprintf(why, why_cap, "asynchronous engine: no cooperative launch of %d threads", threads);
     st = WG_ENOTSUP;
@@ -792,6 +1171,11 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   WG_CK(cudaMalloc(&S, sizeof(AState)));
   WG_CK(cudaMalloc(&tr, kRing * sizeof(wg_sssp_iter)));
   WG_CK(cudaMallocHost(&hS, sizeof(AState)));
+  WG_CK(cudaMallocHost(&hI, sizeof(AState)));
+  if (ticket) {
+    WG_CK(cudaMalloc(&desc, (size_t)dcap * 8));
+    WG_CK(cudaMemsetAsync(desc, 0, (size_t)dcap * 8, s));
+  }
   WG_CK(cudaMallocHost(&htr, kRing * sizeof(wg_sssp_iter)));
   WG_CK(cudaMalloc(&count, 8));
   if (a->predecessors) {
@@ -813,7 +1197,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.cap = cap;
   k.S = S;
   k.trace = tr;
-  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 32, 0, (int)kLq);
+  /* 16: spilling down to half a batch while warps idle beat 32 by 10-18% on
+   * FLA and road (docs/nearfar-cuda.md, round 3); 64 was 40% slower */
+  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 16, 0, (int)kLq);
   k.claim_div = (uint32_t)env_int("WG_CUDA_ASYNC_CLAIM_DIV", 4, 1, 1 << 20);
   k.sleep_ns = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP", 64, 0, 100000);
   k.sleep_max = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP_MAX", 512, 0, 1000000);
@@ -821,15 +1207,23 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   /* a batch pushes at most 32 far: the stash flushes before it overflows */
   k.fstash = (uint32_t)env_int("WG_CUDA_ASYNC_FSTASH", (int)kFs, 0, (int)kFs);
   if (k.fstash && k.fstash < 32) k.fstash = 32;
+  /* the batch's arcs spread over the lanes (band<D, 0>, the default), or
+   * each lane walks its own list, 4 or 8 arcs at once (WG_CUDA_ASYNC_SPREAD=0,
+   * or WG_CUDA_ASYNC_UNROLL set) */
   k.unroll = env_int("WG_CUDA_ASYNC_UNROLL", 4, 4, 8) == 8 ? 8 : 4;
+  if (env_int("WG_CUDA_ASYNC_SPREAD", getenv("WG_CUDA_ASYNC_UNROLL") ? 0 : 1, 0, 1)) k.unroll = 0;
+  k.desc = desc;
+  k.dcap = dcap;
+  k.chunk = (uint32_t)env_int("WG_CUDA_ASYNC_CHUNK", 32, 1, 32);
 
   memset(&init, 0, sizeof init);
-  init.gq = 1; /* the source, in slot 0 */
+  init.gq = ticket ? 1ull << 32 | 1ull : 1ull; /* the source, in slot 0 (chunk 0) */
   init.pend = 1;
   init.x1 = 1;
   init.far_min[0] = init.far_min[1] = ~0ull;
   init.delta = a->delta ? a->delta : 1;
   init.loop_limit = 4ull * n + 1000ull;
+  if (init.loop_limit > 0x7fffffffull) init.loop_limit = 0x7fffffffull; /* epochs: 32 bits */
   init.selftune = a->selftune;
   init.trace = a->trace;
   if (a->selftune) {
@@ -850,16 +1244,26 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   for (int rep = 0; rep < reps; rep++) {
     /* ---- the timed region: init, loop, predecessors ---- */
     drained = 0;
+    if (ticket && ep0 + init.loop_limit + 2 > 0xffffffffull) { /* epochs would wrap */
+      WG_CK(cudaMemsetAsync(desc, 0, (size_t)dcap * 8, s));
+      WG_CK(cudaStreamSynchronize(s));
+      ep0 = 0;
+    }
     const double t0 = host_now();
     init.last_ns = 0;
-    WG_CK(cudaMemcpyAsync(S, &init, sizeof init, cudaMemcpyHostToDevice, s));
+    init.ep0 = ep0;
+    memcpy(hI, &init, sizeof init); /* pinned: an asynchronous copy */
+    WG_CK(cudaMemcpyAsync(S, hI, sizeof init, cudaMemcpyHostToDevice, s));
     WG_CK(cudaMemsetAsync(in_far, 0, nq * 4, s));
-    WG_CK(cudaMemsetAsync(ring, 0xff, (size_t)cap * 4, s));
-    init_kernel<D><<<vgrid, 256, 0, s>>>(dist, done, n, a->source, ring);
+    /* cas: every slot empty; ticket: items need no reset (descriptors carry
+     * the band's epoch) */
+    if (!ticket) WG_CK(cudaMemsetAsync(ring, 0xff, (size_t)cap * 4, s));
+    init_kernel<D><<<vgrid, 256, 0, s>>>(dist, done, n, a->source, ring, desc,
+                                         (uint32_t)(ep0 + 1));
     WG_CK(cudaGetLastError());
     for (;;) {
       void *kargs[] = {(void *)&k};
-      WG_CK(cudaLaunchCooperativeKernel((const void *)async_kernel<D>, blocks, threads, kargs,
+      WG_CK(cudaLaunchCooperativeKernel((const void *)kern, blocks, threads, kargs,
                                         shm, s));
       WG_CK(cudaMemcpyAsync(hS, S, sizeof(AState), cudaMemcpyDeviceToHost, s));
       WG_CK(cudaStreamSynchronize(s));
@@ -872,7 +1276,8 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
     }
     if (a->predecessors) {
       WG_CK(cudaMemsetAsync(pred, 0xff, nq * 4, s));
-      pred_kernel<D><<<vgrid, 256, 0, s>>>(g, dist, a->source, pred);
+      if (pred_thread) pred_kernel<D><<<vgrid, 256, 0, s>>>(g, dist, a->source, pred);
+      else pred_warp_kernel<D><<<vgrid, 256, 0, s>>>(g, dist, a->source, pred);
       WG_CK(cudaMemsetAsync(count, 0, 8, s));
       unanchored_kernel<D><<<vgrid, 256, 0, s>>>(dist, n, a->source, pred, count);
       uint32_t left = 0;
@@ -894,6 +1299,8 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
     WG_CK(cudaStreamSynchronize(s));
     times[rep] = host_now() - t0;
     /* ---- end of the timed region ---- */
+    last_s = times[rep];
+    ep0 += hS->bands + 1;
   }
   for (int i = 1; i < reps; i++)
     for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
@@ -902,6 +1309,24 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
       times[j - 1] = t;
     }
   a->seconds = times[reps / 2];
+  if (profile) /* the last run's split (block 0's clock; SM cycles per batch phase) */
+    fprintf(stderr,
+            "async profile: %s %ux%d, %llu bands, run %.3f ms: bands %.3f, decide %.3f, "
+            "barrier %.3f, far pass %.3f ms; batches %llu, longest per band summed %llu "
+            "(%.2f us per batch of the busiest warp), idle %.1f%% of warp time in bands\n",
+            ticket ? "ticket" : "cas", blocks, threads, (unsigned long long)hS->bands,
+            1e3 * last_s, hS->pr_band / 1e6, hS->pr_decide / 1e6,
+            hS->pr_sync / 1e6, hS->pr_far / 1e6, hS->pr_batches, hS->pr_maxb,
+            hS->pr_maxb ? hS->pr_band / 1e3 / (double)hS->pr_maxb : 0.0,
+            hS->pr_band ? 100.0 * (double)hS->pr_idle /
+                              ((double)hS->pr_band * (double)blocks * (threads / 32))
+                        : 0.0);
+  if (profile && hS->pr_batches)
+    fprintf(stderr,
+            "async profile: per batch (all warps) %.0f / %.0f / %.0f cycles in offsets+state "
+            "/ arcs+atomics+emit / spill (max SM clock %d MHz)\n",
+            (double)hS->pr_cy[0] / hS->pr_batches, (double)hS->pr_cy[1] / hS->pr_batches,
+            (double)hS->pr_cy[2] / hS->pr_batches, mhz);
   if (hS->error) {
     snprintf(why, why_cap,
              hS->error == 1 ? "self-tuning controller rejected its counts"
@@ -941,7 +1366,9 @@ done:
   cudaFree(cand);
   cudaFree(count);
   cudaFree(wide);
+  cudaFree(desc);
   cudaFreeHost(hS);
+  cudaFreeHost(hI);
   cudaFreeHost(htr);
   return st;
 }
