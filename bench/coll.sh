@@ -11,6 +11,7 @@
 #   WG_COLL_LARGE_ALGOS  from 32 MiB (default: every one but LL)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+[ -d .gpu/bin ] || [ ! -f .gpu/bin.tar.xz ] || tar -xJf .gpu/bin.tar.xz -C .gpu
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OUT=${OUT:-/tmp/wg-coll}

@@ -8,6 +8,7 @@
 #   WG_AB_ARGS       sweep arguments (default 8 B to 1 MiB, nccl,ll,auto)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+[ -d .gpu/bin ] || [ ! -f .gpu/bin.tar.xz ] || tar -xJf .gpu/bin.tar.xz -C .gpu
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OUT=${OUT:-/tmp/wg-coll-ab}

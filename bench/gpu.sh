@@ -5,6 +5,7 @@
 # and timed runs with energy from every meter. Full logs go to $OUT; a short
 # table is printed last.
 set -u
+[ -d .gpu/bin ] || [ ! -f .gpu/bin.tar.xz ] || tar -xJf .gpu/bin.tar.xz -C .gpu
 OUT=${OUT:-/tmp/wg-out}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"

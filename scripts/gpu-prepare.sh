@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prepares .gpu/ (git-ignored) for a run on a lent GPU machine, which gets
 # only the checkout and has none of our Debian packages: builds with CUDA for
-# sm_90 here (in build-gpu/), copies the binaries (stripped), the shared
-# libraries they need and the real graphs the benchmarks read. The device
-# call carries .gpu and runs bench/gpu.sh. Programs linked with igraph (only
+# sm_90 here (in build-gpu/), copies the binaries (stripped, and packed in
+# .gpu/bin.tar.xz), the shared libraries they need and the real graphs the
+# benchmarks read. The device call carries .gpu/bin.tar.xz, .gpu/lib,
+# .gpu/data and .gpu/commit.txt and runs bench/gpu.sh. Programs linked with igraph (only
 # CPU comparisons) stay behind: its libraries would not fit the 64 MiB carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,5 +29,9 @@ done | sort -u | grep -vE '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so
 for f in dimacs9-USA-road-NY.pace16-topology.gr.xz dimacs9-USA-road-FLA.pace16-topology.gr.xz; do
   [ -f "$shared/$f" ] && cp "$shared/$f" .gpu/data/
 done
+# The binaries travel packed (about 17 of 70 MB: each carries the library's
+# CUDA code, and the async engine's compile-time variants doubled it);
+# bench/gpu.sh and bench/coll.sh unpack them when .gpu/bin did not travel.
+tar -cf - -C .gpu bin | xz -T"$(nproc)" -3 >.gpu/bin.tar.xz
 git describe --always --dirty >.gpu/commit.txt
-du -sh .gpu/bin .gpu/lib .gpu/data .gpu
+du -sh .gpu/bin .gpu/bin.tar.xz .gpu/lib .gpu/data
