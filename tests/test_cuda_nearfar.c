@@ -261,33 +261,22 @@ static void modes_and_errors(void **state) {
   setenv("WG_CUDA_GRAPH_ITERS", "1", 1);
   run_one(ctx, g, 3, WG_ALGO_NEARFAR, WG_LB_LB_CULL, 0, 0, "graph of 1");
   unsetenv("WG_CUDA_GRAPH_ITERS");
-  /* the loop's graph: conditional nodes (COND=1) and their LB scans (3
-   * kernels always, one block always, one block for a single vertex), and
-   * self-tuning's push-back and fit end in launches of their own
-   * (FUSE=0), on Kronecker and the road graph */
+  /* the loop's graph with self-tuning's push-back and fit end in launches
+   * of their own and the LB scan in three (FUSE=0), on Kronecker and the
+   * road graph */
   {
     wg_graph_t *k = NULL;
     go.seed = 3;
     wgt_assert_status(ctx, wg_gen_kronecker(ctx, &k, 12, 16, &go), WG_OK);
     uint32_t ks = 0;
     wgt_assert_status(ctx, wg_graph_default_source(ctx, k, &ks), WG_OK);
-    static const char *graph_modes[][2] = {{"WG_CUDA_COND", "1"},
-                                           {"WG_CUDA_FUSE", "0"},
-                                           {"WG_CUDA_SMALL_SCAN", "0"},
-                                           {"WG_CUDA_SMALL_SCAN", "100000000"},
-                                           {"WG_CUDA_SMALL_SCAN", "1"}};
-    for (size_t m = 0; m < sizeof graph_modes / sizeof *graph_modes; m++) {
-      const int scan = strcmp(graph_modes[m][0], "WG_CUDA_SMALL_SCAN") == 0;
-      setenv(graph_modes[m][0], graph_modes[m][1], 1);
-      if (scan) setenv("WG_CUDA_COND", "1", 1);
-      for (size_t a = 0; a < 2; a++) {
-        run_one(ctx, k, ks, algos[a], WG_LB_LB, 0, 0, graph_modes[m][1]);
-        run_one(ctx, k, ks, algos[a], WG_LB_LB_CULL, 0, 3000, graph_modes[m][1]);
-        run_one(ctx, g, 3, algos[a], WG_LB_LB, 0, 300, graph_modes[m][1]);
-      }
-      unsetenv(graph_modes[m][0]);
-      unsetenv("WG_CUDA_COND");
+    setenv("WG_CUDA_FUSE", "0", 1);
+    for (size_t a = 0; a < 2; a++) {
+      run_one(ctx, k, ks, algos[a], WG_LB_LB, 0, 0, "unfused");
+      run_one(ctx, k, ks, algos[a], WG_LB_LB_CULL, 0, 3000, "unfused");
+      run_one(ctx, g, 3, algos[a], WG_LB_LB, 0, 300, "unfused");
     }
+    unsetenv("WG_CUDA_FUSE");
     wg_graph_destroy(&k);
   }
   /* errors: source out of range */
@@ -313,22 +302,18 @@ static void modes_and_errors(void **state) {
   }
   wg_sssp_result_destroy(&r);
   /* the same on the multi-kernel path with more iterations than half the
-   * device's trace ring (2048): the conditional graph's WHILE loop stops
-   * for the host to drain it */
+   * device's trace ring (2048): the host drains it between graph launches */
   setenv("WG_CUDA_PERSIST", "0", 1);
   o.algo = WG_ALGO_NEARFAR;
   o.lb = WG_LB_LB;
   o.delta = 40;
-  for (int cond = 0; cond < 2; cond++) {
-    setenv("WG_CUDA_COND", cond ? "1" : "0", 1);
-    wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &r), WG_OK);
-    printf("trace on the multi-kernel path (COND=%d): %llu iterations\n", cond,
-           (unsigned long long)r->iterations);
-    assert_int_equal(r->trace_len, r->iterations);
-    for (uint64_t i = 0; i < r->trace_len; i++) assert_int_equal(r->trace[i].iter, i);
-    wg_sssp_result_destroy(&r);
-  }
-  unsetenv("WG_CUDA_COND");
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &r), WG_OK);
+  printf("trace on the multi-kernel path: %llu iterations\n",
+         (unsigned long long)r->iterations);
+  assert_true(r->iterations > 2048);
+  assert_int_equal(r->trace_len, r->iterations);
+  for (uint64_t i = 0; i < r->trace_len; i++) assert_int_equal(r->trace[i].iter, i);
+  wg_sssp_result_destroy(&r);
   unsetenv("WG_CUDA_PERSIST");
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);

@@ -74,8 +74,7 @@ static int sync_knobs(void) {
   static const char *const names[] = {"WG_CUDA_CONTROL",      "WG_CUDA_SYNC",
                                       "WG_CUDA_PERSIST",      "WG_CUDA_PERSIST_ARCS",
                                       "WG_CUDA_BLOCK_ARCS",   "WG_CUDA_PERSIST_BLOCKS",
-                                      "WG_CUDA_GRAPH_ITERS",  "WG_CUDA_COND",
-                                      "WG_CUDA_SMALL_SCAN",   "WG_CUDA_FUSE"};
+                                      "WG_CUDA_GRAPH_ITERS",  "WG_CUDA_FUSE"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     const char *s = getenv(names[i]);
     if (s && *s) return 1;

@@ -636,51 +636,6 @@ inline cudaError_t lb_scan_mark(const Graph &g, State *s, const Verts<D> &vx, vo
   return cudaGetLastError();
 }
 
-/* lb_scan_mark for small frontiers, in one launch of one block: the three
- * kernels above cost three launches whatever the size, and most of a
- * Kronecker run's iterations expand a few hundred to a few thousand
- * vertices. Chunks of kSmallScanThreads * kSmallScanItems entries, each
- * thread a run of consecutive ones; correct for any size, fast for one or
- * two chunks (the loop picks it for frontiers up to a bound, a conditional
- * node of the CUDA graph; docs/nearfar-cuda.md, "Kronecker, round 3"). */
-constexpr int kSmallScanThreads = 1024;
-constexpr int kSmallScanItems = 4;
-
-template <typename D>
-static __global__ void __launch_bounds__(kSmallScanThreads)
-    scan_small_mark(const State *s, const unsigned long long *off, Verts<D> vx) {
-  typedef cub::BlockScan<unsigned long long, kSmallScanThreads> S;
-  __shared__ typename S::TempStorage tmp;
-  if (idle(s)) return;
-  const uint32_t size = s->in_size;
-  const uint32_t *in = s->in;
-  D *fdist = (D *)s->fdist;
-  unsigned long long *scan = s->scan;
-  unsigned long long run = 0;
-  for (uint32_t base = 0; base < size; base += kSmallScanThreads * kSmallScanItems) {
-    const uint32_t i0 = base + threadIdx.x * kSmallScanItems;
-    unsigned long long x[kSmallScanItems];
-#pragma unroll
-    for (int r = 0; r < kSmallScanItems; r++) {
-      x[r] = 0;
-      if (i0 + r < size) {
-        const uint32_t u = in[i0 + r];
-        const D du = vx.dist[u];
-        x[r] = off[u + 1] - off[u];
-        fdist[i0 + r] = du;
-        vx.done[u] = du;
-      }
-    }
-    unsigned long long total;
-    S(tmp).InclusiveSum(x, x, total);
-#pragma unroll
-    for (int r = 0; r < kSmallScanItems; r++)
-      if (i0 + r < size) scan[i0 + r] = run + x[r];
-    run += total;
-    __syncthreads(); /* tmp is reused */
-  }
-}
-
 inline size_t lb_scan_bytes(uint32_t cap) {
   (void)cap;
   return kScanBlocks * sizeof(unsigned long long);

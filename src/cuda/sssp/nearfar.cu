@@ -130,27 +130,20 @@ struct Fit {
   unsigned long long base, maxv, prefix;
 };
 
-/* The shape of the captured loop. Conditional nodes (CUDA 12.4+: WHILE and
- * IF nodes whose condition a kernel sets on the device; docs/nearfar-cuda.md,
- * "Kronecker, round 3"): on = 0 (default), K iterations captured one after
- * another and replayed, every kernel returning at once when it has nothing
- * to do. on = 1 (WG_CUDA_COND=1, a measurement knob: slower on the H100,
- * each conditional node costs more than the empty launches it skips): one
- * graph launch runs a WHILE loop of iterations until done or a persistent
- * kernel takes over, and the far pass, push-back, the frontier fit (and
- * its digits after the first) run inside IF nodes only when due; small
- * frontiers take a one-block LB scan (IF/ELSE on the frontier size). Only
- * thread 0 of a one-thread kernel sets a condition, so no two setters
- * race. */
-struct Conds {
-  int on;
-  int small_scan; /* the IF/ELSE between the one-block and the 3-kernel scan */
+/* The shape of the captured loop (K iterations captured one after another
+ * and replayed, every kernel returning at once when it has nothing to do).
+ * A variant with conditional graph nodes (a WHILE loop of iterations, IF
+ * nodes around the far pass, push-back and fit, a one-block LB scan for
+ * small frontiers) measured slower on the H100 (each conditional node cost
+ * more than the empty launches it skipped) and compute-sanitizer's synccheck
+ * flagged a barrier in advance_lb under it; it was removed
+ * (docs/nearfar-cuda.md, "Kronecker, round 3"). */
+struct LoopShape {
   int fuse;       /* self-tuned runs: push-back inside the far pass, the fit's
-                     plan inside its range kernel (K-iteration graph), its
-                     end inside finish: three launches fewer per iteration;
-                     WG_CUDA_FUSE=0 launches them apart */
+                     plan inside its range kernel, its end inside finish:
+                     three launches fewer per iteration; WG_CUDA_FUSE=0
+                     launches them apart */
   int fuse_scan;  /* LB scan in two launches, not three (WG_CUDA_FUSE=0: 3) */
-  cudaGraphConditionalHandle loop, scan, push, far, fit, digits;
 };
 
 struct Run {
@@ -166,8 +159,6 @@ struct Run {
   unsigned long long loop_limit;
   int trace;
   Persist p;
-  unsigned long long trace_base; /* trace_count when the graph was launched */
-  uint32_t small_scan;           /* frontiers up to this size: one-block scan */
 };
 
 #include "cuda/check.cuh"
@@ -253,33 +244,9 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
   q->far_min = ~0ull;
 }
 
-__global__ void control_kernel(Run *r, wg_sssp_iter *ring, Conds c) {
+__global__ void control_kernel(Run *r, wg_sssp_iter *ring) {
   if (threadIdx.x) return;
   control_step(r, ring, global_ns());
-  if (c.on) {
-    const State *q = &r->q;
-    const bool live = !(q->done || q->mode);
-    cudaGraphSetConditional(c.far, live && q->far_pass);
-    if (q->selftune && !c.fuse) cudaGraphSetConditional(c.push, live && q->push_back);
-  }
-}
-
-/* The conditions that hold at the start of an iteration: go on (not done,
- * no persistent kernel due, the trace ring not half full since the graph
- * was launched) and which LB scan the frontier takes. */
-__device__ void set_loop_conds(const Run *r, const Conds &c) {
-  const State *q = &r->q;
-  const bool more =
-      !(q->done || q->mode) && !(r->trace && r->h.trace_count - r->trace_base >= kRing / 2);
-  cudaGraphSetConditional(c.loop, more);
-  if (c.small_scan) cudaGraphSetConditional(c.scan, q->in_size <= r->small_scan);
-}
-
-/* First node of the conditional graph, before its WHILE loop. */
-__global__ void begin_kernel(Run *r, Conds c) {
-  if (threadIdx.x) return;
-  r->trace_base = r->h.trace_count;
-  set_loop_conds(r, c);
 }
 
 __host__ __device__ void finish_step(Run *r) {
@@ -321,11 +288,10 @@ __host__ __device__ void finish_step(Run *r) {
 
 __device__ void fit_end(Run *r); /* the frontier fit, below */
 
-__global__ void finish_kernel(Run *r, Conds c) {
+__global__ void finish_kernel(Run *r, LoopShape c) {
   if (threadIdx.x) return;
   if (c.fuse) fit_end(r); /* returns at once when no fit ran */
   finish_step(r);
-  if (c.on) set_loop_conds(r, c);
 }
 
 /* ---- the frontier fit (self-tuning, multi-kernel path) -------------------
@@ -422,13 +388,12 @@ __device__ void fit_prep(Run *r, bool reset_range) {
   }
 }
 
-__global__ void fit_prep_kernel(Run *r, Conds c) {
+__global__ void fit_prep_kernel(Run *r) {
   if (threadIdx.x) return;
   fit_prep(r, true);
-  if (c.on) cudaGraphSetConditional(c.fit, r->fit.mode != 0);
 }
 
-/* fit_prep and fit_minmax in one launch (Conds::fuse, K-iteration graph):
+/* fit_prep and fit_minmax in one launch (LoopShape::fuse, K-iteration graph):
  * the first thread of every block plans the fit (the same plan in every
  * block: fit_plan reads nothing that block 0's fit_prep writes before it
  * is read), block 0's also starts it; the blocks then reduce the
@@ -520,15 +485,11 @@ __global__ void __launch_bounds__(wgf::kThreads)
   }
 }
 
-/* One block: the digit that holds rank k; clears the bins it read. The
- * first digit's kernel (first = 1, conditional graph) tells the IF node of
- * the later digits whether any is left. */
-__global__ void __launch_bounds__(kSelThreads)
-    fit_select_kernel(Run *r, uint32_t *hist, Conds c, int first) {
+/* One block: the digit that holds rank k; clears the bins it read. */
+__global__ void __launch_bounds__(kSelThreads) fit_select_kernel(Run *r, uint32_t *hist) {
   Fit *f = &r->fit;
   const int pos = !f->mode ? 0 : f->pos < 0 ? range_bits(f->maxv - f->base) : f->pos;
   const int lo = pos > kFitBits ? pos - kFitBits : 0;
-  if (first && c.on && threadIdx.x == 0) cudaGraphSetConditional(c.digits, lo > 0);
   if (pos == 0) return;
   const unsigned long long k = f->k;
   const uint32_t nb = 1u << (pos - lo);
@@ -663,77 +624,31 @@ __global__ void fit_end_kernel(Run *r) {
   if (threadIdx.x == 0) fit_end(r);
 }
 
-/* ---- capturing conditional nodes --------------------------------------
- *
- * A conditional node is added at the capture point of a stream (the stream
- * then continues after it); its body graph is captured later, once the
- * capture that holds the node has ended (Bodies), so no two captures run
- * at once. A body may add conditional nodes of its own (the fit's later
- * digits inside the fit); they are queued the same way. */
-enum Part { kPartScanSmall, kPartScanBig, kPartPush, kPartFar, kPartFit, kPartDigits, kPartIter };
+/* The parts of an iteration that enqueue_part launches. */
+enum Part { kPartScan, kPartPush, kPartFar, kPartFit };
 
-struct Bodies {
-  struct Item {
-    cudaGraph_t g;
-    int part;
-  } item[16];
-  int n = 0;
-};
-
-static cudaError_t add_cond(cudaStream_t s, cudaGraphConditionalHandle h,
-                            cudaGraphConditionalNodeType type, int part, int else_part,
-                            Bodies *bodies) {
-  cudaStreamCaptureStatus cs;
-  cudaGraph_t g = nullptr;
-  const cudaGraphNode_t *deps = nullptr;
-  const cudaGraphEdgeData *edges = nullptr;
-  size_t nd = 0;
-  cudaError_t e = cudaStreamGetCaptureInfo(s, &cs, nullptr, &g, &deps, &edges, &nd);
-  if (e != cudaSuccess) return e;
-  if (bodies->n + 2 > 16) return cudaErrorInvalidValue;
-  cudaGraphNodeParams p = {cudaGraphNodeTypeConditional, {0, 0, 0}, {{0}}, 0};
-  p.conditional.handle = h;
-  p.conditional.type = type;
-  p.conditional.size = else_part >= 0 ? 2 : 1;
-  cudaGraphNode_t node;
-  e = cudaGraphAddNode(&node, g, deps, edges, nd, &p);
-  if (e != cudaSuccess) return e;
-  e = cudaStreamUpdateCaptureDependencies(s, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
-  if (e != cudaSuccess) return e;
-  bodies->item[bodies->n++] = {p.conditional.phGraph_out[0], part};
-  if (else_part >= 0) bodies->item[bodies->n++] = {p.conditional.phGraph_out[1], else_part};
-  return cudaSuccess;
-}
-
-/* Digits [from, all) of the fit's radix select (32-bit distances: 2 in
- * all, 64-bit: 4). */
+/* The digits of the fit's radix select (32-bit distances: 2, 64-bit: 4);
+ * a digit with nothing left to resolve returns at once. */
 template <typename D>
 static void enqueue_digits(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
-                           cudaStream_t s, const Conds &c, int from, int to) {
-  for (int p = from; p < to; p++) {
+                           cudaStream_t s, int to) {
+  for (int p = 0; p < to; p++) {
     fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
-    fit_select_kernel<<<1, kSelThreads, 0, s>>>(run, hist, c, p == 0);
+    fit_select_kernel<<<1, kSelThreads, 0, s>>>(run, hist);
   }
 }
 
 template <typename D> constexpr int fit_digits() { return (int)(sizeof(D) * 8) / kFitBits; }
 
-/* The fit after fit_prep. Without conditional nodes every kernel returns
- * at once when no fit is due; with them, this is the body of the fit's IF
- * node, and the digits after the first go into an IF node of their own
- * (Kronecker's distances span less than 2^16: one digit resolves). */
+/* The fit after fit_prep; every kernel returns at once when no fit is due
+ * (Kronecker's distances span less than 2^16: the second digit has nothing
+ * left to do). */
 template <typename D>
 static cudaError_t enqueue_fit_body(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
-                                    cudaStream_t s, const Conds &c, Bodies *bodies) {
+                                    cudaStream_t s, const LoopShape &c) {
   /* fused: fit_prep_minmax_kernel did the range already */
-  if (!(c.fuse && !c.on)) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
-  enqueue_digits<D>(run, vx, hist, grid, s, c, 0, 1);
-  if (c.on) {
-    const cudaError_t e = add_cond(s, c.digits, cudaGraphCondTypeIf, kPartDigits, -1, bodies);
-    if (e != cudaSuccess) return e;
-  } else {
-    enqueue_digits<D>(run, vx, hist, grid, s, c, 1, fit_digits<D>());
-  }
+  if (!c.fuse) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
+  enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>());
   fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
   if (!c.fuse) fit_end_kernel<<<1, 32, 0, s>>>(run);
   return cudaGetLastError();
@@ -1440,17 +1355,14 @@ struct Launch {
   int vgrid; /* blocks for vertex-sized kernels */
 };
 
-/* Enqueues one part of an iteration that may sit in a conditional node. */
+/* Enqueues one part of an iteration. */
 template <typename D>
 static cudaError_t enqueue_part(int part, const wgf::Graph &g, Bufs<D> &b, const Launch &L,
-                                cudaStream_t s, const Conds &c, Bodies *bodies) {
+                                cudaStream_t s, const LoopShape &c) {
   State *q = &b.run->q;
   const int T = wgf::kThreads;
   switch (part) {
-  case kPartScanSmall:
-    wgf::scan_small_mark<D><<<1, wgf::kSmallScanThreads, 0, s>>>(q, g.off, b.vx);
-    break;
-  case kPartScanBig: return wgf::lb_scan_mark<D>(g, q, b.vx, b.cub_tmp, s, c.fuse_scan);
+  case kPartScan: return wgf::lb_scan_mark<D>(g, q, b.vx, b.cub_tmp, s, c.fuse_scan);
   case kPartPush: wgf::push_back<D><<<L.sgrid, T, 0, s>>>(q, b.vx); break;
   case kPartFar:
     if (c.fuse)
@@ -1458,40 +1370,23 @@ static cudaError_t enqueue_part(int part, const wgf::Graph &g, Bufs<D> &b, const
     else
       wgf::far_pass<D, false><<<L.sgrid, T, 0, s>>>(q, b.vx);
     break;
-  case kPartFit: return enqueue_fit_body<D>(b.run, b.vx, b.hist, L.sgrid, s, c, bodies);
-  case kPartDigits:
-    enqueue_digits<D>(b.run, b.vx, b.hist, L.sgrid, s, c, 1, fit_digits<D>());
-    break;
+  case kPartFit: return enqueue_fit_body<D>(b.run, b.vx, b.hist, L.sgrid, s, c);
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
 
-/* A part in place (c.on = 0) or in an IF node whose body is captured later
- * (c.on = 1). */
-template <typename D>
-static cudaError_t enqueue_if(int part, cudaGraphConditionalHandle h, const wgf::Graph &g,
-                              Bufs<D> &b, const Launch &L, cudaStream_t s, const Conds &c,
-                              Bodies *bodies) {
-  if (!c.on) return enqueue_part<D>(part, g, b, L, s, c, bodies);
-  return add_cond(s, h, cudaGraphCondTypeIf, part, -1, bodies);
-}
-
 /* Enqueues one iteration (device control, or host control when
- * host_control; conditional nodes when c.on, which needs device control). */
+ * host_control). */
 template <typename D>
 static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
                                      const Launch &L, cudaStream_t s, int host_control,
-                                     Run *host_run, wg_sssp_iter *host_ring, const Conds &c,
-                                     Bodies *bodies) {
+                                     Run *host_run, wg_sssp_iter *host_ring, const LoopShape &c) {
   State *q = &b.run->q;
   cudaError_t e = cudaSuccess;
   const int T = wgf::kThreads;
   if (lb == wgf::POL_LB || lb == wgf::POL_LB_CULL) {
-    if (c.on && c.small_scan)
-      e = add_cond(s, c.scan, cudaGraphCondTypeIf, kPartScanSmall, kPartScanBig, bodies);
-    else
-      e = enqueue_part<D>(kPartScanBig, g, b, L, s, c, bodies);
+    e = enqueue_part<D>(kPartScan, g, b, L, s, c);
     if (e != cudaSuccess) return e;
   }
   if (lb == wgf::POL_LB_CULL) {
@@ -1513,79 +1408,26 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
     e = cudaMemcpyAsync(b.run, host_run, sizeof(Run), cudaMemcpyHostToDevice, s);
     if (e != cudaSuccess) return e;
   } else {
-    control_kernel<<<1, 32, 0, s>>>(b.run, b.ring, c);
+    control_kernel<<<1, 32, 0, s>>>(b.run, b.ring);
   }
   /* only the controller lowers the threshold: fixed delta never pushes
    * back, so its iterations skip that launch */
   if (selftune && !c.fuse) {
-    e = enqueue_if<D>(kPartPush, c.push, g, b, L, s, c, bodies);
+    e = enqueue_part<D>(kPartPush, g, b, L, s, c);
     if (e != cudaSuccess) return e;
   }
-  e = enqueue_if<D>(kPartFar, c.far, g, b, L, s, c, bodies);
+  e = enqueue_part<D>(kPartFar, g, b, L, s, c);
   if (e != cudaSuccess) return e;
   if (selftune) {
-    if (c.fuse && !c.on)
+    if (c.fuse)
       fit_prep_minmax_kernel<D><<<L.sgrid, T, 0, s>>>(b.run, b.vx.dist);
     else
-      fit_prep_kernel<<<1, 32, 0, s>>>(b.run, c);
-    e = enqueue_if<D>(kPartFit, c.fit, g, b, L, s, c, bodies);
+      fit_prep_kernel<<<1, 32, 0, s>>>(b.run);
+    e = enqueue_part<D>(kPartFit, g, b, L, s, c);
     if (e != cudaSuccess) return e;
   }
   finish_kernel<<<1, 32, 0, s>>>(b.run, c);
   return cudaGetLastError();
-}
-
-/* The conditional graph: begin_kernel, then WHILE (go on) { iteration },
- * the bodies captured one after another once their node exists. */
-template <typename D>
-static cudaError_t capture_cond(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
-                                const Launch &L, cudaStream_t s, Conds *c, cudaGraph_t *out) {
-  Bodies bodies;
-  cudaGraph_t top = nullptr;
-  cudaStreamCaptureStatus cs;
-  cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-  if (e != cudaSuccess) return e;
-  e = cudaStreamGetCaptureInfo(s, &cs, nullptr, &top, nullptr, nullptr, nullptr);
-  /* only the handles of nodes that exist: an unused handle may make the
-   * instantiation fail */
-  cudaGraphConditionalHandle *hs[] = {&c->loop, &c->far, c->small_scan ? &c->scan : nullptr,
-                                      selftune && !c->fuse ? &c->push : nullptr,
-                                      selftune ? &c->fit : nullptr,
-                                      selftune ? &c->digits : nullptr};
-  for (size_t i = 0; i < sizeof hs / sizeof *hs && e == cudaSuccess; i++)
-    if (hs[i]) e = cudaGraphConditionalHandleCreate(hs[i], top, 0, 0);
-  if (e != cudaSuccess) {
-    /* no conditional nodes on this driver: the caller falls back */
-    cudaGraph_t dropped = nullptr;
-    (void)cudaGetLastError();
-    if (cudaStreamEndCapture(s, &dropped) == cudaSuccess && dropped) cudaGraphDestroy(dropped);
-    (void)cudaGetLastError();
-    return cudaErrorNotSupported;
-  }
-  {
-    begin_kernel<<<1, 32, 0, s>>>(b.run, *c);
-    e = cudaGetLastError();
-  }
-  if (e == cudaSuccess) e = add_cond(s, c->loop, cudaGraphCondTypeWhile, kPartIter, -1, &bodies);
-  cudaGraph_t captured = nullptr;
-  const cudaError_t e2 = cudaStreamEndCapture(s, &captured);
-  if (e == cudaSuccess) e = e2;
-  *out = captured;
-  if (e != cudaSuccess) return e;
-  for (int i = 0; i < bodies.n && e == cudaSuccess; i++) {
-    const int part = bodies.item[i].part;
-    e = cudaStreamBeginCaptureToGraph(s, bodies.item[i].g, nullptr, nullptr, 0,
-                                      cudaStreamCaptureModeThreadLocal);
-    if (e != cudaSuccess) break;
-    if (part == kPartIter)
-      e = enqueue_iteration<D>(g, b, lb, selftune, L, s, 0, nullptr, nullptr, *c, &bodies);
-    else
-      e = enqueue_part<D>(part, g, b, L, s, *c, &bodies);
-    cudaGraph_t body = nullptr;
-    const cudaError_t e3 = cudaStreamEndCapture(s, &body);
-    if (e == cudaSuccess) e = e3;
-  }
-  return e;
 }
 
 template <typename D>
@@ -1609,7 +1451,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   int pgrid = 0, mode = 0, pred_vertex = 0;
   unsigned long long src_off[2] = {0, 0};
   Launch L;
-  Conds cond{};
+  LoopShape shape{};
   const size_t nq = (size_t)n + 1;
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096];
@@ -1734,46 +1576,25 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   }
 
   /* The loop's CUDA graph (device control): K iterations captured once,
-   * replayed until done. WG_CUDA_COND=1: one WHILE loop of iterations with
-   * conditional nodes instead (Conds; measured slower on the H100,
-   * docs/nearfar-cuda.md, "Kronecker, round 3"); there
-   * WG_CUDA_SMALL_SCAN=N sends frontiers of at most N entries to the
-   * one-block LB scan (default 4096; 0 never). */
+   * replayed until done. */
   {
     const char *fs = getenv("WG_CUDA_FUSE");
     const int fuse = !(fs && *fs && atoi(fs) == 0);
-    cond.fuse = a->selftune && fuse;
-    cond.fuse_scan = fuse;
+    shape.fuse = a->selftune && fuse;
+    shape.fuse_scan = fuse;
   }
   if (!a->host_control && !a->sync_each) {
-    const char *cs = getenv("WG_CUDA_COND");
-    const char *ss = getenv("WG_CUDA_SMALL_SCAN");
-    const long small = ss && *ss ? atol(ss) : 4096;
-    cond.on = cs && *cs && atoi(cs) == 1;
-    cond.small_scan = small > 0 && use_scan;
-    init.small_scan = small > 0 ? (small < 0xffffffffL ? (uint32_t)small : 0xffffffffu) : 0;
-    if (cond.on) {
-      const cudaError_t e = capture_cond<D>(g, b, lb, a->selftune, L, s, &cond, &graph);
-      if (e == cudaErrorNotSupported) {
-        cond.on = 0; /* a driver without conditional nodes: the K-iteration graph */
-      } else {
+    WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int k = 0; k < K; k++) {
+      cudaError_t e =
+          enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr, shape);
+      if (e != cudaSuccess) {
+        cudaStreamEndCapture(s, &graph);
         WG_CK(e);
-        WG_CK(cudaGraphInstantiate(&exec, graph, 0));
       }
     }
-    if (!cond.on) {
-      WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      for (int k = 0; k < K; k++) {
-        cudaError_t e = enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr,
-                                             cond, nullptr);
-        if (e != cudaSuccess) {
-          cudaStreamEndCapture(s, &graph);
-          WG_CK(e);
-        }
-      }
-      WG_CK(cudaStreamEndCapture(s, &graph));
-      WG_CK(cudaGraphInstantiate(&exec, graph, 0));
-    }
+    WG_CK(cudaStreamEndCapture(s, &graph));
+    WG_CK(cudaGraphInstantiate(&exec, graph, 0));
   }
   WG_CK(cudaStreamSynchronize(s));
 
@@ -1800,13 +1621,13 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
       WG_CK(cudaGraphLaunch(exec, s));
     } else {
       WG_CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring,
-                                 cond, nullptr));
+                                 shape));
     }
     WG_CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
     WG_CK(cudaStreamSynchronize(s));
     /* a persistent launch may have written up to kRing / 2 rows: drain */
     if (a->trace && hrun->h.trace_count > drained &&
-        (mode || cond.on || hrun->h.trace_count - drained >= kRing / 2)) {
+        (mode || hrun->h.trace_count - drained >= kRing / 2)) {
       /* drain the ring (host control writes it on the host) */
       if (!a->host_control) {
         WG_CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
