@@ -41,15 +41,27 @@
 #include "sssp/sssp_internal.h"
 
 /* Default set-point on the GPU: enough relaxations per advance to fill an
- * H100 (132 SMs x 2048 threads) a few times over. */
+ * H100 (132 SMs x 2048 threads) a few times over; on larger graphs the
+ * largest power of two <= m / 128 (gpu_default_p). The bench's P sweeps
+ * (H100, 2026-11-22, docs/nearfar-cuda.md, "Kronecker, round 3") put the
+ * self-tuned run's best P at 2^18 on Kronecker 21 (m = 63.5M) and 2^19 on
+ * Kronecker 22 (m = 128M); smaller graphs keep 65536. */
 #define GPU_DEFAULT_P 65536.0
+
+static double gpu_default_p(uint64_t m) {
+  double p = GPU_DEFAULT_P;
+  while (p * 2.0 * 128.0 <= (double)m) p *= 2.0;
+  return p;
+}
 
 /* AUTO's asynchronous engine: even-degree graphs up to this mean degree. */
 #define ASYNC_MEAN_DEG 8.0
-/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md): bands 8x the
- * graph's default delta, and P = 32768 improving relaxations per band. */
-#define ASYNC_DELTA_MULT 8
-#define ASYNC_DEFAULT_P 32768.0
+/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md, round 3): bands
+ * 16x the graph's default delta (FLA 5.57 ms against 6.02 at 8x, the 1.5M
+ * road graph 5.94 against 6.25), and P = 65536 improving relaxations per
+ * band (6.13 / 5.97 ms against 6.43 / 6.21 at 32768). */
+#define ASYNC_DELTA_MULT 16
+#define ASYNC_DEFAULT_P 65536.0
 
 typedef struct trace_sink {
   wg_ctx_t *ctx;
@@ -126,7 +138,9 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.delta = o->delta ? o->delta
                      : wg__sssp_default_delta(g) *
                            (async && o->algo != WG_ALGO_SELFTUNE ? ASYNC_DELTA_MULT : 1);
-  a.parallelism = o->parallelism > 0 ? o->parallelism : async ? ASYNC_DEFAULT_P : GPU_DEFAULT_P;
+  a.parallelism = o->parallelism > 0 ? o->parallelism
+                  : async             ? ASYNC_DEFAULT_P
+                                      : gpu_default_p(g->m);
   a.mean_weight = 0; /* the gateway computes it on the device */
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;
