@@ -84,7 +84,7 @@ if [ "${WG_GPU_BENCH:-1}" != 0 ]; then
     local rc=$?
     [ $rc = 0 ] && row "bench $name" "ok" || row "bench $name" "rc=$rc"
   }
-  WG_BENCH_DELTAS=8,16 WG_BENCH_PS=32768,65536 bench async 150 "$B"/bench_sssp_async fla road
+  WG_BENCH_DELTAS=16,32 WG_BENCH_PS=65536,524288 bench async 150 "$B"/bench_sssp_async fla road
   WG_BENCH_QUICK=1 WG_BENCH_MULTS=0.0625,0.125 WG_BENCH_PS=262144,524288 bench kron 150 \
     "$B"/bench_sssp_gpu kron21 kron22
   bench heap 120 "$WG_BIN" heap --n 134217728 --k 1024 --pairs --backend cuda --json -q

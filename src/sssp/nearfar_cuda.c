@@ -56,12 +56,14 @@ static double gpu_default_p(uint64_t m) {
 
 /* AUTO's asynchronous engine: even-degree graphs up to this mean degree. */
 #define ASYNC_MEAN_DEG 8.0
-/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md, round 3): bands
- * 16x the graph's default delta (FLA 5.57 ms against 6.02 at 8x, the 1.5M
- * road graph 5.94 against 6.25), and P = 65536 improving relaxations per
- * band (6.13 / 5.97 ms against 6.43 / 6.21 at 32768). */
-#define ASYNC_DELTA_MULT 16
-#define ASYNC_DEFAULT_P 65536.0
+/* Its defaults (H100, 2026-11-22, docs/nearfar-cuda.md, round 3 and the
+ * sweep after it): bands 32x the graph's default delta (FLA 5.28-5.34 ms
+ * against 5.55 at 16x and 6.00 at 8x; the 1.5M road graph 5.77 against
+ * 5.93 and 6.25), and P = 524288 improving relaxations per band (FLA 5.49-
+ * 5.54 ms against 6.02 at 65536; road 5.82-5.86 against 5.90): fewer,
+ * wider bands, as the band profile predicts. */
+#define ASYNC_DELTA_MULT 32
+#define ASYNC_DEFAULT_P 524288.0
 
 typedef struct trace_sink {
   wg_ctx_t *ctx;
