@@ -96,6 +96,8 @@
 #include "cuda/gateway.h"
 #include "cuda/sssp/weights.cuh"
 
+#include "cuda/sssp/pred.cuh"
+
 namespace {
 
 namespace cg = cooperative_groups;
@@ -1049,47 +1051,6 @@ __global__ void pred_warp_kernel(G g, const D *dist, uint32_t source, uint32_t *
   }
 }
 
-template <typename D>
-__global__ void unanchored_kernel(const D *dist, uint32_t n, uint32_t source,
-                                  const uint32_t *pred, uint32_t *count) {
-  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
-    if (v != source && dist[v] != inf_of<D>() && pred[v] == 0xffffffffu) atomicAdd(count, 1u);
-}
-
-template <typename D>
-__global__ void zero_round_kernel(G g, const D *dist, uint32_t source, const uint32_t *pred,
-                                  uint32_t *cand) {
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t warps = gridDim.x * blockDim.x / 32;
-  for (uint32_t u = (blockIdx.x * blockDim.x + threadIdx.x) / 32; u < g.n; u += warps) {
-    const D du = dist[u];
-    if (du == inf_of<D>() || (u != source && pred[u] == 0xffffffffu)) continue;
-    const unsigned long long end = g.off[u + 1];
-    for (unsigned long long e = g.off[u] + lane; e < end; e += 32) {
-      const uint32_t v = g.tgt[e];
-      if (g.w[e] == 0 && v != source && dist[v] == du && pred[v] == 0xffffffffu)
-        atomicMin(&cand[v], u);
-    }
-  }
-}
-
-__global__ void zero_commit_kernel(uint32_t n, uint32_t *pred, uint32_t *cand,
-                                   uint32_t *changed) {
-  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
-    if (cand[v] != 0xffffffffu) {
-      if (pred[v] == 0xffffffffu) {
-        pred[v] = cand[v];
-        *changed = 1;
-      }
-      cand[v] = 0xffffffffu;
-    }
-}
-
-template <typename D>
-__global__ void widen_kernel(const D *dist, uint32_t n, unsigned long long *out) {
-  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
-    out[v] = dist[v] == inf_of<D>() ? ~0ull : (unsigned long long)dist[v];
-}
 
 static double host_now() {
   struct timespec ts;
