@@ -902,6 +902,27 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
 
 /* Self-tuning, threshold fell: frontier vertices at or above it go back to
  * the far queue; the rest stay (into tmp). */
+/* A frontier vertex after the threshold fell (its distance read into d): 0
+ * stays in the frontier (its out-degree noted in arcs / maxdeg), 1 goes to
+ * the far queue (first to set in_far), -1 nothing (the far queue holds it
+ * already). */
+template <typename D>
+__device__ __forceinline__ int push_back_one(const Verts<D> &vx, uint32_t v,
+                                             unsigned long long thr,
+                                             const unsigned long long *off,
+                                             unsigned long long &arcs, uint32_t &maxdeg, D &d) {
+  d = vx.dist[v];
+  if ((unsigned long long)d < thr) {
+    if (off) {
+      const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
+      arcs += deg;
+      if (deg > maxdeg) maxdeg = deg;
+    }
+    return 0;
+  }
+  return atomicExch(&vx.in_far[v], 1u) == 0u ? 1 : -1;
+}
+
 template <typename D>
 __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
   if (idle(s) || !s->push_back) return;
@@ -921,17 +942,8 @@ __global__ void __launch_bounds__(kThreads) push_back(State *s, Verts<D> vx) {
     if (i < size) {
       const uint32_t v = s->near_q[i];
       out[0] = v;
-      const D d = vx.dist[v];
-      if ((unsigned long long)d < thr) {
-        which[0] = 0;
-        if (off) {
-          const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
-          arcs += deg;
-          if (deg > maxdeg) maxdeg = deg;
-        }
-      } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
-        which[0] = 1;
-      }
+      D d;
+      which[0] = push_back_one(vx, v, thr, off, arcs, maxdeg, d);
     }
     block_append<1>(bq, s->tmp, &s->tmp_size, s->far_q, &s->far_size, which, out);
   }
@@ -974,16 +986,9 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
       if (i < nsize) {
         const uint32_t v = s->near_q[i];
         out[0] = v;
-        const D d = vx.dist[v];
-        if ((unsigned long long)d < thr) {
-          which[0] = 0;
-          if (off) {
-            const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
-            arcs += deg;
-            if (deg > maxdeg) maxdeg = deg;
-          }
-        } else if (atomicExch(&vx.in_far[v], 1u) == 0u) {
-          which[0] = 1;
+        D d;
+        which[0] = push_back_one(vx, v, thr, off, arcs, maxdeg, d);
+        if (which[0] == 1) {
           if ((unsigned long long)d < fmin) fmin = d;
           if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
         }

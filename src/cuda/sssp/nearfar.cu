@@ -395,24 +395,11 @@ __global__ void fit_prep_kernel(Run *r) {
   fit_prep(r, true);
 }
 
-/* fit_prep and fit_minmax in one launch (LoopShape::fuse, K-iteration graph):
- * the first thread of every block plans the fit (the same plan in every
- * block: fit_plan reads nothing that block 0's fit_prep writes before it
- * is read), block 0's also starts it; the blocks then reduce the
- * candidates' range. */
+/* The candidates' distance range into f->base / f->maxv: a grid-stride
+ * min/max, reduced per warp, one atomic pair per warp. */
 template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads)
-    fit_prep_minmax_kernel(Run *r, const D *dist) {
-  __shared__ FitPlan s_plan;
-  if (threadIdx.x == 0) {
-    if (blockIdx.x == 0) fit_prep(r, false);
-    s_plan = fit_plan(r);
-  }
-  __syncthreads();
-  if (!s_plan.mode) return;
-  Fit *f = &r->fit;
-  const uint32_t *src = s_plan.src;
-  const uint32_t size = s_plan.size;
+__device__ __forceinline__ void fit_range(Fit *f, const D *dist, const uint32_t *src,
+                                          uint32_t size) {
   unsigned long long lo = ~0ull, hi = 0;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
        i += gridDim.x * blockDim.x) {
@@ -432,27 +419,29 @@ __global__ void __launch_bounds__(wgf::kThreads)
   }
 }
 
+/* fit_prep and fit_minmax in one launch (LoopShape::fuse, K-iteration graph):
+ * the first thread of every block plans the fit (the same plan in every
+ * block: fit_plan reads nothing that block 0's fit_prep writes before it
+ * is read), block 0's also starts it; the blocks then reduce the
+ * candidates' range. */
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_prep_minmax_kernel(Run *r, const D *dist) {
+  __shared__ FitPlan s_plan;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) fit_prep(r, false);
+    s_plan = fit_plan(r);
+  }
+  __syncthreads();
+  if (!s_plan.mode) return;
+  fit_range(&r->fit, dist, s_plan.src, s_plan.size);
+}
+
 template <typename D>
 __global__ void __launch_bounds__(wgf::kThreads) fit_minmax_kernel(Run *r, const D *dist) {
   Fit *f = &r->fit;
   if (!f->mode) return;
-  unsigned long long lo = ~0ull, hi = 0;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < f->size;
-       i += gridDim.x * blockDim.x) {
-    const unsigned long long d = dist[f->src[i]];
-    if (d < lo) lo = d;
-    if (d > hi) hi = d;
-  }
-  for (int o = 16; o; o >>= 1) {
-    const unsigned long long a = __shfl_xor_sync(0xffffffffu, lo, o);
-    const unsigned long long b = __shfl_xor_sync(0xffffffffu, hi, o);
-    if (a < lo) lo = a;
-    if (b > hi) hi = b;
-  }
-  if ((threadIdx.x & 31) == 0 && lo != ~0ull) {
-    atomicMin(&f->base, lo);
-    atomicMax(&f->maxv, hi);
-  }
+  fit_range(f, dist, f->src, f->size);
 }
 
 /* One digit's histogram over the candidates that match the prefix. */
