@@ -982,60 +982,15 @@ __global__ void init_kernel(D *dist, D *done, uint32_t n, uint32_t source, uint3
   }
 }
 
-/* ---- predecessors (as nearfar.cu) ---- */
+/* ---- predecessors (the passes of cuda/sssp/pred.cuh) ---- */
 struct G {
   uint32_t n;
   const unsigned long long *off;
   const uint32_t *tgt, *w;
 };
 
-/* pred[v] = lowest u with a tight arc of positive weight. A thread per u,
- * lists of 32 arcs or more walked by the whole warp (as nearfar.cu's
- * pred_kernel); a plain read of pred[v] skips the atomic when a lower u holds
- * it already. The first version gave every u a warp (pred_warp_kernel,
- * WG_CUDA_ASYNC_PRED=0): on a road graph 31 lanes of 32 idled and each warp
- * walked ~130 vertices one dependent chain after another. */
-__device__ __forceinline__ void pred_arc(uint32_t *pred, uint32_t u, uint32_t v) {
-  if (pred[v] > u) atomicMin(&pred[v], u);
-}
-
-template <typename D>
-__global__ void pred_kernel(G g, const D *dist, uint32_t source, uint32_t *pred) {
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u; base < g.n;
-       base += stride) {
-    const uint32_t u = base + lane;
-    unsigned long long beg = 0, end = 0;
-    D du = 0;
-    if (u < g.n) {
-      du = dist[u];
-      if (du != inf_of<D>()) {
-        beg = g.off[u];
-        end = g.off[u + 1];
-      }
-    }
-    for (;;) {
-      const unsigned want = __ballot_sync(kFull, end - beg >= 32);
-      if (!want) break;
-      const int leader = __ffs(want) - 1;
-      const unsigned long long b = __shfl_sync(kFull, beg, leader);
-      const unsigned long long en = __shfl_sync(kFull, end, leader);
-      const D d0 = __shfl_sync(kFull, du, leader);
-      const uint32_t u0 = base + leader;
-      if ((int)lane == leader) beg = end = 0;
-      for (unsigned long long e = b + lane; e < en; e += 32) {
-        const uint32_t v = g.tgt[e], w = g.w[e];
-        if (w > 0 && v != source && plus_w(d0, w) == dist[v]) pred_arc(pred, u0, v);
-      }
-    }
-    for (unsigned long long e = beg; e < end; e++) {
-      const uint32_t v = g.tgt[e], w = g.w[e];
-      if (w > 0 && v != source && plus_w(du, w) == dist[v]) pred_arc(pred, u, v);
-    }
-  }
-}
-
+/* A warp per vertex (WG_CUDA_ASYNC_PRED=0: before pred_kernel's thread per
+ * vertex). */
 template <typename D>
 __global__ void pred_warp_kernel(G g, const D *dist, uint32_t source, uint32_t *pred) {
   const uint32_t lane = threadIdx.x & 31;

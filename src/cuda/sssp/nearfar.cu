@@ -1080,52 +1080,6 @@ __global__ void init_kernel(Verts<D> vx, uint32_t n, uint32_t source, uint32_t *
   if (blockIdx.x == 0 && threadIdx.x == 0) in[0] = source;
 }
 
-/* pred[v] = lowest u with a tight arc of positive weight. A thread per u,
- * lists of 32 arcs or more walked by the whole warp (the first version gave
- * every u a warp: on Kronecker, where most lists are short, most lanes
- * idled and the pass cost ~2 ms of a 14 ms run). A plain read of pred[v]
- * skips the atomic when a lower u holds it already. */
-__device__ __forceinline__ void pred_arc(uint32_t *pred, uint32_t u, uint32_t v) {
-  if (pred[v] > u) atomicMin(&pred[v], u);
-}
-
-template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads)
-    pred_kernel(wgf::Graph g, const D *dist, uint32_t source, uint32_t *pred) {
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u; base < g.n;
-       base += stride) {
-    const uint32_t u = base + lane;
-    unsigned long long beg = 0, end = 0;
-    D du = 0;
-    if (u < g.n) {
-      du = dist[u];
-      if (du != wgf::inf<D>()) {
-        beg = g.off[u];
-        end = g.off[u + 1];
-      }
-    }
-    for (;;) {
-      const unsigned want = __ballot_sync(0xffffffffu, end - beg >= 32);
-      if (!want) break;
-      const int leader = __ffs(want) - 1;
-      const unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
-      const unsigned long long en = __shfl_sync(0xffffffffu, end, leader);
-      const D d0 = __shfl_sync(0xffffffffu, du, leader);
-      const uint32_t u0 = base + leader;
-      if ((int)lane == leader) beg = end = 0;
-      for (unsigned long long e = b + lane; e < en; e += 32) {
-        const uint32_t v = g.tgt[e], w = g.w[e];
-        if (w > 0 && v != source && wgf::plus(d0, w) == dist[v]) pred_arc(pred, u0, v);
-      }
-    }
-    for (unsigned long long e = beg; e < end; e++) {
-      const uint32_t v = g.tgt[e], w = g.w[e];
-      if (w > 0 && v != source && wgf::plus(du, w) == dist[v]) pred_arc(pred, u, v);
-    }
-  }
-}
 
 /* First index in [lo, hi) with a[i] > key (hi if none), by a whole warp,
  * galloping from lo: probes lo + lane first, then 32 times wider steps, and
