@@ -109,6 +109,9 @@ template <typename T> struct Heap {
   unsigned k;
   unsigned max_nodes;
   unsigned long long capacity;
+  unsigned early; /* the sift-down's look-ahead: an early relaxed CAS finished
+                     at the next level (1), or a blocking lock taken before
+                     the merge (0); block-uniform, set on the host */
 };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
@@ -469,9 +472,11 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
  * final content, left in *fin. Its children were locked by lock_children a
  * barrier ago (ahead = false), or try_lock'ed by the level above, whose
  * results threads 0 and 32 hold in pend (ahead = true). Returns the child
- * to continue at (locked; its own children try_lock'ed into pend, so that
- * round trip overlaps this level's merge and the unlock of cur; its
- * incoming content in *c) or 0. ws pointers rotate. */
+ * to continue at (locked; its incoming content in *c) or 0, with its own
+ * children already being locked, so that round trip overlaps this level's
+ * merge: try_lock'ed into pend (h.early; the next level calls with ahead =
+ * true), or locked by lock_children before the merge (!h.early; ahead =
+ * false). ws pointers rotate. */
 template <typename T>
 __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
                                 T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead) {
@@ -514,7 +519,9 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     *fin = C;
     return 0;
   }
-  if (tid == 0 || tid == 32) {
+  if (!h.early) {
+    lock_children(h, small, sh);
+  } else if (tid == 0 || tid == 32) {
     const unsigned ch = 2 * small + (tid == 32);
     if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
   }
@@ -537,7 +544,8 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
  * Latency, as for insert: warp 1 locks the last node while the others load
  * the root's items; the root's children are locked while the last node and
  * the buffer merge; every level of the sift-down starts locking the next
- * level's children (try_lock) before its own merge and unlock. */
+ * level's children before its own merge and unlock (h.early: a try_lock
+ * finished at the next level; else a blocking lock_children). */
 template <typename T>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
@@ -592,7 +600,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
       const unsigned prev = cur;
-      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh, pend, true);
+      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh, pend, h.early != 0);
       __syncthreads();
       if (tid == 0) unlock_node(&h.word[prev], AVAIL);
     }
