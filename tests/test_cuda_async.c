@@ -337,15 +337,7 @@ static void trace_and_dispatch(void **state) {
 }
 
 int main(void) {
-  wg_ctx_t *ctx = NULL;
-  int count = 0;
-  wg_ctx_create(&ctx);
-  if (wg_cuda_device_count(ctx, &count) != WG_OK) {
-    printf("SKIP: %s\n", wg_ctx_last_error(ctx));
-    wg_ctx_destroy(&ctx);
-    return WGT_SKIP;
-  }
-  wg_ctx_destroy(&ctx);
+  wgt_skip_without_gpu();
   setenv("WG_CUDA_ENGINE", "async", 1);
   const char *q = getenv("WG_TEST_QUICK");
   quick = q && *q && *q != '0';

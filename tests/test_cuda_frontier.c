@@ -150,15 +150,7 @@ static void road_and_grid(void **state) {
 }
 
 int main(void) {
-  wg_ctx_t *ctx = NULL;
-  int count = 0;
-  wg_ctx_create(&ctx);
-  if (wg_cuda_device_count(ctx, &count) != WG_OK) {
-    printf("SKIP: %s\n", wg_ctx_last_error(ctx));
-    wg_ctx_destroy(&ctx);
-    return WGT_SKIP;
-  }
-  wg_ctx_destroy(&ctx);
+  wgt_skip_without_gpu();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kronecker_skewed),
       cmocka_unit_test(road_and_grid),

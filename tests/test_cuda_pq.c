@@ -187,15 +187,7 @@ static void quick_under_sanitizer(void **state) {
 }
 
 int main(void) {
-  wg_ctx_t *ctx = NULL;
-  int count = 0;
-  wg_ctx_create(&ctx);
-  if (wg_cuda_device_count(ctx, &count) != WG_OK || count == 0) {
-    printf("SKIP: %s\n", wg_ctx_last_error(ctx));
-    wg_ctx_destroy(&ctx);
-    return WGT_SKIP;
-  }
-  wg_ctx_destroy(&ctx);
+  wgt_skip_without_gpu();
   if (getenv("WG_PQ_QUICK")) {
     const struct CMUnitTest quick[] = {
         cmocka_unit_test(empty_full_and_bad_args),

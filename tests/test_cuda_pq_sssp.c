@@ -175,15 +175,7 @@ static void maps_and_trace(void **state) {
 }
 
 int main(void) {
-  wg_ctx_t *ctx = NULL;
-  int count = 0;
-  wg_ctx_create(&ctx);
-  if (wg_cuda_device_count(ctx, &count) != WG_OK || count == 0) {
-    printf("SKIP: %s\n", wg_ctx_last_error(ctx));
-    wg_ctx_destroy(&ctx);
-    return WGT_SKIP;
-  }
-  wg_ctx_destroy(&ctx);
+  wgt_skip_without_gpu();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(special_graphs),
       cmocka_unit_test(generated),

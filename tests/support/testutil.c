@@ -41,6 +41,18 @@ char *wgt_shared_or_skip(const char *name) {
   return p;
 }
 
+void wgt_skip_without_gpu(void) {
+  wg_ctx_t *ctx = NULL;
+  int count = 0;
+  wg_ctx_create(&ctx);
+  if (wg_cuda_device_count(ctx, &count) != WG_OK || count == 0) {
+    printf("SKIP: %s\n", count ? wg_ctx_last_error(ctx) : "no CUDA device");
+    wg_ctx_destroy(&ctx);
+    exit(WGT_SKIP);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
 static const char *temp_dir(void) {
   static char dir[512];
   if (!dir[0]) {

@@ -22,6 +22,9 @@ char *wgt_data(const char *name);
 char *wgt_shared(const char *name);
 /* Exits with WGT_SKIP after printing why, when a shared file is missing. */
 char *wgt_shared_or_skip(const char *name);
+/* Exits with WGT_SKIP after printing why, when no CUDA device is usable
+ * (the CUDA tests' first call). */
+void wgt_skip_without_gpu(void);
 
 /* Writes len bytes to a fresh file under the test's temp folder and
  * returns its path (caller frees). name gives the file's base name, so

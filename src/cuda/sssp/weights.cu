@@ -41,3 +41,21 @@ done:
   cudaFree(ds);
   return st;
 }
+
+wg_status wg__cuda_sssp_prepare(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  uint32_t maxw = 0;
+  unsigned long long wsum = 0;
+  WG_CK(cudaSetDevice(a->device));
+  st = wg__cuda_weight_stats(a->weights, a->m, &maxw, &wsum, why, why_cap);
+  if (st != WG_OK) return st;
+  if (!(a->mean_weight > 0)) a->mean_weight = a->m ? (double)wsum / (double)a->m : 1.0;
+  if (a->mean_weight < 1.0) a->mean_weight = 1.0;
+  {
+    /* 32-bit distances when no simple path can reach UINT32_MAX - 1 */
+    const unsigned long long span = (unsigned long long)(a->n - 1) * maxw;
+    a->wide = a->force_wide || span >= 0xfffffffeull;
+  }
+done:
+  return st;
+}
