@@ -166,6 +166,39 @@ static void big_heap_sort_device_arrays(void **state) {
 }
 #endif
 
+/* Deletes that leave items in the root read their range after handing the
+ * root on; a refill must not overwrite the root before they have read it.
+ * WG_PQ_TEST_READ_DELAY_NS holds every such read back 50 us, long enough
+ * for several later holds and a refill (k = 64 and 32, five or three keys
+ * per delete, more deletes than inserts), so a refill that did not wait for
+ * its readers would hand them the new root's keys and the replay against
+ * the serial heap would fail. */
+static void slow_root_readers(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  setenv("WG_PQ_TEST_READ_DELAY_NS", "50000", 1);
+  const uint32_t ks[] = {64, 32}, op[] = {5, 3};
+  for (int f = 0; f < 2; f++)
+    for (int pairs = 0; pairs < 2; pairs++) {
+      wg_pq_mixed_opts mo;
+      wg_pq_mixed_opts_defaults(&mo);
+      mo.prefill = (uint64_t)ks[f] * 60;
+      mo.ops = 3000;
+      mo.op_keys = op[f];
+      mo.insert_fraction = 0.35;
+      mo.seed = 1234 + f * 2 + pairs;
+      mo.verify = 1;
+      wg_pq_t *pq = make_pq(ctx, ks[f], mo.prefill + mo.ops * mo.op_keys, WG_PQ_KEY_U32, pairs, 0);
+      wg_pq_mixed_result res;
+      wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, &res), WG_OK);
+      assert_true(res.keys_deleted > 0);
+      wg_pq_destroy(&pq);
+    }
+  unsetenv("WG_PQ_TEST_READ_DELAY_NS");
+  wg_ctx_destroy(&ctx);
+}
+
 /* A small run for compute-sanitizer (WG_PQ_QUICK=1): the tools slow kernels
  * by orders of magnitude. */
 static void quick_under_sanitizer(void **state) {
@@ -202,6 +235,7 @@ int main(void) {
       cmocka_unit_test(partial_batches),
       cmocka_unit_test(mixed_matches_oracle),
       cmocka_unit_test(mixed_many_blocks),
+      cmocka_unit_test(slow_root_readers),
 #ifdef WG_HAS_CUDA
       cmocka_unit_test(streams_exactly_once),
       cmocka_unit_test(big_heap_sort_device_arrays),

@@ -51,6 +51,8 @@ struct wg__cuda_pq {
   unsigned *vals; /* KV values */
   unsigned *word; /* per node: state << 1 | locked */
   Ctl *ctl;
+  unsigned long long *prof; /* WG_PQ_PROFILE: PROF_WORDS cycle sums */
+  unsigned read_delay_ns;   /* WG_PQ_TEST_READ_DELAY_NS (Heap::read_delay_ns) */
 };
 
 /* ---- item conversions ------------------------------------------------------- */
@@ -117,15 +119,16 @@ __global__ void unpack_kernel(const typename ItemOf<M>::type *in, size_t n, int 
 
 /* ---- kernels -------------------------------------------------------------------- */
 
-__global__ void reserve_kernel(Ctl *ctl, unsigned long long n, unsigned long long cap,
+__global__ void reserve_kernel(unsigned long long *reserved, unsigned long long n,
+                               unsigned long long cap,
                                unsigned *ok) {
-  unsigned long long r = atomicAdd(&ctl->reserved, 0ull);
+  unsigned long long r = atomicAdd(reserved, 0ull);
   for (;;) {
     if (r + n > cap) {
       *ok = 0;
       return;
     }
-    unsigned long long seen = atomicCAS(&ctl->reserved, r, r + n);
+    unsigned long long seen = atomicCAS(reserved, r, r + n);
     if (seen == r) break;
     r = seen;
   }
@@ -242,6 +245,8 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   Heap<typename ItemOf<M>::type> h;
   h.ctl = q->ctl;
   h.word = q->word;
+  h.prof = q->prof;
+  h.read_delay_ns = q->read_delay_ns;
   h.k = q->k;
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
@@ -252,6 +257,8 @@ template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   Heap<KV> h;
   h.ctl = q->ctl;
   h.word = q->word;
+  h.prof = q->prof;
+  h.read_delay_ns = q->read_delay_ns;
   h.k = q->k;
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
@@ -308,9 +315,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   int per_sm = 0;
   *out = NULL;
   uint64_t nodes = (capacity + k - 1) / k;
-  if (nodes >= 0x7fffffffull / 2) {
-    snprintf(why, why_cap, "capacity %llu needs more than 2^30 nodes of k = %u",
-             (unsigned long long)capacity, k);
+  if (nodes >= (1ull << ROOT_HN_BITS)) { /* hn's width in the root word */
+    snprintf(why, why_cap, "capacity %llu needs %llu nodes of k = %u; at most %llu fit",
+             (unsigned long long)capacity, (unsigned long long)nodes, k,
+             (1ull << ROOT_HN_BITS) - 1);
     return WG_ERANGE;
   }
   q = new wg__cuda_pq();
@@ -365,6 +373,18 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
   WG_CK(cudaMemset(q->word, 0, sbytes));
   WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
+  /* WG_PQ_PROFILE=1: thread 0 of each operation stamps the phases of its
+   * root hold; every bulk call prints the mean cycles (docs/pq.md). */
+  {
+    const char *e = getenv("WG_PQ_TEST_READ_DELAY_NS");
+    const unsigned long d = e ? strtoul(e, NULL, 10) : 0;
+    q->read_delay_ns = d <= 1000000 ? (unsigned)d : 1000000u;
+    e = getenv("WG_PQ_PROFILE");
+    if (e && strcmp(e, "1") == 0) {
+      WG_CK(cudaMalloc(&q->prof, PROF_WORDS * sizeof *q->prof));
+      WG_CK(cudaMemset(q->prof, 0, PROF_WORDS * sizeof *q->prof));
+    }
+  }
   switch (q->mode) {
   case M_U32: WG_CK(set_smem<M_U32>(q->smem)); break;
   case M_P32: WG_CK(set_smem<M_P32>(q->smem)); break;
@@ -416,6 +436,7 @@ extern "C" void wg__cuda_pq_destroy(wg__cuda_pq *q) {
   cudaFree(q->vals);
   cudaFree(q->word);
   cudaFree(q->ctl);
+  cudaFree(q->prof);
   delete q;
 }
 
@@ -459,6 +480,37 @@ static void launch_unpack(const wg__cuda_pq *q, const void *items, uint64_t n, v
   }
 }
 
+/* WG_PQ_PROFILE: mean cycles per phase since the last report, on stderr
+ * (a measurement aid, docs/pq.md), then the sums start again. */
+static void report_profile(const wg__cuda_pq *q, const char *call) {
+  unsigned long long p[PROF_WORDS];
+  if (!q->prof || cudaMemcpy(p, q->prof, sizeof p, cudaMemcpyDeviceToHost) != cudaSuccess) return;
+  cudaMemset(q->prof, 0, sizeof p);
+  const unsigned long long nd = p[PROF_DELETE - 1], ni = p[PROF_INSERT - 1];
+  if (nd) {
+    static const char *const name[] = {"ticket+ctl", "barrier", "last+buffer", "merge1",
+                                       "children", "root merges", "give root", "below"};
+    fprintf(stderr, "pq profile (%s): %llu root refills, mean cycles:", call, nd);
+    for (unsigned i = 0; i < PROF_STAMPS - 1; i++)
+      fprintf(stderr, " %s %.0f", name[i], (double)p[PROF_DELETE + i] / (double)nd);
+    fprintf(stderr, "\n");
+  }
+  if (ni) {
+    static const char *const name[] = {"ticket+ctl", "loads", "root merge", "buffer+path",
+                                       "give root"};
+    fprintf(stderr, "pq profile (%s): %llu inserts, mean cycles:", call, ni);
+    for (unsigned i = 0; i < PROF_INSERT_STAMPS - 1; i++)
+      fprintf(stderr, " %s %.0f", name[i], (double)p[PROF_INSERT + i] / (double)ni);
+    fprintf(stderr, "\n");
+  }
+  if (const unsigned long long np = p[PROF_PARTIAL - 1])
+    fprintf(stderr,
+            "pq profile (%s): %llu deletes from the root alone, mean cycles: ticket+ctl %.0f,"
+            " loads %.0f, give root %.0f\n",
+            call, np, (double)p[PROF_PARTIAL] / (double)np,
+            (double)p[PROF_PARTIAL + 1] / (double)np, (double)p[PROF_PARTIAL + 2] / (double)np);
+}
+
 /* The heap's items need no conversion from the caller's array. */
 static int direct(const wg__cuda_pq *q) {
   return !q->pairs && (q->key_type == 0 || q->key_type == 1);
@@ -478,7 +530,7 @@ extern "C" wg_status wg__cuda_pq_insert(wg__cuda_pq *q, const void *keys,
   WG_CK(cudaSetDevice(q->device));
   WG_CK(cudaMallocAsync((void **)&sc, sizeof(Scratch), s));
   WG_CK(cudaMemsetAsync(sc, 0, sizeof(Scratch), s));
-  reserve_kernel<<<1, 1, 0, s>>>(q->ctl, n, q->capacity, &sc->ok);
+  reserve_kernel<<<1, 1, 0, s>>>(&q->ctl->reserved, n, q->capacity, &sc->ok);
   WG_CK(cudaGetLastError());
   if (!dev_keys) {
     WG_CK(cudaMallocAsync(&ukeys, n * kb, s));
@@ -507,6 +559,7 @@ extern "C" wg_status wg__cuda_pq_insert(wg__cuda_pq *q, const void *keys,
   }
   WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));
   WG_CK(cudaStreamSynchronize(s));
+  report_profile(q, "insert");
   if (!h.ok) {
     unsigned long long held = 0;
     cudaMemcpy(&held, &q->ctl->reserved, sizeof held, cudaMemcpyDeviceToHost);
@@ -557,6 +610,7 @@ extern "C" wg_status wg__cuda_pq_delete(wg__cuda_pq *q, void *keys, uint32_t *va
     WG_CK(cudaGetLastError());
     WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));
     WG_CK(cudaStreamSynchronize(s));
+    report_profile(q, "delete");
     if (items && h.cursor) launch_unpack(q, items, h.cursor, k_out, v_out, s);
     WG_CK(cudaGetLastError());
     if (!dev_keys && h.cursor)
@@ -634,7 +688,7 @@ extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_
     default: gen_kernel<M_KV><<<g, 256, 0, s>>>(seed, 0, prefill, k64, q->pairs, (KV *)items);
     }
     WG_CK(cudaGetLastError());
-    reserve_kernel<<<1, 1, 0, s>>>(q->ctl, prefill, q->capacity, &sc->ok);
+    reserve_kernel<<<1, 1, 0, s>>>(&q->ctl->reserved, prefill, q->capacity, &sc->ok);
     WG_CK(cudaEventRecord(e0, s));
     switch (q->mode) {
     case M_U32: launch_insert<M_U32>(q, items, prefill, q->k, sc, s); break;
@@ -669,6 +723,7 @@ extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_
   WG_CK(cudaEventRecord(e2, s));
   WG_CK(cudaStreamSynchronize(s));
   WG_CK(cudaEventElapsedTime(&ms2, e1, e2));
+  report_profile(q, "mixed");
   if (log) {
     WG_CK(cudaMemcpy(log, dl, ops * sizeof *dl, cudaMemcpyDeviceToHost));
     WG_CK(cudaMemcpy(dlog, dd, logn * sizeof *dd, cudaMemcpyDeviceToHost));

@@ -10,8 +10,8 @@
  *   node is >= the largest of its parent. The root may be partly consumed:
  *   its rc valid items sit at [k - rc, k) (a partial delete only moves rc).
  *   Node 0 is the partial buffer: bc < k sorted items, all >= the root's.
- *   Control words (ticket dispenser, ticket served, node count hn, rc, bc)
- *   are touched only by the holder of the root.
+ *   Control words (ticket dispenser; the root word: ticket served, node
+ *   count hn, rc, bc) are written only by the holder of the root.
  * Insert (m <= k items): bitonic sort in shared memory (before taking any
  *   lock); take the root by ticket; merge into the root (it keeps its rc
  *   smallest) and then into the buffer; if the buffer reaches k, reserve a
@@ -57,6 +57,19 @@ namespace wgpq {
 
 enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
 
+/* Profile layout (cycle sums, WG_PQ_PROFILE): [0] deletes that refilled
+ * the root, [1..8] their phases; [10] inserts, [11..15] theirs; [16]
+ * deletes served from the root alone, [17..19] theirs. */
+enum : unsigned {
+  PROF_STAMPS = 9,
+  PROF_DELETE = 1,
+  PROF_INSERT = 11,
+  PROF_INSERT_STAMPS = 6,
+  PROF_PARTIAL = 17,
+  PROF_PARTIAL_STAMPS = 4,
+  PROF_WORDS = 24
+};
+
 struct KV {
   unsigned long long k;
   unsigned v;
@@ -90,16 +103,24 @@ template <> struct Store<KV> {
   }
 };
 
-/* Control words, one cache line. */
+/* Control words, one cache line. The root word packs what a new holder of
+ * the root needs, so that the load that sees its turn also delivers the
+ * heap's shape (no second round trip): the ticket served (ROOT_TICKET_BITS,
+ * compared modulo 2^15: fewer blocks than that are ever resident, and only
+ * a running block holds a ticket), hn (28 bits: max_nodes < 2^28, checked
+ * at creation), rc (11 bits, <= k <= 1024) and bc (10 bits, < k). */
 struct Ctl {
-  unsigned next;    /* ticket dispenser */
-  unsigned serving; /* ticket holding the root */
-  unsigned hn;      /* nodes in the heap, root included */
-  unsigned rc;      /* valid items in the root */
-  unsigned bc;      /* items in the partial buffer */
+  unsigned next; /* ticket dispenser */
   unsigned pad;
+  unsigned long long root; /* served | hn << 15 | rc << 43 | bc << 54 */
   unsigned long long reserved; /* items held plus items being inserted */
+  unsigned pad_line[26];
+  /* Deletes reading root items they reserved after handing the root on
+   * (its own line: these atomics come and go while others spin on root). */
+  unsigned readers;
+  unsigned pad_readers[31];
 };
+enum : unsigned { ROOT_TICKET_BITS = 15, ROOT_HN_BITS = 28 };
 
 template <typename T> struct Heap {
   Ctl *ctl;
@@ -112,6 +133,9 @@ template <typename T> struct Heap {
   unsigned early; /* the sift-down's look-ahead: an early relaxed CAS finished
                      at the next level (1), or a blocking lock taken before
                      the merge (0); block-uniform, set on the host */
+  unsigned long long *prof; /* optional per-phase cycle sums (WG_PQ_PROFILE) */
+  unsigned read_delay_ns;   /* tests: deferred root reads wait this long first,
+                               widening the window wait_readers closes */
 };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
@@ -126,6 +150,17 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+__device__ __forceinline__ unsigned long long ld_acquire64(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release64(unsigned long long *p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void red_release_add(unsigned *p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void st_release(unsigned *p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -191,7 +226,9 @@ __device__ __forceinline__ unsigned lock_avail(unsigned *w, bool wait) {
 /* Early locks: a relaxed CAS issued ahead (try_lock) does not stall the
  * thread until its result is used, so its round trip overlaps the loads and
  * merges in between; the *_finish call then completes the lock: an acquire
- * fence if the CAS took it, else the ordinary locking loop. */
+ * fence if the CAS took it, else the ordinary locking loop. (Measured and
+ * dropped, docs/pq.md: a cache line per lock word, waiters polling with
+ * loads, the ticket words on lines of their own: all within 2%.) */
 __device__ __forceinline__ unsigned try_lock(unsigned *w, unsigned guess) {
   return cas_relaxed(w, guess << 1, guess << 1 | 1u);
 }
@@ -304,29 +341,61 @@ __device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i);
 struct Shared {
   unsigned ticket, hn, rc, bc, ok, a, b, c;
   unsigned long long pos;
+  long long ts[PROF_STAMPS]; /* thread 0's clock at phase ends (h.prof) */
 };
 
-/* Thread 0: takes the root (ticket lock) and reads the control words. */
-__device__ __forceinline__ void take_root(Ctl *ctl, Shared *sh) {
-  unsigned t = atomicAdd(&ctl->next, 1u);
+/* Thread 0 stamps phase ends when the heap is profiled (WG_PQ_PROFILE). */
+template <typename T> __device__ __forceinline__ void stamp(const Heap<T> &h, Shared &sh,
+                                                            unsigned i) {
+  if (h.prof && threadIdx.x == 0) sh.ts[i] = clock64();
+}
+/* Thread 0 adds the phases between stamps first..last to h.prof[base..]
+ * and counts the operation in h.prof[base - 1]. */
+template <typename T> __device__ __forceinline__ void add_profile(const Heap<T> &h,
+                                                                  const Shared &sh,
+                                                                  unsigned base, unsigned n) {
+  if (!h.prof || threadIdx.x != 0) return;
+  atomicAdd(&h.prof[base - 1], 1ull);
+  for (unsigned i = 1; i < n; i++)
+    atomicAdd(&h.prof[base + i - 1], (unsigned long long)(sh.ts[i] - sh.ts[i - 1]));
+}
+
+/* Thread 0: takes the root (ticket lock); the root word that shows its
+ * turn carries the control words. */
+template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h, Shared *sh) {
+  const unsigned t = atomicAdd(&h.ctl->next, 1u), mask = (1u << ROOT_TICKET_BITS) - 1;
+  unsigned long long w;
   /* The next in line spins hot (the root hand-over is the critical path);
    * those further back sleep in proportion to their distance. */
   for (;;) {
-    unsigned ahead = t - ld_acquire(&ctl->serving);
+    w = ld_acquire64(&h.ctl->root);
+    const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
     if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
   }
   sh->ticket = t;
-  sh->hn = __ldcg(&ctl->hn);
-  sh->rc = __ldcg(&ctl->rc);
-  sh->bc = __ldcg(&ctl->bc);
+  sh->hn = (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
+  sh->rc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS)) & 0x7ffu;
+  sh->bc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
 }
-/* Thread 0, after a barrier: writes the control words, passes the root on. */
-__device__ __forceinline__ void give_root(Ctl *ctl, const Shared *sh) {
-  __stcg(&ctl->hn, sh->hn);
-  __stcg(&ctl->rc, sh->rc);
-  __stcg(&ctl->bc, sh->bc);
-  st_release(&ctl->serving, sh->ticket + 1); /* orders the block's stores */
+/* Thread 0, after a barrier: passes the root on with the control words (the
+ * release orders the block's stores before them). */
+template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
+                                                                const Shared *sh) {
+  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
+  st_release64(&h.ctl->root, (unsigned long long)((sh->ticket + 1) & mask) |
+                                 (unsigned long long)sh->hn << ROOT_TICKET_BITS |
+                                 (unsigned long long)sh->rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
+                                 (unsigned long long)sh->bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+}
+
+/* One thread, holding the root, before the block rewrites the whole root
+ * (a refill, or an insert into an empty heap): waits until every delete
+ * that reserved root items has read them (the reader's release decrement
+ * orders its loads before the rewrite). Readers never wait for the root,
+ * so this ends. */
+template <typename T> __device__ __forceinline__ void wait_readers(const Heap<T> &h) {
+  while (ld_acquire(&h.ctl->readers) != 0) __nanosleep(32);
 }
 
 /* ---- insert ------------------------------------------------------------------------ */
@@ -366,13 +435,16 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
         r = seen;
       }
     }
-    take_root(h.ctl, &sh);
+    stamp(h, sh, 0);
+    take_root(h, &sh);
+    if (sh.hn == 0 && sh.ok) wait_readers(h); /* this insert writes the whole root */
+    stamp(h, sh, 1);
     if (ticket) *ticket = sh.ticket;
   }
   __syncthreads();
   if (!sh.ok) {
     __syncthreads();
-    if (tid == 0) give_root(h.ctl, &sh);
+    if (tid == 0) give_root(h, &sh);
     return 0;
   }
   T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k,
@@ -391,18 +463,26 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   if (hn >= 1) load(h, 1, k - rc, A, rc);
   load(h, 0, 0, B, bc);
   __syncthreads();
-  if (hn >= 1) { /* the root keeps its rc smallest */
+  stamp(h, sh, 2);
+  /* The root keeps its rc smallest: nothing to merge when even the batch's
+   * smallest item is not below the root's largest (the usual case for
+   * random keys once the heap holds a few batches). */
+  if (hn >= 1 && lt(x[0], A[rc - 1])) {
     merge_split(x, m, A, rc, F, rc, C);
     store(h, 1, k - rc, F, rc);
     x = C;
   }
+  stamp(h, sh, 3);
   if (s < k) {
     merge_split(x, m, B, bc, D, s, E);
     store(h, 0, 0, D, s);
     __syncthreads();
     if (tid == 0) {
       sh.bc = s;
-      give_root(h.ctl, &sh);
+      stamp(h, sh, 4);
+      give_root(h, &sh);
+      stamp(h, sh, 5);
+      add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
     }
     return 1;
   }
@@ -416,7 +496,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       sh.hn = 1;
       sh.rc = k;
       sh.bc = s - k;
-      give_root(h.ctl, &sh);
+      give_root(h, &sh);
     }
     return 1;
   }
@@ -425,7 +505,10 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
     sh.hn = t;
     sh.bc = s - k;
-    give_root(h.ctl, &sh);
+    stamp(h, sh, 4);
+    give_root(h, &sh);
+    stamp(h, sh, 5);
+    add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
   }
   T *batch = D, *spare = F;
   for (unsigned level = 1;; level++) {
@@ -497,6 +580,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     load(h, l, 0, A, k);
     load(h, r, 0, B, k);
     __syncthreads();
+    if (cur == 1) stamp(h, sh, 5);
     const bool left_large = lt(B[k - 1], A[k - 1]);
     merge_split(A, k, B, k, X, k, Y);
     large = left_large ? l : r;
@@ -554,19 +638,30 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   const unsigned k = h.k, tid = threadIdx.x;
   T *A = ws, *B = ws + k, *C = ws + 2 * k, *X = ws + 3 * k, *Y = ws + 4 * k,
     *Z = ws + 5 * k;
+  /* Thread 0's read of the output cursor: issued under the root but first
+   * used when the root is given back, so its round trip overlaps the hold. */
+  unsigned long long pos0 = 0;
   if (tid == 0) {
-    take_root(h.ctl, &sh);
+    stamp(h, sh, 0);
+    take_root(h, &sh);
     if (ticket) *ticket = sh.ticket;
-    sh.pos = cursor ? __ldcg(cursor) : 0;
+    if (cursor) pos0 = __ldcg(cursor);
+    stamp(h, sh, 1);
   }
   __syncthreads();
+  stamp(h, sh, 2);
   unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, got = 0;
   /* rc >= 1 whenever hn >= 1, so the root runs out exactly when n >= rc */
   const bool refill = hn >= 2 && n >= rc;
+  /* A delete that leaves items in the root only reserves its range under
+   * the root and reads it after handing the root on (counted in readers;
+   * inserts write only the root's valid range, and whoever rewrites the
+   * whole root waits for the readers first). */
+  const bool deferred = hn >= 1 && n < rc;
   if (refill && tid == 32) lock_avail(&h.word[hn], true);
   if (hn >= 1) {
     const unsigned a = n < rc ? n : rc;
-    load(h, 1, k - rc, out, a);
+    if (!deferred) load(h, 1, k - rc, out, a);
     rc -= a;
     got = a;
     if (rc == 0 && hn == 1) hn = 0;
@@ -577,14 +672,21 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     load(h, last, 0, A, k);
     load(h, 0, 0, B, bc);
     __syncthreads();
+    stamp(h, sh, 3);
     if (tid == 0) unlock_node(&h.word[last], EMPTY);
     lock_children(h, 1, sh); /* after the unlock: last may be a child */
+    /* the root is rewritten after the merges; a third warp waits for the
+     * readers of its old items meanwhile (the merge's barrier waits for it) */
+    if (tid == (blockDim.x > 64 ? 64u : 0u)) wait_readers(h);
     merge_split(A, k, B, bc, C, k, X);
     store(h, 0, 0, X, bc); /* X is next written after sift_locked's first barrier */
+    stamp(h, sh, 4);
+    stamp(h, sh, 5); /* moved on by the root's sift when it loads children */
     /* the root level: the root is final after it */
     T *c = C, *fin = NULL;
     unsigned pend = 0;
     unsigned cur = sift_locked(h, 1, &c, &fin, A, B, X, Y, &Z, sh, pend, false);
+    stamp(h, sh, 6);
     const unsigned need = n - got;
     for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
     got = n;
@@ -593,9 +695,11 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     if (tid == 0) {
       sh.hn = hn;
       sh.rc = rc;
-      if (cursor) __stcg(cursor, sh.pos + got);
-      give_root(h.ctl, &sh);
+      sh.pos = pos0;
+      if (cursor) __stcg(cursor, pos0 + got);
+      give_root(h, &sh);
       atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
+      stamp(h, sh, 7);
     }
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
@@ -604,6 +708,9 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       __syncthreads();
       if (tid == 0) unlock_node(&h.word[prev], AVAIL);
     }
+    stamp(h, sh, 8);
+    add_profile(h, sh, PROF_DELETE, PROF_STAMPS);
+    __syncthreads(); /* thread 0 wrote sh.pos, maybe with no barrier since */
     if (pos) *pos = sh.pos;
     __syncthreads();
     return got;
@@ -622,9 +729,20 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     sh.hn = hn;
     sh.rc = rc;
     sh.bc = bc;
-    if (cursor) __stcg(cursor, sh.pos + got);
-    give_root(h.ctl, &sh);
+    sh.pos = pos0;
+    if (cursor) __stcg(cursor, pos0 + got);
+    stamp(h, sh, 2);
+    if (deferred) atomicAdd(&h.ctl->readers, 1u); /* before the release */
+    give_root(h, &sh);
     atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
+    stamp(h, sh, 3);
+    add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
+  }
+  if (deferred) { /* the range reserved under the root: [k - rc - got, k - rc) */
+    if (h.read_delay_ns) __nanosleep(h.read_delay_ns);
+    load(h, 1, k - rc - got, out, got);
+    __syncthreads();
+    if (tid == 0) red_release_add(&h.ctl->readers, ~0u); /* -1, after every load */
   }
   __syncthreads();
   if (pos) *pos = sh.pos;
