@@ -116,11 +116,15 @@ static size_t parse_list(const char *name, double *out, size_t cap, const double
 static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src) {
   const char *t = getenv("WG_BENCH_TRACE");
   if (!t || atoll(t) <= 0) return 0;
+  /* WG_BENCH_TRACE_ST=1: the self-tuned run at P = WG_BENCH_TRACE instead */
+  const char *ts = getenv("WG_BENCH_TRACE_ST");
+  const int st = ts && *ts == '1';
   wg_sssp_opts o;
   wg_sssp_opts_defaults(&o);
-  o.algo = WG_ALGO_NEARFAR;
+  o.algo = st ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
   o.backend = WG_BACKEND_CUDA;
-  o.delta = (uint64_t)atoll(t);
+  if (st) o.parallelism = (double)atoll(t);
+  else o.delta = (uint64_t)atoll(t);
   o.predecessors = 1;
   for (int k = 0; k < 2; k++) {
     o.trace = k;
@@ -129,17 +133,19 @@ static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, ui
       printf("# %s trace: %s\n", gname, wg_ctx_last_error(ctx));
       return 1;
     }
-    printf("# %s near-far delta %llu (%s): %.3f ms, %llu it%s\n", gname,
-           (unsigned long long)o.delta, r->lb, r->seconds * 1e3,
+    printf("# %s %s %llu (%s): %.3f ms, %llu it%s\n", gname, st ? "self-tuned P" : "near-far delta",
+           st ? (unsigned long long)o.parallelism : (unsigned long long)o.delta, r->lb,
+           r->seconds * 1e3,
            (unsigned long long)r->iterations, k ? ", traced:" : " (warm-up)");
     double sum = 0;
     for (uint64_t i = 0; i < r->trace_len; i++) {
       const wg_sssp_iter *w = &r->trace[i];
       sum += w->time_us;
-      printf("T %s %4llu %8llu %9llu %8llu %8llu %8llu %9.1f us\n", gname,
+      printf("T %s %4llu %8llu %9llu %8llu %8llu %8llu %9.1f us delta %.1f\n", gname,
              (unsigned long long)w->iter, (unsigned long long)w->frontier_in,
              (unsigned long long)w->advance_out, (unsigned long long)w->filter_out,
-             (unsigned long long)w->near_out, (unsigned long long)w->far_size, w->time_us);
+             (unsigned long long)w->near_out, (unsigned long long)w->far_size, w->time_us,
+             w->delta);
     }
     if (k) printf("# %s trace: %llu rows, %.1f us in all\n", gname,
                   (unsigned long long)r->trace_len, sum);

@@ -146,6 +146,11 @@ struct LoopShape {
                      three launches fewer per iteration; WG_CUDA_FUSE=0
                      launches them apart */
   int fuse_scan;  /* LB scan in two launches, not three (WG_CUDA_FUSE=0: 3) */
+  int rng;        /* self-tuned, fused, not LB_CULL: the fit takes its
+                     candidates' range from State::rng (kept by the filter
+                     and the far pass) and plans inside its first histogram
+                     kernel: no min/max pass over the candidates, one launch
+                     fewer (WG_CUDA_FITRANGE=0 turns it off) */
 };
 
 struct Run {
@@ -274,6 +279,8 @@ __host__ __device__ void finish_step(Run *r) {
     q->far_size = q->far2_size;
   }
   q->adv_size = q->near_size = q->tmp_size = q->far2_size = q->x3 = 0;
+  q->rng[0] = q->rng[2] = ~0ull;
+  q->rng[1] = q->rng[3] = 0;
   q->stamp += 2;
   r->h.loops++;
   if (q->in_size == 0 && q->far_size == 0) q->done = r->h.done = 1;
@@ -368,7 +375,11 @@ __device__ void fit_prep(Run *r, bool reset_range) {
   f->mode = p.mode;
   if (!p.mode) return;
   f->kept = f->far_out = f->tie_seen = 0;
-  if (reset_range) {
+  if (q->rng_on) {
+    /* the range the filter and the far pass kept (State::rng) */
+    f->base = q->rng[p.mode == 1 ? 0 : 2];
+    f->maxv = q->rng[p.mode == 1 ? 1 : 3];
+  } else if (reset_range) {
     f->base = ~0ull;
     f->maxv = 0;
   }
@@ -444,24 +455,22 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_minmax_kernel(Run *r, const
   fit_range(f, dist, f->src, f->size);
 }
 
-/* One digit's histogram over the candidates that match the prefix. */
+/* One digit's histogram over the candidates that match the prefix: those
+ * of src[0, size) whose distance - base agrees with prefix above bit pos,
+ * binned by the kFitBits bits below pos. */
 template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads)
-    fit_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
-  const Fit *f = &r->fit;
-  if (!f->mode) return;
-  const unsigned long long base = f->base, prefix = f->prefix;
-  const int pos = f->pos < 0 ? range_bits(f->maxv - base) : f->pos;
+__device__ __forceinline__ void fit_hist(const D *dist, const uint32_t *src, uint32_t size,
+                                         unsigned long long base, unsigned long long prefix,
+                                         int pos, uint32_t *hist) {
   if (pos == 0) return;
   const int lo = pos > kFitBits ? pos - kFitBits : 0;
   const unsigned long long mask = (1ull << (pos - lo)) - 1;
-  const uint32_t size = f->size;
   for (uint32_t i0 = blockIdx.x * blockDim.x; i0 < size; i0 += gridDim.x * blockDim.x) {
     const uint32_t i = i0 + threadIdx.x;
     bool hit = false;
     uint32_t bin = 0;
     if (i < size) {
-      const unsigned long long x = (unsigned long long)dist[f->src[i]] - base;
+      const unsigned long long x = (unsigned long long)dist[src[i]] - base;
       hit = pos >= 64 || (x >> pos) == (prefix >> pos);
       bin = (uint32_t)((x >> lo) & mask);
     }
@@ -474,6 +483,36 @@ __global__ void __launch_bounds__(wgf::kThreads)
         atomicAdd(&hist[bin], (uint32_t)__popc(same));
     }
   }
+}
+
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
+  const Fit *f = &r->fit;
+  if (!f->mode) return;
+  const unsigned long long base = f->base;
+  fit_hist(dist, f->src, f->size, base, f->prefix,
+           f->pos < 0 ? range_bits(f->maxv - base) : f->pos, hist);
+}
+
+/* fit_prep and the first digit's histogram in one launch (LoopShape::rng):
+ * every block plans the fit (the same plan: see fit_prep_minmax_kernel)
+ * and takes the candidates' range from State::rng, which nothing in this
+ * launch writes; block 0 also starts the fit, writing the same range. */
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_prep_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
+  __shared__ FitPlan s_plan;
+  __shared__ unsigned long long s_base, s_maxv;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) fit_prep(r, false);
+    s_plan = fit_plan(r);
+    s_base = r->q.rng[s_plan.mode == 1 ? 0 : 2];
+    s_maxv = r->q.rng[s_plan.mode == 1 ? 1 : 3];
+  }
+  __syncthreads();
+  if (!s_plan.mode) return;
+  fit_hist(dist, s_plan.src, s_plan.size, s_base, 0ull, range_bits(s_maxv - s_base), hist);
 }
 
 /* One block: the digit that holds rank k; clears the bins it read. */
@@ -558,7 +597,8 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
     }
     if (trim && atomicExch(&vx.in_far[v], 1u) != 0u) continue;
     if (d < local_min) local_min = d;
-    if (nparts) atomicAdd(&acc.parts[wgf::part_of(s_bound, nparts, d)], 1ull);
+    if (nparts)
+      wgf::count_part(acc, wgf::part_of(s_bound, nparts, d), q->part_agg != 0, __activemask());
     wgf::append(far_out, far_count, v);
   }
   wgf::acc_flush(acc, 0, 0, 0, local_min, nullptr, nullptr, nullptr, &q->far_min, q->part_count,
@@ -622,9 +662,9 @@ enum Part { kPartScan, kPartPush, kPartFar, kPartFit };
  * a digit with nothing left to resolve returns at once. */
 template <typename D>
 static void enqueue_digits(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
-                           cudaStream_t s, int to) {
+                           cudaStream_t s, int to, bool first_done) {
   for (int p = 0; p < to; p++) {
-    fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
+    if (p || !first_done) fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
     fit_select_kernel<<<1, kSelThreads, 0, s>>>(run, hist);
   }
 }
@@ -637,9 +677,10 @@ template <typename D> constexpr int fit_digits() { return (int)(sizeof(D) * 8) /
 template <typename D>
 static cudaError_t enqueue_fit_body(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
                                     cudaStream_t s, const LoopShape &c) {
-  /* fused: fit_prep_minmax_kernel did the range already */
+  /* fused: fit_prep_minmax_kernel did the range already; rng:
+   * fit_prep_hist_kernel the range and the first histogram */
   if (!c.fuse) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
-  enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>());
+  enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>(), c.rng != 0);
   fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
   if (!c.fuse) fit_end_kernel<<<1, 32, 0, s>>>(run);
   return cudaGetLastError();
@@ -1319,7 +1360,9 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   e = enqueue_part<D>(kPartFar, g, b, L, s, c);
   if (e != cudaSuccess) return e;
   if (selftune) {
-    if (c.fuse)
+    if (c.rng)
+      fit_prep_hist_kernel<D><<<L.sgrid, T, 0, s>>>(b.run, b.vx.dist, b.hist);
+    else if (c.fuse)
       fit_prep_minmax_kernel<D><<<L.sgrid, T, 0, s>>>(b.run, b.vx.dist);
     else
       fit_prep_kernel<<<1, 32, 0, s>>>(b.run);
@@ -1425,6 +1468,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     init.q.lb_search = ls && atoi(ls) == 1;
   }
   init.fit.base = ~0ull; /* as fit_end leaves it */
+  init.q.rng[0] = init.q.rng[2] = ~0ull; /* as finish leaves them */
   init.delta = a->delta ? a->delta : 1;
   init.trace = a->trace;
   init.loop_limit = 4ull * n + 1000ull; /* a bug, not a graph, gets here */
@@ -1482,6 +1526,11 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const int fuse = !(fs && *fs && atoi(fs) == 0);
     shape.fuse = a->selftune && fuse;
     shape.fuse_scan = fuse;
+    const char *fr = getenv("WG_CUDA_FITRANGE");
+    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL && !(fr && *fr && atoi(fr) == 0);
+    init.q.rng_on = shape.rng;
+    const char *pa = getenv("WG_CUDA_PARTAGG");
+    init.q.part_agg = !(pa && *pa && atoi(pa) == 0);
   }
   if (!a->host_control && !a->sync_each) {
     WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
