@@ -203,26 +203,50 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
   /* WG_BENCH_VARIANTS="NAME=VAL;NAME=VAL": the BEST rows again (no
    * energy) with each environment setting in turn, e.g. the engine's
-   * measurement knobs, so one process compares them on one graph */
+   * measurement knobs, so one process compares them on one graph; a
+   * variant may set several, "A=0,B=0" */
   {
     const char *vs = getenv("WG_BENCH_VARIANTS");
     char buf[512];
     snprintf(buf, sizeof buf, "%s", vs ? vs : "");
     for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok;
          tok = strtok_r(NULL, ";", &save)) {
-      char *eq = strchr(tok, '=');
-      if (!eq || eq == tok) continue;
-      *eq = 0;
-      const char *old = getenv(tok);
-      char keep[64];
-      snprintf(keep, sizeof keep, "%s", old ? old : "");
-      setenv(tok, eq + 1, 1);
-      snprintf(cfg, sizeof cfg, "VAR %s=%s nf", tok, eq + 1);
+      char label[33] = "", names[4][40], keep[4][64];
+      int had[4], nset = 0;
+      /* the label without the WG_CUDA_ prefixes */
+      for (const char *t = tok; *t;) {
+        if (strncmp(t, "WG_CUDA_", 8) == 0) {
+          t += 8;
+          continue;
+        }
+        const size_t l = strlen(label);
+        if (l + 1 < sizeof label) {
+          label[l] = *t;
+          label[l + 1] = 0;
+        }
+        t++;
+      }
+      for (char *s2 = NULL, *a = strtok_r(tok, ",", &s2); a && nset < 4;
+           a = strtok_r(NULL, ",", &s2)) {
+        char *eq = strchr(a, '=');
+        if (!eq || eq == a) continue;
+        *eq = 0;
+        snprintf(names[nset], sizeof names[nset], "%s", a);
+        const char *old = getenv(a);
+        had[nset] = old != NULL;
+        snprintf(keep[nset], sizeof keep[nset], "%s", old ? old : "");
+        setenv(a, eq + 1, 1);
+        nset++;
+      }
+      if (!nset) continue;
+      snprintf(cfg, sizeof cfg, "VAR %s nf", label);
       run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, cfg, 0);
-      snprintf(cfg, sizeof cfg, "VAR %s=%s st", tok, eq + 1);
+      snprintf(cfg, sizeof cfg, "VAR %s st", label);
       run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
-      if (old) setenv(tok, keep, 1);
-      else unsetenv(tok);
+      for (int i = 0; i < nset; i++) {
+        if (had[i]) setenv(names[i], keep[i], 1);
+        else unsetenv(names[i]);
+      }
     }
   }
   {
