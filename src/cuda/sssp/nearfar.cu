@@ -153,6 +153,10 @@ struct LoopShape {
                      fewer (WG_CUDA_FITRANGE=0 turns it off) */
   int prefetch;   /* control and finish pull the Run into L1 first
                      (prefetch_run; WG_CUDA_PREFETCH=0 turns it off) */
+  int all_ties;   /* WG_CUDA_FITTIES=1: the fit keeps every vertex at the cut
+                     distance (the frontier becomes dist <= cut, the
+                     threshold it adopts) instead of splitting the ties in
+                     arrival order to hold exactly the target */
 };
 
 struct Run {
@@ -569,7 +573,8 @@ __global__ void __launch_bounds__(kSelThreads) fit_select_kernel(Run *r, uint32_
  * part of far2 into the frontier and keeps the rest in far_q (free after
  * the far pass), recounting partitions and far_min. */
 template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<D> vx) {
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_apply_kernel(Run *r, Verts<D> vx, int all_ties) {
   Fit *f = &r->fit;
   if (!f->mode) return;
   State *q = &r->q;
@@ -591,8 +596,8 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
        i += gridDim.x * blockDim.x) {
     const uint32_t v = f->src[i];
     const unsigned long long d = vx.dist[v];
-    bool take = d < cut;
-    if (d == cut) {
+    bool take = d < cut || (all_ties && d == cut);
+    if (d == cut && !all_ties) {
       /* tie tickets, one atomic per warp: Kronecker frontiers hold long
        * runs of one distance */
       cg::coalesced_group tg = cg::coalesced_threads();
@@ -699,7 +704,7 @@ static cudaError_t enqueue_fit_body(Run *run, const Verts<D> &vx, uint32_t *hist
    * fit_prep_hist_kernel the range and the first histogram */
   if (!c.fuse) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
   enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>(), c.rng != 0);
-  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
+  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx, c.all_ties);
   if (!c.fuse) fit_end_kernel<<<1, 32, 0, s>>>(run);
   return cudaGetLastError();
 }
@@ -1547,6 +1552,8 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const char *fr = getenv("WG_CUDA_FITRANGE");
     shape.rng = shape.fuse && lb != wgf::POL_LB_CULL && !(fr && *fr && atoi(fr) == 0);
     init.q.rng_on = shape.rng;
+    const char *ft = getenv("WG_CUDA_FITTIES");
+    shape.all_ties = ft && *ft && atoi(ft) == 1;
     const char *pf = getenv("WG_CUDA_PREFETCH");
     shape.prefetch = !(pf && *pf && atoi(pf) == 0);
     const char *pa = getenv("WG_CUDA_PARTAGG");
