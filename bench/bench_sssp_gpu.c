@@ -14,8 +14,9 @@
  * modes; WG_BENCH_MULTS and WG_BENCH_PS replace the delta multipliers and
  * the set-points of the sweeps (comma-separated); WG_BENCH_MODES=0 skips the
  * loop-mode rows; WG_BENCH_VARIANTS="NAME=VAL;..." repeats the BEST rows
- * under each setting; WG_BENCH_TRACE=delta prints one traced near-far run per
- * graph instead of everything else. Time: median of 5 runs repeated inside one call
+ * under each setting (an entry may set several: "A=0,B=0");
+ * WG_BENCH_TRACE=delta prints one traced near-far run per graph instead of
+ * everything else (WG_BENCH_TRACE_ST=1: a self-tuned run at P = that value). Time: median of 5 runs repeated inside one call
  * (wg_sssp_opts.repeat), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared

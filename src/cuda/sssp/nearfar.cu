@@ -333,9 +333,11 @@ __global__ void finish_kernel(Run *r, LoopShape c) {
  * and sends the rest to the far queue; one under T / TRIM takes the nearest
  * live far entries until it holds T. Ties at the cut distance are split by
  * arrival order (near-far is label-correcting). The cut is the k-th
- * smallest candidate distance, found by a radix select over (d - min):
- * 16-bit digits from the top, each digit a histogram kernel (65536 global
- * bins, warp-aggregated atomics) and a one-block scan kernel that picks the
+ * smallest candidate distance, found by a radix select over (d - min), the
+ * range from State::rng (kept by the filter and the far pass as they queue;
+ * LoopShape::rng) or else from a min/max pass: 16-bit digits from the top,
+ * each digit a histogram kernel (65536 global bins, warp-aggregated
+ * atomics) and a one-block scan kernel that picks the
  * digit holding rank k and clears the bins again. 32-bit distances need at
  * most 2 digits, 64-bit ones 4; digits beyond the range's width return at
  * once. Then one kernel moves the vertices and one thread swaps the buffers
