@@ -14,8 +14,9 @@
  * modes; WG_BENCH_MULTS and WG_BENCH_PS replace the delta multipliers and
  * the set-points of the sweeps (comma-separated); WG_BENCH_MODES=0 skips the
  * loop-mode rows; WG_BENCH_VARIANTS="NAME=VAL;..." repeats the BEST rows
- * under each setting; WG_BENCH_TRACE=delta prints one traced near-far run per
- * graph instead of everything else. Time: median of 5 runs repeated inside one call
+ * under each setting (an entry may set several: "A=0,B=0");
+ * WG_BENCH_TRACE=delta prints one traced near-far run per graph instead of
+ * everything else (WG_BENCH_TRACE_ST=1: a self-tuned run at P = that value). Time: median of 5 runs repeated inside one call
  * (wg_sssp_opts.repeat), so allocation and upload stay out. Energy: the GPU
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
@@ -116,11 +117,15 @@ static size_t parse_list(const char *name, double *out, size_t cap, const double
 static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src) {
   const char *t = getenv("WG_BENCH_TRACE");
   if (!t || atoll(t) <= 0) return 0;
+  /* WG_BENCH_TRACE_ST=1: the self-tuned run at P = WG_BENCH_TRACE instead */
+  const char *ts = getenv("WG_BENCH_TRACE_ST");
+  const int st = ts && *ts == '1';
   wg_sssp_opts o;
   wg_sssp_opts_defaults(&o);
-  o.algo = WG_ALGO_NEARFAR;
+  o.algo = st ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
   o.backend = WG_BACKEND_CUDA;
-  o.delta = (uint64_t)atoll(t);
+  if (st) o.parallelism = (double)atoll(t);
+  else o.delta = (uint64_t)atoll(t);
   o.predecessors = 1;
   for (int k = 0; k < 2; k++) {
     o.trace = k;
@@ -129,17 +134,19 @@ static int trace_graph(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, ui
       printf("# %s trace: %s\n", gname, wg_ctx_last_error(ctx));
       return 1;
     }
-    printf("# %s near-far delta %llu (%s): %.3f ms, %llu it%s\n", gname,
-           (unsigned long long)o.delta, r->lb, r->seconds * 1e3,
+    printf("# %s %s %llu (%s): %.3f ms, %llu it%s\n", gname, st ? "self-tuned P" : "near-far delta",
+           st ? (unsigned long long)o.parallelism : (unsigned long long)o.delta, r->lb,
+           r->seconds * 1e3,
            (unsigned long long)r->iterations, k ? ", traced:" : " (warm-up)");
     double sum = 0;
     for (uint64_t i = 0; i < r->trace_len; i++) {
       const wg_sssp_iter *w = &r->trace[i];
       sum += w->time_us;
-      printf("T %s %4llu %8llu %9llu %8llu %8llu %8llu %9.1f us\n", gname,
+      printf("T %s %4llu %8llu %9llu %8llu %8llu %8llu %9.1f us delta %.1f\n", gname,
              (unsigned long long)w->iter, (unsigned long long)w->frontier_in,
              (unsigned long long)w->advance_out, (unsigned long long)w->filter_out,
-             (unsigned long long)w->near_out, (unsigned long long)w->far_size, w->time_us);
+             (unsigned long long)w->near_out, (unsigned long long)w->far_size, w->time_us,
+             w->delta);
     }
     if (k) printf("# %s trace: %llu rows, %.1f us in all\n", gname,
                   (unsigned long long)r->trace_len, sum);
@@ -197,26 +204,50 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
   /* WG_BENCH_VARIANTS="NAME=VAL;NAME=VAL": the BEST rows again (no
    * energy) with each environment setting in turn, e.g. the engine's
-   * measurement knobs, so one process compares them on one graph */
+   * measurement knobs, so one process compares them on one graph; a
+   * variant may set several, "A=0,B=0" */
   {
     const char *vs = getenv("WG_BENCH_VARIANTS");
     char buf[512];
     snprintf(buf, sizeof buf, "%s", vs ? vs : "");
     for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok;
          tok = strtok_r(NULL, ";", &save)) {
-      char *eq = strchr(tok, '=');
-      if (!eq || eq == tok) continue;
-      *eq = 0;
-      const char *old = getenv(tok);
-      char keep[64];
-      snprintf(keep, sizeof keep, "%s", old ? old : "");
-      setenv(tok, eq + 1, 1);
-      snprintf(cfg, sizeof cfg, "VAR %s=%s nf", tok, eq + 1);
+      char label[33] = "", names[4][40], keep[4][64];
+      int had[4], nset = 0;
+      /* the label without the WG_CUDA_ prefixes */
+      for (const char *t = tok; *t;) {
+        if (strncmp(t, "WG_CUDA_", 8) == 0) {
+          t += 8;
+          continue;
+        }
+        const size_t l = strlen(label);
+        if (l + 1 < sizeof label) {
+          label[l] = *t;
+          label[l + 1] = 0;
+        }
+        t++;
+      }
+      for (char *s2 = NULL, *a = strtok_r(tok, ",", &s2); a && nset < 4;
+           a = strtok_r(NULL, ",", &s2)) {
+        char *eq = strchr(a, '=');
+        if (!eq || eq == a) continue;
+        *eq = 0;
+        snprintf(names[nset], sizeof names[nset], "%s", a);
+        const char *old = getenv(a);
+        had[nset] = old != NULL;
+        snprintf(keep[nset], sizeof keep[nset], "%s", old ? old : "");
+        setenv(a, eq + 1, 1);
+        nset++;
+      }
+      if (!nset) continue;
+      snprintf(cfg, sizeof cfg, "VAR %s nf", label);
       run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, cfg, 0);
-      snprintf(cfg, sizeof cfg, "VAR %s=%s st", tok, eq + 1);
+      snprintf(cfg, sizeof cfg, "VAR %s st", label);
       run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
-      if (old) setenv(tok, keep, 1);
-      else unsetenv(tok);
+      for (int i = 0; i < nset; i++) {
+        if (had[i]) setenv(names[i], keep[i], 1);
+        else unsetenv(names[i]);
+      }
     }
   }
   {

@@ -277,6 +277,12 @@ static void modes_and_errors(void **state) {
       run_one(ctx, g, 3, algos[a], WG_LB_LB, 0, 300, "unfused");
     }
     unsetenv("WG_CUDA_FUSE");
+    /* the fit's own min/max pass instead of the range the filter and the
+     * far pass keep (FITRANGE=0) */
+    setenv("WG_CUDA_FITRANGE", "0", 1);
+    run_one(ctx, k, ks, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "fit range pass");
+    run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 300, "fit range pass");
+    unsetenv("WG_CUDA_FITRANGE");
     wg_graph_destroy(&k);
   }
   /* errors: source out of range */

@@ -97,6 +97,17 @@ struct State {
   uint32_t maxdeg[2];
   unsigned long long bound[kMaxParts];
   unsigned long long part_count[kMaxParts];
+  /* Self-tuning's frontier fit (rng_on): bounds of the distances queued
+   * this iteration for the next frontier (near_q, tmp: rng[0] lowest,
+   * rng[1] highest) and into far2 (rng[2], rng[3]), kept by the filter and
+   * the far pass as they append, so the fit needs no pass of its own to
+   * find its candidates' range. Supersets (a vertex counted, then pushed
+   * back, still widens them), which the radix select tolerates. finish
+   * resets them. */
+  int rng_on;
+  unsigned long long rng[4];
+  int part_agg; /* count far partitions with one shared atomic per distinct
+                   partition of a warp (count_part), not one per entry */
 };
 
 struct Graph {
@@ -245,6 +256,7 @@ struct BlockAcc {
   uint32_t x3, maxdeg;
   unsigned long long arcs, fmin;
   unsigned long long parts[kMaxParts];
+  unsigned long long rng[4]; /* State::rng of this block */
 };
 
 __device__ __forceinline__ void acc_init(BlockAcc &a) {
@@ -253,6 +265,65 @@ __device__ __forceinline__ void acc_init(BlockAcc &a) {
     a.x3 = a.maxdeg = 0;
     a.arcs = 0;
     a.fmin = ~0ull;
+    a.rng[0] = a.rng[2] = ~0ull;
+    a.rng[1] = a.rng[3] = 0;
+  }
+}
+
+/* Counts a far entry in partition p of the block's counts (kNoPart: this
+ * thread has none). Called where the warp is converged (mask: the lanes
+ * that call it). agg: one shared atomic per distinct partition among the
+ * warp's lanes; Kronecker's far entries crowd into one or two partitions,
+ * and the shared atomics of one address are serialised lane by lane (the
+ * self-tuned far pass took 2.3x the fixed-delta one per pass over a far
+ * queue of the same size; H100, ncu). Else one per entry (the older way,
+ * WG_CUDA_PARTAGG=0). */
+constexpr uint32_t kNoPart = ~0u;
+
+__device__ __forceinline__ void count_part(BlockAcc &a, uint32_t p, bool agg, unsigned mask) {
+  if (!agg) {
+    if (p != kNoPart) atomicAdd(&a.parts[p], 1ull);
+    return;
+  }
+  const unsigned peers = __match_any_sync(mask, p);
+  if (p != kNoPart && (threadIdx.x & 31) == (uint32_t)(__ffs(peers) - 1))
+    atomicAdd(&a.parts[p], (unsigned long long)__popc(peers));
+}
+
+/* A thread's distance bounds [lo, hi] of what it queued (the frontier:
+ * k = 0, far2: k = 1) into State::rng: warp, then block (shared atomics),
+ * then one global pair per block, skipped when a plain read shows it would
+ * not widen them. All threads call it; `on` is block-uniform. */
+__device__ __forceinline__ void acc_range(BlockAcc &a, bool on, unsigned long long lo0,
+                                          unsigned long long hi0, unsigned long long lo1,
+                                          unsigned long long hi1, State *s) {
+  if (!on) return;
+  for (int o = 16; o; o >>= 1) {
+    const unsigned long long l0 = __shfl_xor_sync(0xffffffffu, lo0, o);
+    const unsigned long long h0 = __shfl_xor_sync(0xffffffffu, hi0, o);
+    const unsigned long long l1 = __shfl_xor_sync(0xffffffffu, lo1, o);
+    const unsigned long long h1 = __shfl_xor_sync(0xffffffffu, hi1, o);
+    if (l0 < lo0) lo0 = l0;
+    if (h0 > hi0) hi0 = h0;
+    if (l1 < lo1) lo1 = l1;
+    if (h1 > hi1) hi1 = h1;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (lo0 != ~0ull) atomicMin(&a.rng[0], lo0);
+    if (hi0) atomicMax(&a.rng[1], hi0);
+    if (lo1 != ~0ull) atomicMin(&a.rng[2], lo1);
+    if (hi1) atomicMax(&a.rng[3], hi1);
+  }
+  __syncthreads();
+  if (threadIdx.x < 4) {
+    const int k = threadIdx.x;
+    const unsigned long long x = a.rng[k];
+    volatile unsigned long long *g = &s->rng[k];
+    if (k & 1) {
+      if (x > *g) atomicMax(&s->rng[k], x);
+    } else if (x < *g) {
+      atomicMin(&s->rng[k], x);
+    }
   }
 }
 
@@ -854,6 +925,7 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
   __shared__ BlockQ bq;
   __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
+  const bool agg = s->part_agg != 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
   acc_init(acc);
   __syncthreads();
@@ -862,11 +934,12 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
   const uint32_t *adv = s->adv;
   const unsigned long long *off = s->off;
   uint32_t x3 = 0, maxdeg = 0;
-  unsigned long long arcs = 0, fmin = ~0ull;
+  unsigned long long arcs = 0, fmin = ~0ull, nlo = ~0ull, nhi = 0;
   for (uint32_t base = blockIdx.x * blockDim.x; base < size; base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     int which[1] = {-1};
     uint32_t out[1] = {0};
+    uint32_t part = kNoPart;
     if (i < size) {
       const uint32_t v = adv[i];
       out[0] = v;
@@ -877,6 +950,8 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
           if ((unsigned long long)d < thr) {
             vx.stamp[v] = stamp + 1; /* only this thread holds v's label now */
             which[0] = 0;
+            if ((unsigned long long)d < nlo) nlo = d;
+            if ((unsigned long long)d > nhi) nhi = d;
             if (off) {
               const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
               arcs += deg;
@@ -886,14 +961,16 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
             if ((unsigned long long)d < fmin) fmin = d;
             if (atomicExch(&vx.in_far[v], 1u) == 0u) {
               which[0] = 1;
-              if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
+              if (nparts) part = part_of(s_bound, nparts, d);
             }
           }
         }
       }
     }
+    if (nparts) count_part(acc, part, agg, 0xffffffffu);
     block_append<1>(bq, s->near_q, &s->near_size, s->far_q, &s->far_size, which, out);
   }
+  acc_range(acc, s->rng_on, nlo, nhi, ~0ull, 0, s);
   acc_flush(acc, x3, arcs, maxdeg, fmin, &s->x3, &s->arcs[0], &s->maxdeg[0], &s->far_min,
             s->part_count, nparts);
 }
@@ -966,6 +1043,7 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   __shared__ BlockQ bq;
   __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
+  const bool agg = s->part_agg != 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
   acc_init(acc);
   __syncthreads();
@@ -976,13 +1054,14 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   uint32_t *front_size = pb ? &s->tmp_size : &s->near_size;
   const unsigned long long *off = s->off;
   uint32_t maxdeg = 0;
-  unsigned long long arcs = 0, fmin = ~0ull;
+  unsigned long long arcs = 0, fmin = ~0ull, nlo = ~0ull, nhi = 0, fhi = 0;
   if constexpr (PB) {
     const uint32_t nsize = pb ? s->near_size : 0;
     for (uint32_t base = blockIdx.x * blockDim.x; base < nsize; base += gridDim.x * blockDim.x) {
       const uint32_t i = base + threadIdx.x;
       int which[1] = {-1};
       uint32_t out[1] = {0};
+      uint32_t part = kNoPart;
       if (i < nsize) {
         const uint32_t v = s->near_q[i];
         out[0] = v;
@@ -990,9 +1069,11 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
         which[0] = push_back_one(vx, v, thr, off, arcs, maxdeg, d);
         if (which[0] == 1) {
           if ((unsigned long long)d < fmin) fmin = d;
-          if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
+          if ((unsigned long long)d > fhi) fhi = d;
+          if (nparts) part = part_of(s_bound, nparts, d);
         }
       }
+      if (nparts) count_part(acc, part, agg, 0xffffffffu);
       block_append<1>(bq, s->tmp, &s->tmp_size, s->far2, &s->far2_size, which, out);
     }
   }
@@ -1000,6 +1081,7 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
     const uint32_t i = base + threadIdx.x;
     int which[1] = {-1};
     uint32_t out[1] = {0};
+    uint32_t part = kNoPart;
     if (i < size) {
       const uint32_t v = s->far_q[i];
       out[0] = v;
@@ -1011,6 +1093,8 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
         /* not if the filter queued it already this iteration */
         if (atomicMax(&vx.stamp[v], stamp + 1) < stamp + 1) {
           which[0] = 0;
+          if ((unsigned long long)d < nlo) nlo = d;
+          if ((unsigned long long)d > nhi) nhi = d;
           if (off) {
             const uint32_t deg = (uint32_t)(off[v + 1] - off[v]);
             arcs += deg;
@@ -1020,11 +1104,15 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
       } else {
         which[0] = 1;
         if ((unsigned long long)d < fmin) fmin = d;
-        if (nparts) atomicAdd(&acc.parts[part_of(s_bound, nparts, d)], 1ull);
+        if ((unsigned long long)d > fhi) fhi = d;
+        if (nparts) part = part_of(s_bound, nparts, d);
       }
     }
+    if (nparts) count_part(acc, part, agg, 0xffffffffu);
     block_append<1>(bq, front, front_size, s->far2, &s->far2_size, which, out);
   }
+  /* far2's lowest is fmin (exact) */
+  acc_range(acc, s->rng_on, nlo, nhi, fmin, fhi, s);
   acc_flush(acc, 0, arcs, maxdeg, fmin, nullptr, &s->arcs[pb ? 1 : 0], &s->maxdeg[pb ? 1 : 0],
             &s->far_min, s->part_count, nparts);
 }

@@ -146,6 +146,17 @@ struct LoopShape {
                      three launches fewer per iteration; WG_CUDA_FUSE=0
                      launches them apart */
   int fuse_scan;  /* LB scan in two launches, not three (WG_CUDA_FUSE=0: 3) */
+  int rng;        /* self-tuned, fused, not LB_CULL: the fit takes its
+                     candidates' range from State::rng (kept by the filter
+                     and the far pass) and plans inside its first histogram
+                     kernel: no min/max pass over the candidates, one launch
+                     fewer (WG_CUDA_FITRANGE=0 turns it off) */
+  int prefetch;   /* control and finish pull the Run into L1 first
+                     (prefetch_run; WG_CUDA_PREFETCH=0 turns it off) */
+  int all_ties;   /* WG_CUDA_FITTIES=1: the fit keeps every vertex at the cut
+                     distance (the frontier becomes dist <= cut, the
+                     threshold it adopts) instead of splitting the ties in
+                     arrival order to hold exactly the target */
 };
 
 struct Run {
@@ -246,7 +257,22 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
   q->far_min = ~0ull;
 }
 
-__global__ void control_kernel(Run *r, wg_sssp_iter *ring) {
+/* The one-thread steps (control, finish with the fit's end) touch fields
+ * spread over the whole Run (several KB: the controller's state, the
+ * partition bounds and counts), and each first touch of a line is an L2
+ * round trip on their dependent chain (ncu, Kronecker 21 self-tuned:
+ * control 10 us, finish 9.4 us a launch, against ~3 us for an empty
+ * one). So the warp first asks for every 128-byte line of it at once, a
+ * prefetch into this SM's L1 per lane; the thread's loads then hit L1 or
+ * a line already on its way. */
+__device__ __forceinline__ void prefetch_run(const Run *r) {
+  const char *p = (const char *)r;
+  for (size_t o = (size_t)threadIdx.x * 128; o < sizeof(Run); o += (size_t)blockDim.x * 128)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(p + o));
+}
+
+__global__ void control_kernel(Run *r, wg_sssp_iter *ring, int prefetch) {
+  if (prefetch) prefetch_run(r);
   if (threadIdx.x) return;
   control_step(r, ring, global_ns());
 }
@@ -274,6 +300,8 @@ __host__ __device__ void finish_step(Run *r) {
     q->far_size = q->far2_size;
   }
   q->adv_size = q->near_size = q->tmp_size = q->far2_size = q->x3 = 0;
+  q->rng[0] = q->rng[2] = ~0ull;
+  q->rng[1] = q->rng[3] = 0;
   q->stamp += 2;
   r->h.loops++;
   if (q->in_size == 0 && q->far_size == 0) q->done = r->h.done = 1;
@@ -291,6 +319,7 @@ __host__ __device__ void finish_step(Run *r) {
 __device__ void fit_end(Run *r); /* the frontier fit, below */
 
 __global__ void finish_kernel(Run *r, LoopShape c) {
+  if (c.prefetch) prefetch_run(r);
   if (threadIdx.x) return;
   if (c.fuse) fit_end(r); /* returns at once when no fit ran */
   finish_step(r);
@@ -304,9 +333,11 @@ __global__ void finish_kernel(Run *r, LoopShape c) {
  * and sends the rest to the far queue; one under T / TRIM takes the nearest
  * live far entries until it holds T. Ties at the cut distance are split by
  * arrival order (near-far is label-correcting). The cut is the k-th
- * smallest candidate distance, found by a radix select over (d - min):
- * 16-bit digits from the top, each digit a histogram kernel (65536 global
- * bins, warp-aggregated atomics) and a one-block scan kernel that picks the
+ * smallest candidate distance, found by a radix select over (d - min), the
+ * range from State::rng (kept by the filter and the far pass as they queue;
+ * LoopShape::rng) or else from a min/max pass: 16-bit digits from the top,
+ * each digit a histogram kernel (65536 global bins, warp-aggregated
+ * atomics) and a one-block scan kernel that picks the
  * digit holding rank k and clears the bins again. 32-bit distances need at
  * most 2 digits, 64-bit ones 4; digits beyond the range's width return at
  * once. Then one kernel moves the vertices and one thread swaps the buffers
@@ -368,7 +399,11 @@ __device__ void fit_prep(Run *r, bool reset_range) {
   f->mode = p.mode;
   if (!p.mode) return;
   f->kept = f->far_out = f->tie_seen = 0;
-  if (reset_range) {
+  if (q->rng_on) {
+    /* the range the filter and the far pass kept (State::rng) */
+    f->base = q->rng[p.mode == 1 ? 0 : 2];
+    f->maxv = q->rng[p.mode == 1 ? 1 : 3];
+  } else if (reset_range) {
     f->base = ~0ull;
     f->maxv = 0;
   }
@@ -444,24 +479,22 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_minmax_kernel(Run *r, const
   fit_range(f, dist, f->src, f->size);
 }
 
-/* One digit's histogram over the candidates that match the prefix. */
+/* One digit's histogram over the candidates that match the prefix: those
+ * of src[0, size) whose distance - base agrees with prefix above bit pos,
+ * binned by the kFitBits bits below pos. */
 template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads)
-    fit_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
-  const Fit *f = &r->fit;
-  if (!f->mode) return;
-  const unsigned long long base = f->base, prefix = f->prefix;
-  const int pos = f->pos < 0 ? range_bits(f->maxv - base) : f->pos;
+__device__ __forceinline__ void fit_hist(const D *dist, const uint32_t *src, uint32_t size,
+                                         unsigned long long base, unsigned long long prefix,
+                                         int pos, uint32_t *hist) {
   if (pos == 0) return;
   const int lo = pos > kFitBits ? pos - kFitBits : 0;
   const unsigned long long mask = (1ull << (pos - lo)) - 1;
-  const uint32_t size = f->size;
   for (uint32_t i0 = blockIdx.x * blockDim.x; i0 < size; i0 += gridDim.x * blockDim.x) {
     const uint32_t i = i0 + threadIdx.x;
     bool hit = false;
     uint32_t bin = 0;
     if (i < size) {
-      const unsigned long long x = (unsigned long long)dist[f->src[i]] - base;
+      const unsigned long long x = (unsigned long long)dist[src[i]] - base;
       hit = pos >= 64 || (x >> pos) == (prefix >> pos);
       bin = (uint32_t)((x >> lo) & mask);
     }
@@ -474,6 +507,36 @@ __global__ void __launch_bounds__(wgf::kThreads)
         atomicAdd(&hist[bin], (uint32_t)__popc(same));
     }
   }
+}
+
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
+  const Fit *f = &r->fit;
+  if (!f->mode) return;
+  const unsigned long long base = f->base;
+  fit_hist(dist, f->src, f->size, base, f->prefix,
+           f->pos < 0 ? range_bits(f->maxv - base) : f->pos, hist);
+}
+
+/* fit_prep and the first digit's histogram in one launch (LoopShape::rng):
+ * every block plans the fit (the same plan: see fit_prep_minmax_kernel)
+ * and takes the candidates' range from State::rng, which nothing in this
+ * launch writes; block 0 also starts the fit, writing the same range. */
+template <typename D>
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_prep_hist_kernel(Run *r, const D *dist, uint32_t *hist) {
+  __shared__ FitPlan s_plan;
+  __shared__ unsigned long long s_base, s_maxv;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) fit_prep(r, false);
+    s_plan = fit_plan(r);
+    s_base = r->q.rng[s_plan.mode == 1 ? 0 : 2];
+    s_maxv = r->q.rng[s_plan.mode == 1 ? 1 : 3];
+  }
+  __syncthreads();
+  if (!s_plan.mode) return;
+  fit_hist(dist, s_plan.src, s_plan.size, s_base, 0ull, range_bits(s_maxv - s_base), hist);
 }
 
 /* One block: the digit that holds rank k; clears the bins it read. */
@@ -512,7 +575,8 @@ __global__ void __launch_bounds__(kSelThreads) fit_select_kernel(Run *r, uint32_
  * part of far2 into the frontier and keeps the rest in far_q (free after
  * the far pass), recounting partitions and far_min. */
 template <typename D>
-__global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<D> vx) {
+__global__ void __launch_bounds__(wgf::kThreads)
+    fit_apply_kernel(Run *r, Verts<D> vx, int all_ties) {
   Fit *f = &r->fit;
   if (!f->mode) return;
   State *q = &r->q;
@@ -534,8 +598,8 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
        i += gridDim.x * blockDim.x) {
     const uint32_t v = f->src[i];
     const unsigned long long d = vx.dist[v];
-    bool take = d < cut;
-    if (d == cut) {
+    bool take = d < cut || (all_ties && d == cut);
+    if (d == cut && !all_ties) {
       /* tie tickets, one atomic per warp: Kronecker frontiers hold long
        * runs of one distance */
       cg::coalesced_group tg = cg::coalesced_threads();
@@ -558,7 +622,8 @@ __global__ void __launch_bounds__(wgf::kThreads) fit_apply_kernel(Run *r, Verts<
     }
     if (trim && atomicExch(&vx.in_far[v], 1u) != 0u) continue;
     if (d < local_min) local_min = d;
-    if (nparts) atomicAdd(&acc.parts[wgf::part_of(s_bound, nparts, d)], 1ull);
+    if (nparts)
+      wgf::count_part(acc, wgf::part_of(s_bound, nparts, d), q->part_agg != 0, __activemask());
     wgf::append(far_out, far_count, v);
   }
   wgf::acc_flush(acc, 0, 0, 0, local_min, nullptr, nullptr, nullptr, &q->far_min, q->part_count,
@@ -622,9 +687,9 @@ enum Part { kPartScan, kPartPush, kPartFar, kPartFit };
  * a digit with nothing left to resolve returns at once. */
 template <typename D>
 static void enqueue_digits(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
-                           cudaStream_t s, int to) {
+                           cudaStream_t s, int to, bool first_done) {
   for (int p = 0; p < to; p++) {
-    fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
+    if (p || !first_done) fit_hist_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist, hist);
     fit_select_kernel<<<1, kSelThreads, 0, s>>>(run, hist);
   }
 }
@@ -637,10 +702,11 @@ template <typename D> constexpr int fit_digits() { return (int)(sizeof(D) * 8) /
 template <typename D>
 static cudaError_t enqueue_fit_body(Run *run, const Verts<D> &vx, uint32_t *hist, int grid,
                                     cudaStream_t s, const LoopShape &c) {
-  /* fused: fit_prep_minmax_kernel did the range already */
+  /* fused: fit_prep_minmax_kernel did the range already; rng:
+   * fit_prep_hist_kernel the range and the first histogram */
   if (!c.fuse) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
-  enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>());
-  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
+  enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>(), c.rng != 0);
+  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx, c.all_ties);
   if (!c.fuse) fit_end_kernel<<<1, 32, 0, s>>>(run);
   return cudaGetLastError();
 }
@@ -1308,7 +1374,7 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
     e = cudaMemcpyAsync(b.run, host_run, sizeof(Run), cudaMemcpyHostToDevice, s);
     if (e != cudaSuccess) return e;
   } else {
-    control_kernel<<<1, 32, 0, s>>>(b.run, b.ring);
+    control_kernel<<<1, 32, 0, s>>>(b.run, b.ring, c.prefetch);
   }
   /* only the controller lowers the threshold: fixed delta never pushes
    * back, so its iterations skip that launch */
@@ -1319,7 +1385,9 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   e = enqueue_part<D>(kPartFar, g, b, L, s, c);
   if (e != cudaSuccess) return e;
   if (selftune) {
-    if (c.fuse)
+    if (c.rng)
+      fit_prep_hist_kernel<D><<<L.sgrid, T, 0, s>>>(b.run, b.vx.dist, b.hist);
+    else if (c.fuse)
       fit_prep_minmax_kernel<D><<<L.sgrid, T, 0, s>>>(b.run, b.vx.dist);
     else
       fit_prep_kernel<<<1, 32, 0, s>>>(b.run);
@@ -1425,6 +1493,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     init.q.lb_search = ls && atoi(ls) == 1;
   }
   init.fit.base = ~0ull; /* as fit_end leaves it */
+  init.q.rng[0] = init.q.rng[2] = ~0ull; /* as finish leaves them */
   init.delta = a->delta ? a->delta : 1;
   init.trace = a->trace;
   init.loop_limit = 4ull * n + 1000ull; /* a bug, not a graph, gets here */
@@ -1482,6 +1551,15 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const int fuse = !(fs && *fs && atoi(fs) == 0);
     shape.fuse = a->selftune && fuse;
     shape.fuse_scan = fuse;
+    const char *fr = getenv("WG_CUDA_FITRANGE");
+    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL && !(fr && *fr && atoi(fr) == 0);
+    init.q.rng_on = shape.rng;
+    const char *ft = getenv("WG_CUDA_FITTIES");
+    shape.all_ties = ft && *ft && atoi(ft) == 1;
+    const char *pf = getenv("WG_CUDA_PREFETCH");
+    shape.prefetch = !(pf && *pf && atoi(pf) == 0);
+    const char *pa = getenv("WG_CUDA_PARTAGG");
+    init.q.part_agg = !(pa && *pa && atoi(pa) == 0);
   }
   if (!a->host_control && !a->sync_each) {
     WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
