@@ -19,6 +19,10 @@
  * the defaults), configs tagged v0, v1, ...; energy for v0 only (for the
  * first WG_BENCH_ENERGY_VARIANTS variants when set), so one graph load
  * compares engine knobs (of the same binary) at little cost.
+ * WG_BENCH_ENERGY_ALL=1 meters every row of the sweeps too (of the metered
+ * variants); WG_BENCH_ENERGY_WINDOW: seconds per energy window (1);
+ * WG_BENCH_ENERGY_REPS=k: after the bests, k more windows of each, fixed and
+ * self-tuned alternating, each printed with its mean power, then the medians.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +35,7 @@
 
 typedef struct row {
   char graph[16], config[48];
-  double param, ms, joules;
+  double param, ms, joules, watts;
   uint64_t iterations;
   int ok;
 } row;
@@ -39,6 +43,39 @@ typedef struct row {
 static row rows[512];
 static int nrows;
 static wg_meter_t *meter;
+
+static double env_double(const char *name, double dflt) {
+  const char *s = getenv(name);
+  return s && *s ? atof(s) : dflt;
+}
+
+/* Joules per run over one window (as bench_gpu_joules_per_run), and the
+ * window's mean GPU power in *watts. */
+static double joules_watts(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
+                           const wg_sssp_opts *o, double seconds, double *watts) {
+  *watts = NAN;
+  if (!meter) return NAN;
+  const double window = env_double("WG_BENCH_ENERGY_WINDOW", 1.0);
+  double want = ceil(window / (seconds > 1e-6 ? seconds : 1e-6));
+  if (want < 5) want = 5;
+  if (want > WG_SSSP_MAX_REPEAT) want = WG_SSSP_MAX_REPEAT;
+  wg_sssp_opts eo = *o;
+  eo.repeat = (uint32_t)want;
+  wg_meter_reading rd[16];
+  size_t cnt = 0;
+  wg_sssp_result *r = NULL;
+  if (wg_meter_begin(meter) != WG_OK) return NAN;
+  wg_status st = wg_sssp(ctx, g, src, &eo, &r);
+  wg_meter_end(meter, rd, 16, &cnt);
+  wg_sssp_result_destroy(&r);
+  if (st != WG_OK) return NAN;
+  for (size_t i = 0; i < cnt && i < 16; i++)
+    if (rd[i].kind == WG_METER_GPU && rd[i].available) {
+      *watts = rd[i].mean_watts;
+      return rd[i].joules / eo.repeat;
+    }
+  return NAN;
+}
 
 static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
                 const wg_dist_t *oracle, const char *engine, wg_sssp_algo algo, uint64_t delta,
@@ -58,7 +95,7 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   snprintf(w->graph, sizeof w->graph, "%s", gname);
   snprintf(w->config, sizeof w->config, "%s %s", engine, config);
   w->param = algo == WG_ALGO_SELFTUNE ? P : (double)delta;
-  w->joules = NAN;
+  w->joules = w->watts = NAN;
   if (wg_sssp(ctx, g, src, &o, &r) != WG_OK) {
     fprintf(stderr, "%s %s: %s\n", gname, w->config, wg_ctx_last_error(ctx));
     return w;
@@ -72,9 +109,10 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
     fprintf(stderr, "%s %s: %llu distances differ from the oracle\n", gname, w->config,
             (unsigned long long)bad);
   wg_sssp_result_destroy(&r);
-  if (energy) w->joules = bench_gpu_joules_per_run(ctx, meter, g, src, &o, w->ms / 1e3, 1.0);
-  printf("%-8s %-30s %10.0f %9.2f ms %7llu it %8.3f J %s\n", w->graph, w->config, w->param,
-         w->ms, (unsigned long long)w->iterations, w->joules, w->ok ? "ok" : "FAIL");
+  if (energy) w->joules = joules_watts(ctx, g, src, &o, w->ms / 1e3, &w->watts);
+  printf("%-8s %-30s %10.0f %9.2f ms %7llu it %8.3f J %6.1f W %s\n", w->graph, w->config,
+         w->param, w->ms, (unsigned long long)w->iterations, w->joules, w->watts,
+         w->ok ? "ok" : "FAIL");
   fflush(stdout);
   return w;
 }
@@ -162,6 +200,8 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   if (vi >= 0) snprintf(tag, sizeof tag, "v%d ", vi);
   const char *ev = getenv("WG_BENCH_ENERGY_VARIANTS");
   const int energy = vi < (ev && *ev ? atoi(ev) : 1);
+  const char *ea = getenv("WG_BENCH_ENERGY_ALL");
+  const int eall = energy && ea && *ea == '1';
   row *ba = NULL, *bt = NULL;
   static const double amult_d[] = {0.25, 0.5, 1, 2, 4, 8, 16};
   double amult[32];
@@ -169,7 +209,7 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   for (size_t i = 0; i < na; i++) {
     const uint64_t d = (uint64_t)ceil(d0 * amult[i]);
     snprintf(cfg, sizeof cfg, "%snearfar %gx", tag, amult[i]);
-    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, 0);
+    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, d ? d : 1, 0, cfg, eall);
     if (w->ok && (!ba || w->ms < ba->ms)) ba = w;
   }
   static const double ps_d[] = {1e4, 1e5, 1e6, 1e7};
@@ -177,7 +217,7 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   const size_t np = parse_list("WG_BENCH_PS", ps_d, 4, ps);
   for (size_t i = 0; i < np; i++) {
     snprintf(cfg, sizeof cfg, "%sselftune", tag);
-    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], cfg, 0);
+    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], cfg, eall);
     if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
   }
   /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs (v0) */
@@ -221,6 +261,31 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
               energy);
   snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
   if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param, cfg, energy);
+  const int reps = (int)env_double("WG_BENCH_ENERGY_REPS", 0);
+  if (!energy || !ba || !bt || reps <= 0) return;
+  double jf[64], js[64], wf[64], ws[64];
+  const int kr = reps < 64 ? reps : 64;
+  for (int i = 0; i < kr; i++)
+    for (int t = 0; t < 2; t++) {
+      const row *b = t ? bt : ba;
+      wg_sssp_opts o;
+      wg_sssp_opts_defaults(&o);
+      o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+      o.backend = WG_BACKEND_CUDA;
+      o.delta = t ? d0 : (uint64_t)b->param;
+      o.parallelism = t ? b->param : 0;
+      o.predecessors = 1;
+      setenv("WG_CUDA_ENGINE", "async", 1);
+      double *J = t ? js : jf, *W = t ? ws : wf;
+      J[i] = joules_watts(ctx, g, src, &o, b->ms / 1e3, &W[i]);
+      printf("# %s %senergy rep %d %s %g: %.4f J/run %.1f W\n", gname, tag, i,
+             t ? "selftune" : "nearfar", b->param, J[i], W[i]);
+    }
+  const double mjf = bench_median(jf, kr), mjs = bench_median(js, kr);
+  const double mwf = bench_median(wf, kr), mws = bench_median(ws, kr);
+  printf("# %s %senergy medians of %d: fixed %g %.4f J %.1f W (%.2f ms), selftune %g %.4f J "
+         "%.1f W (%.2f ms)\n",
+         gname, tag, kr, ba->param, mjf, mwf, ba->ms, bt->param, mjs, mws, bt->ms);
 }
 
 int main(int argc, char **argv) {
@@ -233,13 +298,13 @@ int main(int argc, char **argv) {
   }
   if (wg_meter_create(ctx, &meter, NULL) != WG_OK) meter = NULL;
   bench_each_graph(ctx, argc, argv, 18, 20, 2, bench_graph);
-  printf("\n%-8s %-30s %10s %9s %8s %9s %s\n", "graph", "config", "delta/P", "ms", "iters",
-         "J/run", "oracle");
+  printf("\n%-8s %-30s %10s %9s %8s %9s %6s %s\n", "graph", "config", "delta/P", "ms", "iters",
+         "J/run", "W", "oracle");
   for (int i = 0; i < nrows; i++) {
     const row *w = &rows[i];
     if (!strstr(w->config, "BEST")) continue;
-    printf("%-8s %-30s %10.0f %9.2f %8llu %9.4f %s\n", w->graph, w->config, w->param, w->ms,
-           (unsigned long long)w->iterations, w->joules, w->ok ? "ok" : "FAIL");
+    printf("%-8s %-30s %10.0f %9.2f %8llu %9.4f %6.1f %s\n", w->graph, w->config, w->param,
+           w->ms, (unsigned long long)w->iterations, w->joules, w->watts, w->ok ? "ok" : "FAIL");
   }
   wg_meter_destroy(&meter);
   wg_ctx_destroy(&ctx);
