@@ -53,6 +53,8 @@
 
 #include <stdint.h>
 
+#include "cuda/core/atomics.cuh"
+
 namespace wgpq {
 
 enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
@@ -144,53 +146,9 @@ template <typename T> __host__ __device__ inline size_t smem_bytes(unsigned k) {
   return (size_t)7 * k * sizeof(T);
 }
 
-/* ---- atomics with explicit GPU-scope ordering ------------------------------ */
+/* ---- atomics with explicit GPU-scope ordering (cuda/core/atomics.cuh) ------ */
 
-__device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ unsigned long long ld_acquire64(const unsigned long long *p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release64(unsigned long long *p, unsigned long long v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void red_release_add(unsigned *p, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void st_release(unsigned *p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned cas_acquire(unsigned *p, unsigned cmp, unsigned val) {
-  unsigned old;
-  asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
-               : "=r"(old)
-               : "l"(p), "r"(cmp), "r"(val)
-               : "memory");
-  return old;
-}
-__device__ __forceinline__ unsigned cas_relaxed(unsigned *p, unsigned cmp, unsigned val) {
-  unsigned old;
-  asm volatile("atom.relaxed.gpu.global.cas.b32 %0, [%1], %2, %3;"
-               : "=r"(old)
-               : "l"(p), "r"(cmp), "r"(val)
-               : "memory");
-  return old;
-}
-/* After a relaxed read that saw a lock taken: together an acquire. */
-__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-__device__ __forceinline__ unsigned ld_relaxed(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v) {
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+using namespace wgat;
 
 /* Node words: state << 1 | locked. Single threads take and give node
  * locks. A lock is an acquiring CAS whose expected value names the state
@@ -368,7 +326,7 @@ template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h
   /* The next in line spins hot (the root hand-over is the critical path);
    * those further back sleep in proportion to their distance. */
   for (;;) {
-    w = ld_acquire64(&h.ctl->root);
+    w = ld_acquire(&h.ctl->root);
     const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
     if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
@@ -383,7 +341,7 @@ template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h
 template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
                                                                 const Shared *sh) {
   const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
-  st_release64(&h.ctl->root, (unsigned long long)((sh->ticket + 1) & mask) |
+  st_release(&h.ctl->root, (unsigned long long)((sh->ticket + 1) & mask) |
                                  (unsigned long long)sh->hn << ROOT_TICKET_BITS |
                                  (unsigned long long)sh->rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
                                  (unsigned long long)sh->bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));

@@ -93,6 +93,7 @@
 
 #include <cooperative_groups.h>
 
+#include "cuda/core/atomics.cuh"
 #include "cuda/gateway.h"
 #include "cuda/sssp/weights.cuh"
 
@@ -191,25 +192,9 @@ __device__ __forceinline__ unsigned long long ld_vol(const unsigned long long *p
 __device__ __forceinline__ unsigned ld_vol(const unsigned *p) {
   return *(const volatile unsigned *)p;
 }
-__device__ __forceinline__ uint32_t ld_acquire(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v) {
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long *p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_relaxed64(unsigned long long *p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void st_release(unsigned long long *p, unsigned long long v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
+using wgat::ld_acquire;
+using wgat::st_relaxed;
+using wgat::st_release;
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -556,7 +541,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
         g = min(__shfl_sync(kFull, g, 0), k.dcap);
         d = min(__shfl_sync(kFull, d, 0), k.dcap);
         for (uint32_t i = d + W.lane; i < g; i += 32)
-          st_relaxed64(&k.desc[i], (unsigned long long)W.epoch << 32 | kDonePay);
+          st_relaxed(&k.desc[i], (unsigned long long)W.epoch << 32 | kDonePay);
         break;
       }
       if (__shfl_sync(kFull, over, 0)) break;
