@@ -49,32 +49,23 @@ static double env_double(const char *name, double dflt) {
   return s && *s ? atof(s) : dflt;
 }
 
-/* Joules per run over one window (as bench_gpu_joules_per_run), and the
- * window's mean GPU power in *watts. */
+/* Joules per run and the window's mean GPU power, over a window of
+ * WG_BENCH_ENERGY_WINDOW seconds (1 by default). */
 static double joules_watts(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
                            const wg_sssp_opts *o, double seconds, double *watts) {
-  *watts = NAN;
-  if (!meter) return NAN;
-  const double window = env_double("WG_BENCH_ENERGY_WINDOW", 1.0);
-  double want = ceil(window / (seconds > 1e-6 ? seconds : 1e-6));
-  if (want < 5) want = 5;
-  if (want > WG_SSSP_MAX_REPEAT) want = WG_SSSP_MAX_REPEAT;
-  wg_sssp_opts eo = *o;
-  eo.repeat = (uint32_t)want;
-  wg_meter_reading rd[16];
-  size_t cnt = 0;
-  wg_sssp_result *r = NULL;
-  if (wg_meter_begin(meter) != WG_OK) return NAN;
-  wg_status st = wg_sssp(ctx, g, src, &eo, &r);
-  wg_meter_end(meter, rd, 16, &cnt);
-  wg_sssp_result_destroy(&r);
-  if (st != WG_OK) return NAN;
-  for (size_t i = 0; i < cnt && i < 16; i++)
-    if (rd[i].kind == WG_METER_GPU && rd[i].available) {
-      *watts = rd[i].mean_watts;
-      return rd[i].joules / eo.repeat;
-    }
-  return NAN;
+  return bench_gpu_joules_watts(ctx, meter, g, src, o, seconds,
+                                env_double("WG_BENCH_ENERGY_WINDOW", 1.0), watts);
+}
+
+/* The options of a best row: fixed delta (its param) or self-tuned (P),
+ * on the asynchronous engine. */
+static void best_opts(const row *b, int selftune, uint64_t d0, wg_sssp_opts *o) {
+  wg_sssp_opts_defaults(o);
+  o->algo = selftune ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+  o->backend = WG_BACKEND_CUDA;
+  o->delta = selftune ? d0 : (uint64_t)b->param;
+  o->parallelism = selftune ? b->param : 0;
+  setenv("WG_CUDA_ENGINE", "async", 1);
 }
 
 static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
@@ -226,13 +217,8 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
     const row *b = t ? bt : ba;
     if (!b) continue;
     wg_sssp_opts o;
-    wg_sssp_opts_defaults(&o);
-    o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
-    o.backend = WG_BACKEND_CUDA;
-    o.delta = t ? d0 : (uint64_t)b->param;
-    o.parallelism = t ? b->param : 0;
+    best_opts(b, t, d0, &o);
     o.trace = 1;
-    setenv("WG_CUDA_ENGINE", "async", 1);
     wg_sssp_result *r = NULL;
     if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {
       double x1 = 0, x2 = 0, x3 = 0, x4 = 0, us = 0;
@@ -269,13 +255,8 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
     for (int t = 0; t < 2; t++) {
       const row *b = t ? bt : ba;
       wg_sssp_opts o;
-      wg_sssp_opts_defaults(&o);
-      o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
-      o.backend = WG_BACKEND_CUDA;
-      o.delta = t ? d0 : (uint64_t)b->param;
-      o.parallelism = t ? b->param : 0;
+      best_opts(b, t, d0, &o);
       o.predecessors = 1;
-      setenv("WG_CUDA_ENGINE", "async", 1);
       double *J = t ? js : jf, *W = t ? ws : wf;
       J[i] = joules_watts(ctx, g, src, &o, b->ms / 1e3, &W[i]);
       printf("# %s %senergy rep %d %s %g: %.4f J/run %.1f W\n", gname, tag, i,

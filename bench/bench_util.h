@@ -56,11 +56,14 @@ static inline int bench_gpu_present(wg_ctx_t *ctx) {
 /* GPU joules per run of `o`, measured over one call that repeats the
  * computation for about `window` seconds (at least 5 runs, at most
  * WG_SSSP_MAX_REPEAT) given one run's `seconds`: NVML's counter steps every
- * ~100 ms, so a single run cannot be measured. NaN without a GPU meter. */
-static inline double bench_gpu_joules_per_run(wg_ctx_t *ctx, wg_meter_t *meter,
-                                              const wg_graph_t *g, uint32_t src,
-                                              const wg_sssp_opts *o, double seconds,
-                                              double window) {
+ * ~100 ms, so a single run cannot be measured (and a 1 s window reads
+ * +-10%: docs/nearfar-cuda.md, "Energy of self-tuning"). *watts (may be
+ * NULL) gets the window's mean GPU power. NaN without a GPU meter. */
+static inline double bench_gpu_joules_watts(wg_ctx_t *ctx, wg_meter_t *meter,
+                                            const wg_graph_t *g, uint32_t src,
+                                            const wg_sssp_opts *o, double seconds,
+                                            double window, double *watts) {
+  if (watts) *watts = NAN;
   if (!meter) return NAN;
   double want = ceil(window / (seconds > 1e-6 ? seconds : 1e-6));
   if (want < 5) want = 5;
@@ -76,8 +79,17 @@ static inline double bench_gpu_joules_per_run(wg_ctx_t *ctx, wg_meter_t *meter,
   wg_sssp_result_destroy(&r);
   if (st != WG_OK) return NAN;
   for (size_t i = 0; i < cnt && i < 16; i++)
-    if (rd[i].kind == WG_METER_GPU && rd[i].available) return rd[i].joules / eo.repeat;
+    if (rd[i].kind == WG_METER_GPU && rd[i].available) {
+      if (watts) *watts = rd[i].mean_watts;
+      return rd[i].joules / eo.repeat;
+    }
   return NAN;
+}
+static inline double bench_gpu_joules_per_run(wg_ctx_t *ctx, wg_meter_t *meter,
+                                              const wg_graph_t *g, uint32_t src,
+                                              const wg_sssp_opts *o, double seconds,
+                                              double window) {
+  return bench_gpu_joules_watts(ctx, meter, g, src, o, seconds, window, NULL);
 }
 
 typedef void (*bench_graph_fn)(wg_ctx_t *ctx, const char *name, wg_graph_t *g);
