@@ -55,6 +55,17 @@ static void run_matrix(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src, const c
       run_one(ctx, g, src, algos[a], (wg_lb_policy)lb, 0, 0, what);
 }
 
+/* m random arcs over n vertices, weights in [0, wmax), from seed. */
+static void random_arcs(ref_edge *e, size_t m, uint32_t n, uint32_t wmax, uint64_t seed) {
+  wg__rng r;
+  wg__rng_seed(&r, seed);
+  for (size_t i = 0; i < m; i++) {
+    e[i].u = (uint32_t)wg__bounded(wg__rng_next(&r), n);
+    e[i].v = (uint32_t)wg__bounded(wg__rng_next(&r), n);
+    e[i].w = (uint32_t)wg__bounded(wg__rng_next(&r), wmax);
+  }
+}
+
 static wg_ctx_t *ctx_new(void) {
   wg_ctx_t *ctx = NULL;
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
@@ -111,13 +122,7 @@ static void special_graphs(void **state) {
   /* zero weights, zero-weight cycles and ties */
   {
     ref_edge e[4000];
-    wg__rng r;
-    wg__rng_seed(&r, 11);
-    for (size_t i = 0; i < 4000; i++) {
-      e[i].u = (uint32_t)wg__bounded(wg__rng_next(&r), 1000);
-      e[i].v = (uint32_t)wg__bounded(wg__rng_next(&r), 1000);
-      e[i].w = (uint32_t)wg__bounded(wg__rng_next(&r), 3);
-    }
+    random_arcs(e, 4000, 1000, 3, 11);
     g = ref_build(ctx, 1000, e, 4000, 0);
     run_matrix(ctx, g, 5, "zero weights");
     wg_graph_destroy(&g);
@@ -502,13 +507,7 @@ static void racecheck_subset(void **state) {
   wg_ctx_t *ctx = ctx_new();
   wg_graph_t *g = NULL;
   ref_edge e[800];
-  wg__rng r;
-  wg__rng_seed(&r, 21);
-  for (size_t i = 0; i < 800; i++) {
-    e[i].u = (uint32_t)wg__bounded(wg__rng_next(&r), 200);
-    e[i].v = (uint32_t)wg__bounded(wg__rng_next(&r), 200);
-    e[i].w = (uint32_t)wg__bounded(wg__rng_next(&r), 3);
-  }
+  random_arcs(e, 800, 200, 3, 21);
   g = ref_build(ctx, 200, e, 800, 0);
   run_matrix(ctx, g, 3, "zero weights (racecheck)");
   wg_graph_destroy(&g);
