@@ -373,8 +373,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
   WG_CK(cudaMemset(q->word, 0, sbytes));
   WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
-  /* WG_PQ_PROFILE=1: thread 0 of each operation stamps the phases of its
-   * root hold; every bulk call prints the mean cycles (docs/pq.md). */
+  /* WG_PQ_TEST_READ_DELAY_NS (tests): deferred root reads wait that long
+   * (Heap::read_delay_ns). WG_PQ_PROFILE=1: thread 0 of each operation
+   * stamps the phases of its root hold; every bulk call prints the mean
+   * cycles (docs/pq.md). */
   {
     const char *e = getenv("WG_PQ_TEST_READ_DELAY_NS");
     const unsigned long d = e ? strtoul(e, NULL, 10) : 0;

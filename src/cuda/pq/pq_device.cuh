@@ -51,6 +51,7 @@
 #ifndef WG_CUDA_PQ_DEVICE_CUH
 #define WG_CUDA_PQ_DEVICE_CUH
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda/core/atomics.cuh"
@@ -105,7 +106,8 @@ template <> struct Store<KV> {
   }
 };
 
-/* Control words, one cache line. The root word packs what a new holder of
+/* Control words: the first 128-byte line, and the readers count on a line
+ * of its own (below). The root word packs what a new holder of
  * the root needs, so that the load that sees its turn also delivers the
  * heap's shape (no second round trip): the ticket served (ROOT_TICKET_BITS,
  * compared modulo 2^15: fewer blocks than that are ever resident, and only
@@ -122,6 +124,8 @@ struct Ctl {
   unsigned readers;
   unsigned pad_readers[31];
 };
+static_assert(sizeof(Ctl) == 256 && offsetof(Ctl, readers) == 128,
+              "Ctl: the control words and the readers count on lines of their own");
 enum : unsigned { ROOT_TICKET_BITS = 15, ROOT_HN_BITS = 28 };
 
 template <typename T> struct Heap {
@@ -689,7 +693,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     sh.bc = bc;
     sh.pos = pos0;
     if (cursor) __stcg(cursor, pos0 + got);
-    stamp(h, sh, 2);
+    stamp(h, sh, 2); /* again: this path's phases are ticket, hold, release */
     if (deferred) atomicAdd(&h.ctl->readers, 1u); /* before the release */
     give_root(h, &sh);
     atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
