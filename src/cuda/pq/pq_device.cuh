@@ -147,8 +147,9 @@ template <typename T> struct Heap {
 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
- * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
- *   one after the other waits for the first before issuing the second).
+ * HOLD_PAIRED: two nodes loaded in one pass, and every load of a thread
+ *   issued before the first is waited for (one round trip; the loops of
+ *   single loads waited for each before issuing the next).
  * HOLD_DIRECT: an insert that stays in the buffer writes its merge straight
  *   from registers to the buffer (no staging in shared memory, one barrier
  *   fewer), skipping the buffer's unchanged prefix.
@@ -156,9 +157,12 @@ template <typename T> struct Heap {
  *   on 512 threads when k is 1024 (fewer warps at each barrier).
  * HOLD_EARLY: a delete's output position (an atomicAdd on the cursor, where
  *   a load and a store were) and its readers count start as soon as thread
- *   0 has the root, so the release waits for neither round trip in full. */
+ *   0 has the root, so the release waits for neither round trip in full.
+ * HOLD_QUICK (with HOLD_EARLY): a delete that leaves items in the root (it
+ *   moves no data under the root, only rc) hands the root on from thread 0
+ *   as soon as it has it, before the block's first barrier. */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
-                  HOLD_ALL = 15 };
+                  HOLD_QUICK = 16, HOLD_ALL = 31 };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -302,38 +306,55 @@ __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T 
 }
 
 template <typename T>
-__device__ __forceinline__ void load(const Heap<T> &h, unsigned node, unsigned off, T *dst,
-                                     unsigned n) {
+__device__ __forceinline__ void load_plain(const Heap<T> &h, unsigned node, unsigned off,
+                                           T *dst, unsigned n) {
   size_t base = (size_t)node * h.k + off;
   for (unsigned i = threadIdx.x; i < n; i += blockDim.x) dst[i] = h.nodes.ld(base + i);
+}
+/* Two loads in one pass: c1 items of node n1 from o1 into d1 and c2 of n2
+ * from o2 into d2. With HOLD_PAIRED every load of a thread (up to four
+ * items of each per thread) is issued before any is waited for: one round
+ * trip where a loop of loads, each stored to shared memory before the next
+ * is issued, costs one per item. */
+template <typename T>
+__device__ __forceinline__ void load2(const Heap<T> &h, unsigned n1, unsigned o1, T *d1,
+                                      unsigned c1, unsigned n2, unsigned o2, T *d2,
+                                      unsigned c2) {
+  if (!(h.hold & HOLD_PAIRED)) {
+    load_plain(h, n1, o1, d1, c1);
+    load_plain(h, n2, o2, d2, c2);
+    return;
+  }
+  const size_t b1 = (size_t)n1 * h.k + o1, b2 = (size_t)n2 * h.k + o2;
+  const unsigned n = c1 > c2 ? c1 : c2, bd = blockDim.x;
+  for (unsigned i0 = threadIdx.x; i0 < n; i0 += 4 * bd) {
+    T x[4], y[4];
+#pragma unroll
+    for (unsigned u = 0; u < 4; u++) {
+      const unsigned i = i0 + u * bd;
+      x[u] = y[u] = max_item<T>();
+      if (i < c1) x[u] = h.nodes.ld(b1 + i);
+      if (i < c2) y[u] = h.nodes.ld(b2 + i);
+    }
+#pragma unroll
+    for (unsigned u = 0; u < 4; u++) {
+      const unsigned i = i0 + u * bd;
+      if (i < c1) d1[i] = x[u];
+      if (i < c2) d2[i] = y[u];
+    }
+  }
+}
+template <typename T>
+__device__ __forceinline__ void load(const Heap<T> &h, unsigned node, unsigned off, T *dst,
+                                     unsigned n) {
+  if (h.hold & HOLD_PAIRED) load2(h, node, off, dst, n, node, off, dst, 0u);
+  else load_plain(h, node, off, dst, n);
 }
 template <typename T>
 __device__ __forceinline__ void store(const Heap<T> &h, unsigned node, unsigned off,
                                       const T *src, unsigned n) {
   size_t base = (size_t)node * h.k + off;
   for (unsigned i = threadIdx.x; i < n; i += blockDim.x) h.nodes.st(base + i, src[i]);
-}
-
-/* Two loads in one pass: c1 items of node n1 from o1 into d1 and c2 of n2
- * from o2 into d2, both issued before either is waited for. */
-template <typename T>
-__device__ __forceinline__ void load2(const Heap<T> &h, unsigned n1, unsigned o1, T *d1,
-                                      unsigned c1, unsigned n2, unsigned o2, T *d2,
-                                      unsigned c2) {
-  if (!(h.hold & HOLD_PAIRED)) {
-    load(h, n1, o1, d1, c1);
-    load(h, n2, o2, d2, c2);
-    return;
-  }
-  const size_t b1 = (size_t)n1 * h.k + o1, b2 = (size_t)n2 * h.k + o2;
-  const unsigned n = c1 > c2 ? c1 : c2;
-  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
-    T x = max_item<T>(), y = max_item<T>();
-    if (i < c1) x = h.nodes.ld(b1 + i);
-    if (i < c2) y = h.nodes.ld(b2 + i);
-    if (i < c1) d1[i] = x;
-    if (i < c2) d2[i] = y;
-  }
 }
 
 /* As merge_split with every output going to node's items [0, na + nb)
@@ -410,13 +431,18 @@ template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h
 }
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
+template <typename T> __device__ __forceinline__ void release_root(const Heap<T> &h,
+                                                                   unsigned ticket, unsigned hn,
+                                                                   unsigned rc, unsigned bc) {
+  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
+  st_release(&h.ctl->root, (unsigned long long)((ticket + 1) & mask) |
+                                 (unsigned long long)hn << ROOT_TICKET_BITS |
+                                 (unsigned long long)rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
+                                 (unsigned long long)bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+}
 template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
                                                                 const Shared *sh) {
-  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
-  st_release(&h.ctl->root, (unsigned long long)((sh->ticket + 1) & mask) |
-                                 (unsigned long long)sh->hn << ROOT_TICKET_BITS |
-                                 (unsigned long long)sh->rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
-                                 (unsigned long long)sh->bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+  release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc);
 }
 
 /* One thread, holding the root, before the block rewrites the whole root
@@ -674,6 +700,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
    * used when the root is given back, so its round trip overlaps the hold. */
   unsigned long long pos0 = 0;
   const bool early = (h.hold & HOLD_EARLY) != 0;
+  const bool quick = early && (h.hold & HOLD_QUICK) != 0;
   if (tid == 0) {
     stamp(h, sh, 0);
     take_root(h, &sh);
@@ -690,7 +717,20 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
         g = r + (n - r < bc0 ? n - r : bc0);
       }
       if (cursor) pos0 = atomicAdd(cursor, (unsigned long long)g);
-      if (hn0 >= 1 && n < rc0) atomicAdd(&h.ctl->readers, 1u); /* deferred */
+      if (hn0 >= 1 && n < rc0) {
+        atomicAdd(&h.ctl->readers, 1u); /* deferred (below) */
+        if (quick) {
+          /* only rc moves under the root, and the block has stored nothing:
+           * hand the root on now (sh keeps the words the block reads) */
+          stamp(h, sh, 1);
+          stamp(h, sh, 2);
+          release_root(h, sh.ticket, hn0, rc0 - n, bc0);
+          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)n);
+          stamp(h, sh, 3);
+          add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
+          sh.pos = pos0;
+        }
+      }
     } else if (cursor) {
       pos0 = __ldcg(cursor);
     }
@@ -775,7 +815,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     got += a;
   }
   __syncthreads();
-  if (tid == 0) {
+  if (tid == 0 && !(quick && deferred)) { /* (quick && deferred: released) */
     sh.hn = hn;
     sh.rc = rc;
     sh.bc = bc;
