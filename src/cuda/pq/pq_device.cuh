@@ -147,9 +147,8 @@ template <typename T> struct Heap {
 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
- * HOLD_PAIRED: two nodes loaded in one pass, and every load of a thread
- *   issued before the first is waited for (one round trip; the loops of
- *   single loads waited for each before issuing the next).
+ * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
+ *   one after the other waits for the first before issuing the second).
  * HOLD_DIRECT: an insert that stays in the buffer writes its merge straight
  *   from registers to the buffer (no staging in shared memory, one barrier
  *   fewer), skipping the buffer's unchanged prefix.
@@ -306,55 +305,38 @@ __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T 
 }
 
 template <typename T>
-__device__ __forceinline__ void load_plain(const Heap<T> &h, unsigned node, unsigned off,
-                                           T *dst, unsigned n) {
-  size_t base = (size_t)node * h.k + off;
-  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) dst[i] = h.nodes.ld(base + i);
-}
-/* Two loads in one pass: c1 items of node n1 from o1 into d1 and c2 of n2
- * from o2 into d2. With HOLD_PAIRED every load of a thread (up to four
- * items of each per thread) is issued before any is waited for: one round
- * trip where a loop of loads, each stored to shared memory before the next
- * is issued, costs one per item. */
-template <typename T>
-__device__ __forceinline__ void load2(const Heap<T> &h, unsigned n1, unsigned o1, T *d1,
-                                      unsigned c1, unsigned n2, unsigned o2, T *d2,
-                                      unsigned c2) {
-  if (!(h.hold & HOLD_PAIRED)) {
-    load_plain(h, n1, o1, d1, c1);
-    load_plain(h, n2, o2, d2, c2);
-    return;
-  }
-  const size_t b1 = (size_t)n1 * h.k + o1, b2 = (size_t)n2 * h.k + o2;
-  const unsigned n = c1 > c2 ? c1 : c2, bd = blockDim.x;
-  for (unsigned i0 = threadIdx.x; i0 < n; i0 += 4 * bd) {
-    T x[4], y[4];
-#pragma unroll
-    for (unsigned u = 0; u < 4; u++) {
-      const unsigned i = i0 + u * bd;
-      x[u] = y[u] = max_item<T>();
-      if (i < c1) x[u] = h.nodes.ld(b1 + i);
-      if (i < c2) y[u] = h.nodes.ld(b2 + i);
-    }
-#pragma unroll
-    for (unsigned u = 0; u < 4; u++) {
-      const unsigned i = i0 + u * bd;
-      if (i < c1) d1[i] = x[u];
-      if (i < c2) d2[i] = y[u];
-    }
-  }
-}
-template <typename T>
 __device__ __forceinline__ void load(const Heap<T> &h, unsigned node, unsigned off, T *dst,
                                      unsigned n) {
-  if (h.hold & HOLD_PAIRED) load2(h, node, off, dst, n, node, off, dst, 0u);
-  else load_plain(h, node, off, dst, n);
+  size_t base = (size_t)node * h.k + off;
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) dst[i] = h.nodes.ld(base + i);
 }
 template <typename T>
 __device__ __forceinline__ void store(const Heap<T> &h, unsigned node, unsigned off,
                                       const T *src, unsigned n) {
   size_t base = (size_t)node * h.k + off;
   for (unsigned i = threadIdx.x; i < n; i += blockDim.x) h.nodes.st(base + i, src[i]);
+}
+
+/* Two loads in one pass: c1 items of node n1 from o1 into d1 and c2 of n2
+ * from o2 into d2, both issued before either is waited for. */
+template <typename T>
+__device__ __forceinline__ void load2(const Heap<T> &h, unsigned n1, unsigned o1, T *d1,
+                                      unsigned c1, unsigned n2, unsigned o2, T *d2,
+                                      unsigned c2) {
+  if (!(h.hold & HOLD_PAIRED)) {
+    load(h, n1, o1, d1, c1);
+    load(h, n2, o2, d2, c2);
+    return;
+  }
+  const size_t b1 = (size_t)n1 * h.k + o1, b2 = (size_t)n2 * h.k + o2;
+  const unsigned n = c1 > c2 ? c1 : c2;
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
+    T x = max_item<T>(), y = max_item<T>();
+    if (i < c1) x = h.nodes.ld(b1 + i);
+    if (i < c2) y = h.nodes.ld(b2 + i);
+    if (i < c1) d1[i] = x;
+    if (i < c2) d2[i] = y;
+  }
 }
 
 /* As merge_split with every output going to node's items [0, na + nb)
