@@ -144,11 +144,13 @@ static void partial_batches(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  /* ops of 3 and 100 keys into k = 64 and 1024; deletes in odd chunks */
+  /* ops of 3, 100 and 127 keys into k = 64 and 1024; deletes in odd chunks
+   * (on CUDA, ops of fewer than k/8 keys delete on 512 threads at k = 1024) */
   heap_sort_case(ctx, 64, WG_PQ_KEY_U32, 1, ORD_RANDOM, 20000, 3, 7, 11);
   heap_sort_case(ctx, 64, WG_PQ_KEY_U64, 0, ORD_RANDOM, 20001, 63, 65, 12);
   heap_sort_case(ctx, 1024, WG_PQ_KEY_F32, 1, ORD_DESC, 50000, 100, 333, 13);
   heap_sort_case(ctx, 1024, WG_PQ_KEY_U32, 0, ORD_RANDOM, 5000, 1, 1, 14);
+  heap_sort_case(ctx, 1024, WG_PQ_KEY_U64, 1, ORD_RANDOM, 30011, 127, 5000, 15);
   wg_ctx_destroy(&ctx);
 }
 

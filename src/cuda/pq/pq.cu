@@ -53,6 +53,8 @@ struct wg__cuda_pq {
   Ctl *ctl;
   unsigned long long *prof; /* WG_PQ_PROFILE: PROF_WORDS cycle sums */
   unsigned read_delay_ns;   /* WG_PQ_TEST_READ_DELAY_NS (Heap::read_delay_ns) */
+  unsigned hold;            /* WG_PQ_HOLD (Heap::hold, HOLD_* bits) */
+  int threads_set;          /* WG_PQ_THREADS gave the block size */
 };
 
 /* ---- item conversions ------------------------------------------------------- */
@@ -251,6 +253,7 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
   h.early = q->early;
+  h.hold = q->hold;
   return h;
 }
 template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
@@ -263,6 +266,7 @@ template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
   h.early = q->early;
+  h.hold = q->hold;
   h.nodes.k = (unsigned long long *)q->keys;
   h.nodes.v = q->vals;
   return h;
@@ -339,7 +343,16 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   {
     const char *e = getenv("WG_PQ_THREADS");
     const unsigned long t = e ? strtoul(e, NULL, 10) : 0;
-    if (t >= 64 && t <= 1024 && t % 32 == 0) q->threads = (uint32_t)t;
+    if (t >= 64 && t <= 1024 && t % 32 == 0) {
+      q->threads = (uint32_t)t;
+      q->threads_set = 1;
+    }
+  }
+  /* WG_PQ_HOLD: the HOLD_* bits of pq_device.cuh (default all; 0 gives the
+   * earlier code, for comparisons). */
+  {
+    const char *e = getenv("WG_PQ_HOLD");
+    q->hold = e ? (unsigned)strtoul(e, NULL, 0) & HOLD_ALL : HOLD_ALL;
   }
   /* The sift-down's look-ahead: a blocking lock before the merge unless
    * WG_PQ_DELETE_AHEAD=early (a relaxed CAS issued before the merge,
@@ -457,7 +470,12 @@ static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigne
   typedef typename ItemOf<M>::type T;
   unsigned long long batches = (n + op - 1) / op;
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
-  delete_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+  /* Deletes of fewer than k/8 keys mostly only move rc under the root, and
+   * a hold of few instructions waits on its barriers: 512 threads beat
+   * 1024 there (docs/pq.md), while refills and inserts want k threads. */
+  unsigned threads = q->threads;
+  if ((q->hold & HOLD_HALF) && !q->threads_set && threads > 512 && op < q->k / 8) threads = 512;
+  delete_kernel<M><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
 }
 
 static void launch_pack(const wg__cuda_pq *q, const void *keys, const unsigned *vals,

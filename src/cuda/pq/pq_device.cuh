@@ -142,7 +142,26 @@ template <typename T> struct Heap {
   unsigned long long *prof; /* optional per-phase cycle sums (WG_PQ_PROFILE) */
   unsigned read_delay_ns;   /* tests: deferred root reads wait this long first,
                                widening the window wait_readers closes */
+  unsigned hold; /* HOLD_* bits (WG_PQ_HOLD, default all): block-uniform,
+                    set on the host; 0 gives the earlier code, to compare */
 };
+
+/* Heap::hold: ways of shortening a hold, each switchable for comparisons.
+ * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
+ *   one after the other waits for the first before issuing the second).
+ * HOLD_DIRECT: an insert that stays in the buffer writes its merge straight
+ *   from registers to the buffer (no staging in shared memory, one barrier
+ *   fewer), skipping the buffer's unchanged prefix.
+ * HOLD_HALF: (host) bulk deletes of fewer than k/8 keys per operation run
+ *   on 512 threads when k is 1024 (fewer warps at each barrier).
+ * HOLD_EARLY: a delete's output position (an atomicAdd on the cursor, where
+ *   a load and a store were) and its readers count start as soon as thread
+ *   0 has the root, so the release waits for neither round trip in full.
+ * HOLD_QUICK (with HOLD_EARLY): a delete that leaves items in the root (it
+ *   moves no data under the root, only rc) hands the root on from thread 0
+ *   as soon as it has it, before the block's first barrier. */
+enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
+                  HOLD_QUICK = 16, HOLD_ALL = 31 };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -298,6 +317,58 @@ __device__ __forceinline__ void store(const Heap<T> &h, unsigned node, unsigned 
   for (unsigned i = threadIdx.x; i < n; i += blockDim.x) h.nodes.st(base + i, src[i]);
 }
 
+/* Two loads in one pass: c1 items of node n1 from o1 into d1 and c2 of n2
+ * from o2 into d2, both issued before either is waited for. */
+template <typename T>
+__device__ __forceinline__ void load2(const Heap<T> &h, unsigned n1, unsigned o1, T *d1,
+                                      unsigned c1, unsigned n2, unsigned o2, T *d2,
+                                      unsigned c2) {
+  if (!(h.hold & HOLD_PAIRED)) {
+    load(h, n1, o1, d1, c1);
+    load(h, n2, o2, d2, c2);
+    return;
+  }
+  const size_t b1 = (size_t)n1 * h.k + o1, b2 = (size_t)n2 * h.k + o2;
+  const unsigned n = c1 > c2 ? c1 : c2;
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
+    T x = max_item<T>(), y = max_item<T>();
+    if (i < c1) x = h.nodes.ld(b1 + i);
+    if (i < c2) y = h.nodes.ld(b2 + i);
+    if (i < c1) d1[i] = x;
+    if (i < c2) d2[i] = y;
+  }
+}
+
+/* As merge_split with every output going to node's items [0, na + nb)
+ * in global memory, written by the thread that merges it; b is that
+ * node's current prefix, so outputs taken from b at their own index (those
+ * below a's first item) are already there and are not written. No barrier
+ * at the end (the caller's barrier before a release orders the stores). */
+template <typename T>
+__device__ void merge_to_node(const Heap<T> &h, unsigned node, const T *a, unsigned na,
+                              const T *b, unsigned nb) {
+  const unsigned n = na + nb, per = (n + blockDim.x - 1) / blockDim.x;
+  const unsigned d = threadIdx.x * per;
+  if (d >= n) return;
+  const size_t base = (size_t)node * h.k;
+  const unsigned end = d + per < n ? d + per : n;
+  unsigned l = d > nb ? d - nb : 0, r = d < na ? d : na;
+  while (l < r) {
+    const unsigned mid = (l + r) >> 1;
+    if (lt(b[d - 1 - mid], a[mid])) r = mid;
+    else l = mid + 1;
+  }
+  unsigned i = l, j = d - l;
+  for (unsigned p = d; p < end; p++) {
+    if (j >= nb || (i < na && !lt(b[j], a[i]))) {
+      h.nodes.st(base + p, a[i++]);
+    } else {
+      if (i) h.nodes.st(base + p, b[j]); /* i == 0: b[j] is at p = j already */
+      j++;
+    }
+  }
+}
+
 __device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i); }
 
 struct Shared {
@@ -342,13 +413,18 @@ template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h
 }
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
+template <typename T> __device__ __forceinline__ void release_root(const Heap<T> &h,
+                                                                   unsigned ticket, unsigned hn,
+                                                                   unsigned rc, unsigned bc) {
+  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
+  st_release(&h.ctl->root, (unsigned long long)((ticket + 1) & mask) |
+                                 (unsigned long long)hn << ROOT_TICKET_BITS |
+                                 (unsigned long long)rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
+                                 (unsigned long long)bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+}
 template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
                                                                 const Shared *sh) {
-  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
-  st_release(&h.ctl->root, (unsigned long long)((sh->ticket + 1) & mask) |
-                                 (unsigned long long)sh->hn << ROOT_TICKET_BITS |
-                                 (unsigned long long)sh->rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
-                                 (unsigned long long)sh->bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+  release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc);
 }
 
 /* One thread, holding the root, before the block rewrites the whole root
@@ -422,8 +498,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     st_relaxed(&h.word[t], TARGET << 1 | (first == t));
     if (first != t) pend = try_lock(&h.word[first], AVAIL);
   }
-  if (hn >= 1) load(h, 1, k - rc, A, rc);
-  load(h, 0, 0, B, bc);
+  load2(h, 1, k - rc, A, hn >= 1 ? rc : 0u, 0, 0, B, bc);
   __syncthreads();
   stamp(h, sh, 2);
   /* The root keeps its rc smallest: nothing to merge when even the batch's
@@ -436,8 +511,12 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   }
   stamp(h, sh, 3);
   if (s < k) {
-    merge_split(x, m, B, bc, D, s, E);
-    store(h, 0, 0, D, s);
+    if (h.hold & HOLD_DIRECT) {
+      merge_to_node(h, 0, x, m, B, bc);
+    } else {
+      merge_split(x, m, B, bc, D, s, E);
+      store(h, 0, 0, D, s);
+    }
     __syncthreads();
     if (tid == 0) {
       sh.bc = s;
@@ -539,8 +618,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
   T *S = A;
   unsigned small = 0, large = 0;
   if (pl && pr) {
-    load(h, l, 0, A, k);
-    load(h, r, 0, B, k);
+    load2(h, l, 0, A, k, r, 0, B, k);
     __syncthreads();
     if (cur == 1) stamp(h, sh, 5);
     const bool left_large = lt(B[k - 1], A[k - 1]);
@@ -603,11 +681,41 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   /* Thread 0's read of the output cursor: issued under the root but first
    * used when the root is given back, so its round trip overlaps the hold. */
   unsigned long long pos0 = 0;
+  const bool early = (h.hold & HOLD_EARLY) != 0;
+  const bool quick = early && (h.hold & HOLD_QUICK) != 0;
   if (tid == 0) {
     stamp(h, sh, 0);
     take_root(h, &sh);
     if (ticket) *ticket = sh.ticket;
-    if (cursor) pos0 = __ldcg(cursor);
+    if (early) {
+      /* the count this delete will take (as computed below), from the
+       * control words alone: the output position and the readers count
+       * start now, and the release orders them before the next holder's
+       * (so positions still follow root order) */
+      const unsigned hn0 = sh.hn, rc0 = sh.rc, bc0 = sh.bc;
+      unsigned g = n;
+      if (hn0 <= 1 && !(hn0 == 1 && n < rc0)) {
+        const unsigned r = hn0 == 1 ? rc0 : 0u;
+        g = r + (n - r < bc0 ? n - r : bc0);
+      }
+      if (cursor) pos0 = atomicAdd(cursor, (unsigned long long)g);
+      if (hn0 >= 1 && n < rc0) {
+        atomicAdd(&h.ctl->readers, 1u); /* deferred (below) */
+        if (quick) {
+          /* only rc moves under the root, and the block has stored nothing:
+           * hand the root on now (sh keeps the words the block reads) */
+          stamp(h, sh, 1);
+          stamp(h, sh, 2);
+          release_root(h, sh.ticket, hn0, rc0 - n, bc0);
+          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)n);
+          stamp(h, sh, 3);
+          add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
+          sh.pos = pos0;
+        }
+      }
+    } else if (cursor) {
+      pos0 = __ldcg(cursor);
+    }
     stamp(h, sh, 1);
   }
   __syncthreads();
@@ -631,8 +739,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   if (refill) { /* refill the root from the last node and the buffer */
     const unsigned last = hn--;
     __syncthreads();
-    load(h, last, 0, A, k);
-    load(h, 0, 0, B, bc);
+    load2(h, last, 0, A, k, 0, 0, B, bc);
     __syncthreads();
     stamp(h, sh, 3);
     if (tid == 0) unlock_node(&h.word[last], EMPTY);
@@ -657,9 +764,12 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     if (tid == 0) {
       sh.hn = hn;
       sh.rc = rc;
-      sh.pos = pos0;
-      if (cursor) __stcg(cursor, pos0 + got);
+      if (!early) {
+        sh.pos = pos0;
+        if (cursor) __stcg(cursor, pos0 + got);
+      }
       give_root(h, &sh);
+      sh.pos = pos0;
       atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
       stamp(h, sh, 7);
     }
@@ -687,15 +797,18 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     got += a;
   }
   __syncthreads();
-  if (tid == 0) {
+  if (tid == 0 && !(quick && deferred)) { /* (quick && deferred: released) */
     sh.hn = hn;
     sh.rc = rc;
     sh.bc = bc;
-    sh.pos = pos0;
-    if (cursor) __stcg(cursor, pos0 + got);
+    if (!early) {
+      sh.pos = pos0;
+      if (cursor) __stcg(cursor, pos0 + got);
+    }
     stamp(h, sh, 2); /* again: this path's phases are ticket, hold, release */
-    if (deferred) atomicAdd(&h.ctl->readers, 1u); /* before the release */
+    if (deferred && !early) atomicAdd(&h.ctl->readers, 1u); /* before the release */
     give_root(h, &sh);
+    sh.pos = pos0; /* (early: the atomic's result, first waited for here) */
     atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
     stamp(h, sh, 3);
     add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
