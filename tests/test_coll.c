@@ -394,6 +394,72 @@ static void rendezvous(void **s) {
   wg_ctx_destroy(&ctx);
 }
 
+/* wg__coll_agree: what the one-process-per-GPU benchmark agrees on. Three
+ * ranks (threads) agree on maxima and sums in several rounds; each round
+ * sees only its own entries (a stale one would give an old round's value),
+ * and cleanup leaves no folder behind. */
+typedef struct ag_arg {
+  wg_comm_id id;
+  int rank;
+  wg_status st;
+  double got[6][3];
+} ag_arg;
+
+static void *ag_main(void *p) {
+  ag_arg *a = p;
+  wg_ctx_t *ctx = NULL;
+  wg_ctx_create(&ctx);
+  a->st = WG_OK;
+  for (unsigned seq = 0; seq < 6 && a->st == WG_OK; seq++) {
+    double v[3] = {a->rank * 10.0 + seq, -(double)a->rank, seq + 0.5};
+    a->st = wg__coll_agree(ctx, &a->id, seq, 3, a->rank, v, 3, seq % 2, 0.5);
+    memcpy(a->got[seq], v, sizeof v);
+  }
+  wg__coll_rendezvous_cleanup(&a->id, 3, a->rank);
+  wg_ctx_destroy(&ctx);
+  return NULL;
+}
+
+static void agree(void **s) {
+  (void)s;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_comm_id id;
+  wgt_assert_status(ctx, wg_comm_unique_id(ctx, &id), WG_OK);
+  ag_arg a[3];
+  pthread_t th[3];
+  for (int r = 0; r < 3; r++) {
+    a[r].id = id;
+    a[r].rank = r;
+    pthread_create(&th[r], NULL, ag_main, &a[r]);
+  }
+  for (int r = 0; r < 3; r++) pthread_join(th[r], NULL);
+  for (int r = 0; r < 3; r++) {
+    assert_int_equal(a[r].st, WG_OK);
+    for (unsigned seq = 0; seq < 6; seq++) {
+      int sum = seq % 2;
+      double want0 = sum ? 30.0 + 3 * seq : 20.0 + seq; /* ranks 0, 1, 2: 10 r + seq */
+      double want1 = sum ? -3.0 : 0.0;
+      double want2 = sum ? 3 * (seq + 0.5) : seq + 0.5;
+      if (a[r].got[seq][0] != want0 || a[r].got[seq][1] != want1 ||
+          a[r].got[seq][2] != want2)
+        fail_msg("rank %d round %u: got %g %g %g, want %g %g %g", r, seq, a[r].got[seq][0],
+                 a[r].got[seq][1], a[r].got[seq][2], want0, want1, want2);
+    }
+  }
+  struct stat sb;
+  assert_int_not_equal(stat(id.bytes + 8, &sb), 0); /* the folder is gone */
+
+  /* a rank that never comes: a time-out, not a hang */
+  wgt_assert_status(ctx, wg_comm_unique_id(ctx, &id), WG_OK);
+  double v = 1;
+  wgt_assert_status(ctx, wg__coll_agree(ctx, &id, 0, 2, 0, &v, 1, 0, 0.1), WG_ETIMEOUT);
+  wgt_assert_error_has(ctx, "rank 1 of 2 never joined");
+  wg__coll_rendezvous_cleanup(&id, 1, 0);
+  assert_int_not_equal(stat(id.bytes + 8, &sb), 0);
+  wg_ctx_destroy(&ctx);
+}
+
 static void names(void **s) {
   (void)s;
   wg_coll_type t;
@@ -437,7 +503,7 @@ int main(void) {
       cmocka_unit_test(all_n2),       cmocka_unit_test(all_n3),
       cmocka_unit_test(all_n4),       cmocka_unit_test(all_n8),
       cmocka_unit_test(megabytes),    cmocka_unit_test(mismatch),
-      cmocka_unit_test(never_arrives), cmocka_unit_test(rendezvous),
+      cmocka_unit_test(never_arrives), cmocka_unit_test(rendezvous), cmocka_unit_test(agree),
       cmocka_unit_test(no_cuda),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
  * and renaming it (so a reader never sees half an entry), then polls, asleep
  * between looks, until all ranks' entries are there or the time-out passes.
  * The collectives themselves never touch these files. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -127,5 +128,45 @@ void wg__coll_rendezvous_cleanup(const wg_comm_id *id, int nranks, int rank) {
   for (int r = 0; r < nranks; r++)
     for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
       if (!entry_path(path, sizeof path, id, tags[i], r, "")) (void)unlink(path);
+  /* what is left: the last wg__coll_agree entries of every rank */
+  DIR *d = opendir(id_dir(id));
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strncmp(e->d_name, "agree", 5) != 0) continue;
+      int n = snprintf(path, sizeof path, "%s/%s", id_dir(id), e->d_name);
+      if (n > 0 && (size_t)n < sizeof path) (void)unlink(path);
+    }
+    closedir(d);
+  }
   (void)rmdir(id_dir(id));
+}
+
+wg_status wg__coll_agree(wg_ctx_t *ctx, const wg_comm_id *id, unsigned seq, int nranks,
+                         int rank, double *v, int n, int sum, double timeout_s) {
+  if (n <= 0 || nranks <= 1) return WG_OK;
+  double *all = NULL;
+  wg_status st = wg__alloc(ctx, &all, (uint64_t)nranks * (uint64_t)n, sizeof *all,
+                           "agreement entries");
+  if (st != WG_OK) return st;
+  char tag[32], path[512];
+  snprintf(tag, sizeof tag, "agree%u", seq);
+  st = wg__coll_rendezvous(ctx, id, tag, nranks, rank, v, (size_t)n * sizeof *v, all,
+                           timeout_s);
+  if (st == WG_OK) {
+    for (int i = 0; i < n; i++) {
+      double a = all[i];
+      for (int r = 1; r < nranks; r++) {
+        double b = all[(size_t)r * n + i];
+        a = sum ? a + b : (b > a ? b : a);
+      }
+      v[i] = a;
+    }
+    /* Every rank has written entry seq, so every rank has read all of seq-1:
+     * this rank's entry of seq-1 can go. */
+    snprintf(tag, sizeof tag, "agree%u", seq - 1);
+    if (seq > 0 && !entry_path(path, sizeof path, id, tag, rank, "")) (void)unlink(path);
+  }
+  wg__free(&all);
+  return st;
 }

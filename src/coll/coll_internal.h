@@ -55,6 +55,13 @@ wg_status wg__coll_cpu_run(wg__coll_cpu *w, int rank, const wg__coll_call *c,
 wg_status wg__coll_rendezvous(wg_ctx_t *ctx, const wg_comm_id *id, const char *tag,
                               int nranks, int rank, const void *blob, size_t len,
                               void *all, double timeout_s);
+/* Combines n doubles over all ranks, elementwise (max, or sum when `sum`),
+ * in place: entry "agree<seq>" of each rank through the rendezvous above.
+ * Every rank calls it with the same seq (0, 1, 2, ... in order) and n. For
+ * what the benchmark must agree on (iteration counts, per-op times) outside
+ * its timed regions. */
+wg_status wg__coll_agree(wg_ctx_t *ctx, const wg_comm_id *id, unsigned seq, int nranks,
+                         int rank, double *v, int n, int sum, double timeout_s);
 /* Removes this rank's entries; the last rank out removes the folder. */
 void wg__coll_rendezvous_cleanup(const wg_comm_id *id, int nranks, int rank);
 /* A fresh id: a new folder name under $TMPDIR or /tmp. */
