@@ -9,6 +9,9 @@
 #   WG_COLL_TEST=0   skips the correctness tests
 #   WG_COLL_ALGOS    the algorithms up to 16 MiB (default: every one)
 #   WG_COLL_LARGE_ALGOS  from 32 MiB (default: every one but LL)
+#   WG_COLL_PER_PROCESS=0  skips the sweep with one process per GPU
+#   WG_COLL_PP_ALGOS  its algorithms (default: nccl,ll,allgather,auto)
+#   WG_COLL_ENERGY_REPS  repeats of the 1 s energy windows, 1-16 MiB (3; 0 skips)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -d .gpu/bin ] || [ ! -f .gpu/bin.tar.xz ] || tar -xJf .gpu/bin.tar.xz -C .gpu
@@ -44,6 +47,48 @@ timeout 200 "$B"/wattgraph allreduce --gpus "$gpus" --min-bytes 32M --max-bytes 
   --energy-seconds 1 --algo "${WG_COLL_LARGE_ALGOS:-nccl,read,gather,allgather,rsag,tree,auto}" --json \
   >"$OUT/sweep-large.json" 2>"$OUT/sweep-large.err" || status=1
 echo "large sweep: $(( $(date +%s) - t0 )) s"
+if [ "${WG_COLL_PER_PROCESS:-1}" != 0 ]; then
+  # One process per GPU, NCCL likewise: each host process launches only its
+  # own GPU's kernel per op, as MPI jobs do.
+  t0=$(date +%s)
+  timeout 200 "$B"/wattgraph allreduce --per-process --gpus "$gpus" --min-bytes 8 --max-bytes 16M \
+    --iters 50 --energy-seconds 0.1 --algo "${WG_COLL_PP_ALGOS:-nccl,ll,allgather,auto}" --json \
+    >"$OUT/sweep-per-process.json" 2>"$OUT/sweep-per-process.err" || status=1
+  echo "per-process sweep: $(( $(date +%s) - t0 )) s"
+fi
+if [ "${WG_COLL_ENERGY_REPS:-3}" != 0 ]; then
+  # Energy where the 0.1 s windows are too short for NVML's ~100 ms counter
+  # steps: 1 s windows, NCCL and auto alternating, repeated.
+  t0=$(date +%s)
+  for rep in $(seq "${WG_COLL_ENERGY_REPS:-3}"); do
+    timeout 100 "$B"/wattgraph allreduce --gpus "$gpus" --min-bytes 1M --max-bytes 16M --iters 20 \
+      --energy-seconds 1 --no-graph --gsum-bytes 0 --algo nccl,auto --json \
+      >"$OUT/energy-$rep.json" 2>>"$OUT/energy.err" || status=1
+  done
+  echo "energy windows: $(( $(date +%s) - t0 )) s"
+fi
 tail -n 3 "$OUT"/sweep-*.err
 python3 bench/coll_summary.py "$OUT"/sweep-small.json "$OUT"/sweep-large.json | tee "$OUT/summary.txt"
+if [ -s "$OUT/sweep-per-process.json" ]; then
+  echo "one process per GPU:"
+  python3 bench/coll_summary.py "$OUT"/sweep-per-process.json | tee "$OUT/summary-per-process.txt"
+fi
+for f in "$OUT"/energy-*.json; do
+  [ -s "$f" ] || continue
+  python3 - "$f" <<'PY'
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        r = json.loads(line)
+        if r.get("command") == "allreduce":
+            rows.setdefault(r["bytes"], {})[r["algo"]] = r
+out = []
+for b in sorted(rows):
+    n, a = rows[b].get("nccl"), rows[b].get("auto")
+    if n and a and n["joules_per_op"] > 0:
+        out.append(f"{b >> 20}M {a['ran']} {a['joules_per_op'] / n['joules_per_op']:.2f}x")
+print("energy, 1 s windows, auto vs NCCL: " + ", ".join(out))
+PY
+done
 exit $status

@@ -273,6 +273,26 @@ static int child(const wg_comm_id *id, const wg_comm_id *id2, const wg_comm_id *
       bad++;
     }
   }
+  /* the benchmark with one process per GPU: a collective call on both
+   * ranks (they agree on counts through the id folder), results checked */
+  for (int a = 0; a < 2; a++) {
+    wg_coll_bench_opts bo;
+    wg_coll_bench_opts_defaults(&bo);
+    bo.count = a ? 4096 : 3;
+    bo.algo = a ? WG_COLL_NCCL : WG_COLL_LL;
+    if (bo.algo == WG_COLL_NCCL && !wg_comm_has_nccl(c)) continue;
+    bo.iters = 50;
+    bo.energy_seconds = 0.05;
+    wg_coll_bench_result br;
+    wg_status st = wg_coll_bench(c, &bo, &br);
+    printf("rank %d, bench %s of %llu floats: %s, %.2f us (graph %.2f), %llu energy ops, "
+           "%s\n", rank, wg_coll_algo_name(bo.algo), (unsigned long long)bo.count,
+           wg_status_name(st), br.median_us, br.graph_median_us,
+           (unsigned long long)br.energy_ops, br.correct ? "correct" : "WRONG");
+    if (st != WG_OK || !br.correct || !(br.median_us > 0) || !(br.event_median_us > 0) ||
+        !(br.graph_median_us > 0) || br.energy_ops == 0)
+      bad++;
+  }
   /* mismatched counts: both ranks get an error, not a hang or a wrong sum
    * (LL: the signature line; the flag-based algorithms share the check of
    * wg__wait_flag, tested on the CPU) */

@@ -186,8 +186,13 @@ typedef struct wg_coll_bench_opts {
 
 typedef struct wg_coll_bench_result {
   wg_coll_algo algo;        /* what ran (AUTO resolved) */
-  double median_us;         /* per op, stream launches, CUDA events */
-  double min_us;
+  double median_us;         /* per op, stream launches: median over batches of
+                               back-to-back ops timed by CUDA events around
+                               each batch (nccl-tests' way), slowest GPU */
+  double min_us;            /* the fastest batch's per-op time */
+  double event_median_us;   /* per op, with an event recorded after every op:
+                               median over ops of the slowest GPU's gap (the
+                               events add host and GPU work between ops) */
   double graph_median_us;   /* per op inside a CUDA graph; 0 if not timed */
   double algbw_gbs;         /* bytes / median time */
   double busbw_gbs;         /* algbw x 2(N-1)/N (nccl-tests' definition) */
@@ -199,8 +204,13 @@ typedef struct wg_coll_bench_result {
 
 void wg_coll_bench_opts_defaults(wg_coll_bench_opts *o);
 /* Allocates buffers on every GPU, fills them, checks one result against a
- * host reduction, then times allreduce. Only for a communicator driving all
- * ranks (wg_comm_create). */
+ * host reduction, then times allreduce. With one process per GPU
+ * (wg_comm_create_rank) every rank calls it with the same options (it is
+ * collective); the ranks agree on iteration counts and combine their times
+ * through the communicator's id folder, outside the timed regions, so every
+ * rank returns the same latencies (each op's time is the slowest rank's).
+ * Energy comes from the meter of whichever ranks pass one (pass it on one
+ * rank only: NVML meters read every GPU); CPU time is summed over ranks. */
 wg_status wg_coll_bench(wg_comm_t *comm, const wg_coll_bench_opts *o,
                         wg_coll_bench_result *r);
 

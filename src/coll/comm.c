@@ -23,6 +23,7 @@ struct wg_comm {
   wg_comm_opts opts;
   int broken;
   char broken_why[256];
+  unsigned agree_seq; /* wg__coll_agree calls so far (one-process-per-GPU bench) */
 };
 
 /* ---- names -------------------------------------------------------------------- */
@@ -433,15 +434,25 @@ void wg_coll_bench_opts_defaults(wg_coll_bench_opts *o) {
   o->energy_seconds = 0.2;
 }
 
+/* The benchmark's agreement between the processes of a communicator with
+ * one process per GPU (wg__coll_agree_fn). */
+static wg_status bench_agree(void *arg, double *v, int n, int sum, char *why,
+                             size_t why_cap) {
+  wg_comm_t *c = arg;
+  wg_status st = wg__coll_agree(c->ctx, &c->id, c->agree_seq++, c->nranks, c->first_rank,
+                                v, n, sum, c->opts.timeout_s);
+  if (st != WG_OK)
+    snprintf(why, why_cap, "benchmark: the ranks could not agree (%s)",
+             wg_ctx_last_error(c->ctx));
+  return st;
+}
+
 wg_status wg_coll_bench(wg_comm_t *c, const wg_coll_bench_opts *o, wg_coll_bench_result *r) {
   char why[512] = "";
   wg_status st = check_comm(c);
   if (st != WG_OK) return st;
   if (!o || !r || !wg_coll_type_size(o->type) || o->iters < 1 || o->count == 0)
     return wg__error(c->ctx, WG_EINVAL, "coll bench: bad options");
-  if (c->per_process)
-    return wg__error(c->ctx, WG_ENOTSUP,
-                     "coll bench: needs a communicator driving every GPU (wg_comm_create)");
   wg_coll_bench_opts oo = *o;
   if (oo.algo == WG_COLL_AUTO) oo.algo = wg_comm_pick(c, o->count * wg_coll_type_size(o->type), 1);
   if (oo.algo == WG_COLL_NCCL && !wg__cuda_coll_has_nccl(c->g))
@@ -450,7 +461,8 @@ wg_status wg_coll_bench(wg_comm_t *c, const wg_coll_bench_opts *o, wg_coll_bench
     return wg__error(c->ctx, WG_ENOTSUP, "coll bench: %s needs peer access",
                      wg_coll_algo_name(oo.algo));
   memset(r, 0, sizeof *r);
-  st = wg__cuda_coll_bench(c->g, &oo, r, why, sizeof why);
+  st = wg__cuda_coll_bench(c->g, &oo, c->per_process ? bench_agree : NULL, c, r, why,
+                           sizeof why);
   if (st != WG_OK) return gpu_failure(c, st, why);
   return WG_OK;
 }

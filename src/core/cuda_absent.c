@@ -187,8 +187,9 @@ wg_status wg__cuda_coll_memcpy(wg__cuda_coll *c, int local, void *dst, const voi
 }
 
 wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_opts *o,
+                              wg__coll_agree_fn agree, void *agree_arg,
                               wg_coll_bench_result *r, char *why, size_t why_cap) {
-  (void)c, (void)o, (void)r;
+  (void)c, (void)o, (void)agree, (void)agree_arg, (void)r;
   return absent(why, why_cap);
 }
 

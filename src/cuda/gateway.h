@@ -229,7 +229,14 @@ wg_status wg__cuda_coll_alloc(wg__cuda_coll *c, int local, uint64_t bytes, void 
 void wg__cuda_coll_free(wg__cuda_coll *c, int local, void *ptr);
 wg_status wg__cuda_coll_memcpy(wg__cuda_coll *c, int local, void *dst, const void *src,
                                uint64_t bytes, char *why, size_t why_cap);
+/* The benchmark's one cross-process step for one-process-per-GPU
+ * communicators: combine n doubles over every rank (elementwise max, or sum
+ * when `sum`), in place; on failure why says so. NULL when this process
+ * drives every rank. Never called inside a timed region. */
+typedef wg_status (*wg__coll_agree_fn)(void *arg, double *v, int n, int sum, char *why,
+                                       size_t why_cap);
 wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_opts *o,
+                              wg__coll_agree_fn agree, void *agree_arg,
                               wg_coll_bench_result *r, char *why, size_t why_cap);
 wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
                              wg_coll_gsum_result *r, char *why, size_t why_cap);

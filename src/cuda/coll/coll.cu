@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "coll/coll_internal.h"
 #include "cuda/coll/device_api.cuh"
@@ -1104,12 +1105,77 @@ done:
   return st;
 }
 
-/* One replay of every GPU's graph of `per` ops between two events; the
- * per-op time of the slowest GPU. */
-static wg_status replay(wg__cuda_coll *c, cudaGraphExec_t *x, cudaEvent_t *e0, cudaEvent_t *e1,
-                        int per, double *us, char *why, size_t why_cap) {
+/* Batches of `per` ops launched back to back with no event between them (as
+ * nccl-tests times), `reps` of them, each between two events on every GPU;
+ * times[rep] is the slowest GPU's batch time / per. One untimed op precedes
+ * each batch: it completes on all GPUs at once (every rank must arrive), so
+ * the start events fire together even when one GPU's launches (or one
+ * process) started later. */
+static wg_status time_batches(wg__cuda_coll *c, const wg__coll_call *calls, const bench_bufs *b,
+                              int per, int reps, double *times_us, char *why, size_t why_cap) {
   wg_status st = WG_OK;
+  int n = c->nlocal;
+  size_t ne = (size_t)n * reps;
+  cudaEvent_t *ev = (cudaEvent_t *)calloc(2 * ne, sizeof(cudaEvent_t));
+  if (!ev) {
+    snprintf(why, why_cap, "out of host memory");
+    return WG_ENOMEM;
+  }
+  for (int i = 0; i < n; i++) {
+    WG_CK(cudaSetDevice(c->r[i].device));
+    for (int k = 0; k < reps; k++) {
+      WG_CK(cudaEventCreate(&ev[i * reps + k]));
+      WG_CK(cudaEventCreate(&ev[ne + i * reps + k]));
+    }
+  }
+  for (int k = 0; k < reps; k++) {
+    st = launch(c, calls, b->streams, why, why_cap);
+    if (st != WG_OK) goto done;
+    for (int i = 0; i < n; i++) {
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaEventRecord(ev[i * reps + k], c->r[i].stream));
+    }
+    for (int j = 0; j < per; j++) {
+      st = launch(c, calls, b->streams, why, why_cap);
+      if (st != WG_OK) goto done;
+    }
+    for (int i = 0; i < n; i++) {
+      WG_CK(cudaSetDevice(c->r[i].device));
+      WG_CK(cudaEventRecord(ev[ne + i * reps + k], c->r[i].stream));
+    }
+  }
+  st = sync_all(c, why, why_cap);
+  if (st != WG_OK) goto done;
+  for (int k = 0; k < reps; k++) {
+    float worst = 0;
+    for (int i = 0; i < n; i++) {
+      float ms = 0;
+      WG_CK(cudaEventElapsedTime(&ms, ev[i * reps + k], ev[ne + i * reps + k]));
+      worst = std::max(worst, ms);
+    }
+    times_us[k] = 1000.0 * worst / per;
+  }
+done:
+  for (int i = 0; i < n; i++) {
+    cudaSetDevice(c->r[i].device);
+    for (int k = 0; k < reps; k++) {
+      if (ev[i * reps + k]) cudaEventDestroy(ev[i * reps + k]);
+      if (ev[ne + i * reps + k]) cudaEventDestroy(ev[ne + i * reps + k]);
+    }
+  }
+  free(ev);
+  return st;
+}
+
+/* One replay of every GPU's graph of `per` ops between two events, after
+ * one untimed op of `calls` when given (time_batches says why); the per-op
+ * time of the slowest GPU. */
+static wg_status replay(wg__cuda_coll *c, const wg__coll_call *calls, const bench_bufs *b,
+                        cudaGraphExec_t *x, cudaEvent_t *e0, cudaEvent_t *e1, int per,
+                        double *us, char *why, size_t why_cap) {
+  wg_status st = calls ? launch(c, calls, b->streams, why, why_cap) : WG_OK;
   float worst = 0;
+  if (st != WG_OK) return st;
   for (int i = 0; i < c->nlocal; i++) {
     WG_CK(cudaSetDevice(c->r[i].device));
     WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
@@ -1128,10 +1194,18 @@ done:
   return st;
 }
 
+/* agree(), or nothing when this process drives every rank */
+static wg_status agree_all(wg__coll_agree_fn agree, void *arg, double *v, int n, int sum,
+                           char *why, size_t why_cap) {
+  return agree ? agree(arg, v, n, sum, why, why_cap) : WG_OK;
+}
+
 /* CUDA graphs: `per` ops captured per GPU (each GPU's stream its own graph),
- * replayed `reps` times; per-op time is the median replay / per. */
+ * replayed `reps` times; per-op time is the median replay / per (each
+ * replay's time the slowest rank's). */
 static wg_status time_graph(wg__cuda_coll *c, const wg__coll_call *calls, const bench_bufs *b,
-                            int per, int reps, double *out_us, char *why, size_t why_cap) {
+                            int per, int reps, wg__coll_agree_fn agree, void *agree_arg,
+                            double *out_us, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   int n = c->nlocal;
   cudaGraph_t g[WG__COLL_MAX_RANKS] = {0};
@@ -1162,10 +1236,12 @@ static wg_status time_graph(wg__cuda_coll *c, const wg__coll_call *calls, const 
   }
   for (int r = -1; r < reps; r++) { /* one replay to warm up */
     double us = 0;
-    st = replay(c, x, e0, e1, per, &us, why, why_cap);
+    st = replay(c, calls, b, x, e0, e1, per, &us, why, why_cap);
     if (st != WG_OK) goto done;
     if (r >= 0) t[r] = us;
   }
+  st = agree_all(agree, agree_arg, t, reps, 0, why, why_cap);
+  if (st != WG_OK) goto done;
   *out_us = median(t, reps);
 done:
   for (int i = 0; i < n; i++) {
@@ -1185,7 +1261,12 @@ done:
   return st;
 }
 
+/* With one process per GPU (agree set) every rank runs this with the same
+ * options; the ranks agree on the counts that must match (a collective
+ * blocks until all ranks launch it) and combine their times, always between
+ * timed regions. */
 extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_opts *o,
+                                         wg__coll_agree_fn agree, void *agree_arg,
                                          wg_coll_bench_result *r, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   int n = c->nlocal;
@@ -1205,7 +1286,8 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
     WG_CK(cudaMalloc(&b.send[i], bytes));
     WG_CK(cudaMalloc(&b.recv[i], bytes));
     b.streams[i] = lr->stream;
-    fill_or_check(0, o->type, b.send[i], o->count, i, n, o->op, NULL, lr->stream);
+    fill_or_check(0, o->type, b.send[i], o->count, lr->rank, c->nranks, o->op, NULL,
+                  lr->stream);
     WG_CK(cudaMemsetAsync(b.recv[i], 0xff, bytes, lr->stream));
     WG_CK(cudaGetLastError());
     wg__coll_call k = {b.send[i], b.recv[i], o->count, o->type, o->op, o->algo, 0, 1};
@@ -1222,12 +1304,18 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
     WG_CK(cudaSetDevice(c->r[i].device));
     unsigned long long *bad_d = NULL;
     WG_CK(cudaHostGetDevicePointer((void **)&bad_d, bad, 0));
-    fill_or_check(1, o->type, b.recv[i], o->count, i, n, o->op, bad_d, c->r[i].stream);
+    fill_or_check(1, o->type, b.recv[i], o->count, c->r[i].rank, c->nranks, o->op, bad_d,
+                  c->r[i].stream);
     WG_CK(cudaGetLastError());
   }
   st = sync_all(c, why, why_cap);
   if (st != WG_OK) goto done;
-  r->correct = *bad == 0;
+  {
+    double wrong = (double)*bad;
+    st = agree_all(agree, agree_arg, &wrong, 1, 1, why, why_cap);
+    if (st != WG_OK) goto done;
+    r->correct = wrong == 0;
+  }
   /* warm-up, and an estimate of one op to bound the time spent */
   {
     double t0 = wall_seconds();
@@ -1238,33 +1326,52 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
     st = sync_all(c, why, why_cap);
     if (st != WG_OK) goto done;
     double per = (wall_seconds() - t0) / warm;
+    st = agree_all(agree, agree_arg, &per, 1, 0, why, why_cap);
+    if (st != WG_OK) goto done;
     if (per > 0 && iters > 10 && per * iters > 0.15)
       iters = std::max(10, (int)(0.15 / per));
   }
-  times = (double *)calloc((size_t)iters, sizeof(double));
+  times = (double *)calloc((size_t)std::max(iters, 5), sizeof(double)); /* ops or batches */
   if (!times) {
     st = WG_ENOMEM;
     snprintf(why, why_cap, "out of host memory");
     goto done;
   }
+  /* the latency: batches of back-to-back ops, median over the batches */
+  {
+    int per = std::max(1, std::min(20, iters / 10)), reps = std::max(5, iters / per);
+    st = time_batches(c, calls, &b, per, reps, times, why, why_cap);
+    if (st != WG_OK) goto done;
+    st = agree_all(agree, agree_arg, times, reps, 0, why, why_cap);
+    if (st != WG_OK) goto done;
+    r->min_us = *std::min_element(times, times + reps);
+    r->median_us = median(times, reps);
+  }
+  /* and with an event after every op, the median over ops */
   st = time_ops(c, calls, &b, iters, times, why, why_cap);
   if (st != WG_OK) goto done;
-  r->min_us = *std::min_element(times, times + iters);
-  r->median_us = median(times, iters);
+  st = agree_all(agree, agree_arg, times, iters, 0, why, why_cap);
+  if (st != WG_OK) goto done;
+  r->event_median_us = median(times, iters);
   r->algbw_gbs = (double)bytes / (r->median_us * 1e-6) / 1e9;
   r->busbw_gbs = r->algbw_gbs * 2.0 * (c->nranks - 1) / c->nranks;
   if (o->graph) {
     int per = std::max(1, std::min(20, iters));
-    st = time_graph(c, calls, &b, per, 10, &r->graph_median_us, why, why_cap);
+    st = time_graph(c, calls, &b, per, 10, agree, agree_arg, &r->graph_median_us, why,
+                    why_cap);
     if (st != WG_OK) goto done;
   }
   if (o->energy_seconds > 0) {
-    /* Batches of ops, then a sleeping wait; energy and CPU time over it. */
+    /* Batches of ops, then a sleeping wait; energy and CPU time over it.
+     * One process per GPU: a batch count every rank computes alike from
+     * the agreed median, instead of the clock. */
     int batch = std::max(1, (int)(0.01 / (r->median_us * 1e-6)));
+    double batches = std::ceil(o->energy_seconds / (batch * r->median_us * 1e-6));
     uint64_t ops = 0;
     double c0 = cpu_seconds(), w0 = wall_seconds();
     if (o->meter) wg_meter_begin(o->meter);
-    while (wall_seconds() - w0 < o->energy_seconds) {
+    while (agree ? (double)ops < batches * batch
+                 : wall_seconds() - w0 < o->energy_seconds) {
       for (int k = 0; k < batch; k++) {
         st = launch(c, calls, b.streams, why, why_cap);
         if (st != WG_OK) goto done;
@@ -1274,16 +1381,18 @@ extern "C" wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_o
       if (st != WG_OK) goto done;
     }
     r->energy_ops = ops;
-    r->cpu_us_per_op = (cpu_seconds() - c0) / ops * 1e6;
+    double cpu_j[2] = {cpu_seconds() - c0, 0};
     if (o->meter) {
       wg_meter_reading rd[32];
       size_t nr = 0;
       wg_meter_end(o->meter, rd, 32, &nr);
-      double j = 0;
       for (size_t k = 0; k < nr && k < 32; k++)
-        if (rd[k].kind == WG_METER_GPU && rd[k].available) j += rd[k].joules;
-      r->joules_per_op = j / ops;
+        if (rd[k].kind == WG_METER_GPU && rd[k].available) cpu_j[1] += rd[k].joules;
     }
+    st = agree_all(agree, agree_arg, cpu_j, 2, 1, why, why_cap);
+    if (st != WG_OK) goto done;
+    r->cpu_us_per_op = cpu_j[0] / ops * 1e6;
+    r->joules_per_op = cpu_j[1] / ops;
   }
 done:
   for (int i = 0; i < n; i++) {
@@ -1474,7 +1583,7 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     }
     for (int rep = -1; rep < reps; rep++) {
       double us = 0;
-      st = replay(c, gx, e0, e1, per, &us, why, why_cap);
+      st = replay(c, NULL, NULL, gx, e0, e1, per, &us, why, why_cap);
       if (st != WG_OK) goto done;
       for (int i = 0; i < n; i++) {
         double got = 0;
