@@ -372,6 +372,9 @@ int main(void) {
     codes[r] = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
   }
   g_mp_status = codes[0] == 7 || codes[1] == 7 ? 7 : (codes[0] || codes[1]) ? 1 : 0;
+  wg_comm_id_remove(&id); /* the folders of ids no child joined (no GPU) */
+  wg_comm_id_remove(&id2);
+  wg_comm_id_remove(&id3);
 
   wg_ctx_t *ctx = NULL;
   wg_ctx_create(&ctx);

@@ -118,6 +118,10 @@ typedef struct wg_comm_id {
 
 /* Makes a fresh id (names a new rendezvous folder under $TMPDIR or /tmp). */
 wg_status wg_comm_unique_id(wg_ctx_t *ctx, wg_comm_id *id);
+/* Removes the id's folder and what is left in it. Ranks that destroy their
+ * communicators clean up themselves; call it (in the process that made the
+ * id) when some rank may have failed before joining. Harmless when gone. */
+void wg_comm_id_remove(const wg_comm_id *id);
 /* Joins rank `rank` of `nranks` on GPU `device`; waits (up to the
  * time-out) for all ranks to join. Collective: every rank calls it. */
 wg_status wg_comm_create_rank(wg_ctx_t *ctx, wg_comm_t **out,

@@ -128,17 +128,25 @@ void wg__coll_rendezvous_cleanup(const wg_comm_id *id, int nranks, int rank) {
   for (int r = 0; r < nranks; r++)
     for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
       if (!entry_path(path, sizeof path, id, tags[i], r, "")) (void)unlink(path);
-  /* what is left: the last wg__coll_agree entries of every rank */
+  wg__coll_id_remove(id); /* and the last wg__coll_agree entries */
+}
+
+void wg__coll_id_remove(const wg_comm_id *id) {
+  static const char *const prefixes[] = {"join.", "bye.", "gone.", "agree"};
+  char path[512];
+  if (!id_ok(id)) return;
   DIR *d = opendir(id_dir(id));
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      if (strncmp(e->d_name, "agree", 5) != 0) continue;
-      int n = snprintf(path, sizeof path, "%s/%s", id_dir(id), e->d_name);
-      if (n > 0 && (size_t)n < sizeof path) (void)unlink(path);
-    }
-    closedir(d);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int ours = 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+      ours |= strncmp(e->d_name, prefixes[i], strlen(prefixes[i])) == 0;
+    if (!ours) continue; /* never remove what we did not write */
+    int n = snprintf(path, sizeof path, "%s/%s", id_dir(id), e->d_name);
+    if (n > 0 && (size_t)n < sizeof path) (void)unlink(path);
   }
+  closedir(d);
   (void)rmdir(id_dir(id));
 }
 

@@ -62,6 +62,9 @@ wg_status wg__coll_rendezvous(wg_ctx_t *ctx, const wg_comm_id *id, const char *t
  * its timed regions. */
 wg_status wg__coll_agree(wg_ctx_t *ctx, const wg_comm_id *id, unsigned seq, int nranks,
                          int rank, double *v, int n, int sum, double timeout_s);
+/* Removes every entry this module writes from the id's folder, then the
+ * folder (wg_comm_id_remove). */
+void wg__coll_id_remove(const wg_comm_id *id);
 /* Removes this rank's entries; the last rank out removes the folder. */
 void wg__coll_rendezvous_cleanup(const wg_comm_id *id, int nranks, int rank);
 /* A fresh id: a new folder name under $TMPDIR or /tmp. */

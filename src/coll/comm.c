@@ -201,6 +201,10 @@ wg_status wg_comm_unique_id(wg_ctx_t *ctx, wg_comm_id *id) {
   return wg__coll_make_id(ctx, id);
 }
 
+void wg_comm_id_remove(const wg_comm_id *id) {
+  if (id) wg__coll_id_remove(id);
+}
+
 wg_status wg_comm_create_rank(wg_ctx_t *ctx, wg_comm_t **out, const wg_comm_id *id,
                               int nranks, int rank, int device,
                               const wg_comm_opts *opts) {

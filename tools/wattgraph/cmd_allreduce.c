@@ -282,6 +282,7 @@ static int run_per_process(const ar_plan *plan) {
       rc = WEXITSTATUS(ws);
     }
   }
+  wg_comm_id_remove(&id); /* left behind when a rank failed before joining */
   return rc;
 }
 
