@@ -25,12 +25,15 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "coll/coll_internal.h"
@@ -118,8 +121,32 @@ typedef struct local_rank {
   int sms;
 } local_rank;
 
+/* One host thread per GPU after the first of a communicator that drives
+ * several GPUs, so that an op's kernel launches (several microseconds of
+ * host time each on the lent machines) run in parallel instead of one after
+ * another. The caller launches GPU 0's kernel itself and waits for the
+ * others' launches before it returns, so stream order is as if it had
+ * launched them all. A helper spins briefly for the next op (back-to-back
+ * ops), then sleeps on a condition variable. NCCL's group calls stay on
+ * the caller's thread. WG_COLL_LAUNCH_THREADS=0 turns them off. */
+typedef struct launch_helper {
+  pthread_t thread;
+  int started;
+  std::atomic<uint64_t> posted, done; /* ops handed over / launched */
+  std::atomic<int> sleeping, quit;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct wg__cuda_coll *c;
+  int local;
+  const struct wg__coll_call *call; /* the op to launch (valid until done) */
+  void *const *streams;
+  wg_status st;
+  char why[256];
+} launch_helper;
+
 struct wg__cuda_coll {
   int nranks, nlocal;
+  launch_helper *helpers; /* [nlocal], slot 0 unused; NULL: launch in turn */
   wg__cuda_coll_cfg cfg;
   uint64_t stage_bytes;
   int max_blocks;
@@ -129,6 +156,9 @@ struct wg__cuda_coll {
   int has_nccl;
   local_rank r[WG__COLL_MAX_RANKS];
 };
+
+static void start_helpers(wg__cuda_coll *c);
+static void stop_helpers(wg__cuda_coll *c);
 
 typedef struct rank_blob {
   uint32_t magic;
@@ -281,6 +311,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
              g_nccl_why[0] ? g_nccl_why : "not asked for");
     st = WG_ENOTSUP;
   }
+  if (st == WG_OK && c->peer_ok) start_helpers(c);
 done:
   if (st != WG_OK) {
     wg__cuda_coll_destroy(c);
@@ -413,6 +444,7 @@ done:
 
 extern "C" void wg__cuda_coll_destroy(wg__cuda_coll *c) {
   if (!c) return;
+  stop_helpers(c);
   for (int i = 0; i < c->nlocal; i++) {
     local_rank *lr = &c->r[i];
     if (cudaSetDevice(lr->device) != cudaSuccess) continue;
@@ -817,63 +849,39 @@ static cudaStream_t stream_of(void *const *streams, int i) {
   return streams ? (cudaStream_t)streams[i] : (cudaStream_t)0;
 }
 
-static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *const *streams,
-                        char *why, size_t why_cap) {
+/* Launches local rank i's kernel of a direct algorithm (LL or the staged
+ * ones) on its stream; called by the op's caller or by i's launch helper. */
+static wg_status launch_rank(wg__cuda_coll *c, const wg__coll_call *k, void *const *streams,
+                             int i, char *why, size_t why_cap) {
   wg_status st = WG_OK;
-  const wg__coll_call *c0 = &calls[0];
-  if (c0->algo == WG_COLL_NCCL) {
-    ncclResult_t nr = g_nccl.GroupStart();
-    for (int i = 0; i < c->nlocal && nr == ncclSuccess; i++) {
-      const wg__coll_call *k = &calls[i];
-      WG_CK(cudaSetDevice(c->r[i].device));
-      if (k->allreduce)
-        nr = g_nccl.AllReduce(k->send, k->recv, k->count, nccl_type(k->type), nccl_op(k->op),
-                              c->r[i].nccl, stream_of(streams, i));
-      else
-        nr = g_nccl.Reduce(k->send, k->recv, k->count, nccl_type(k->type), nccl_op(k->op),
-                           k->root, c->r[i].nccl, stream_of(streams, i));
-    }
-    ncclResult_t ne = g_nccl.GroupEnd();
-    if (nr == ncclSuccess) nr = ne;
-    if (nr != ncclSuccess) {
-      snprintf(why, why_cap, "NCCL: %s", g_nccl.GetErrorString(nr));
-      st = WG_EDEVICE;
-    }
-    return st;
-  }
-  if (c0->algo == WG_COLL_LL && c->nranks > 1) {
+  local_rank *lr = &c->r[i];
+  if (k->algo == WG_COLL_LL && c->nranks > 1) {
     const uint64_t chunk_units = WG__COLL_LL_LINES / 2;
-    for (int i = 0; i < c->nlocal; i++) {
-      const wg__coll_call *k = &calls[i];
-      local_rank *lr = &c->r[i];
-      llargs a;
-      memset(&a, 0, sizeof a);
-      for (int j = 0; j < c->nranks; j++) a.hdr[j] = lr->peer[j];
-      a.ctrl = lr->ctrl;
-      a.err = lr->err_d;
-      a.send = k->send;
-      a.recv = k->recv;
-      a.bytes = k->count * wg_coll_type_size(k->type);
-      a.ll_off = wg__coll_ll_offset(c->nranks, c->cfg.round_bytes);
-      a.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
-      a.sig = wg__coll_sig(k->count, (int)k->type, (int)k->op, (int)k->algo, k->root,
-                           k->allreduce);
-      a.nranks = c->nranks;
-      a.me = lr->rank;
-      a.write_recv = k->allreduce || lr->rank == k->root;
-      a.vec = ((uintptr_t)k->send % 16 == 0) && (!k->recv || (uintptr_t)k->recv % 16 == 0);
-      uint64_t units = std::min<uint64_t>((a.bytes + 15) / 16, chunk_units);
-      unsigned blocks, threads;
-      ll_shape(c, units, &blocks, &threads);
-      WG_CK(cudaSetDevice(lr->device));
-      ll_pick(k->type, k->op)<<<blocks, threads, 0, stream_of(streams, i)>>>(a);
-      WG_CK(cudaGetLastError());
-    }
+    llargs a;
+    memset(&a, 0, sizeof a);
+    for (int j = 0; j < c->nranks; j++) a.hdr[j] = lr->peer[j];
+    a.ctrl = lr->ctrl;
+    a.err = lr->err_d;
+    a.send = k->send;
+    a.recv = k->recv;
+    a.bytes = k->count * wg_coll_type_size(k->type);
+    a.ll_off = wg__coll_ll_offset(c->nranks, c->cfg.round_bytes);
+    a.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
+    a.sig = wg__coll_sig(k->count, (int)k->type, (int)k->op, (int)k->algo, k->root,
+                         k->allreduce);
+    a.nranks = c->nranks;
+    a.me = lr->rank;
+    a.write_recv = k->allreduce || lr->rank == k->root;
+    a.vec = ((uintptr_t)k->send % 16 == 0) && (!k->recv || (uintptr_t)k->recv % 16 == 0);
+    uint64_t units = std::min<uint64_t>((a.bytes + 15) / 16, chunk_units);
+    unsigned blocks, threads;
+    ll_shape(c, units, &blocks, &threads);
+    WG_CK(cudaSetDevice(lr->device));
+    ll_pick(k->type, k->op)<<<blocks, threads, 0, stream_of(streams, i)>>>(a);
+    WG_CK(cudaGetLastError());
     return st;
   }
-  for (int i = 0; i < c->nlocal; i++) {
-    const wg__coll_call *k = &calls[i];
-    local_rank *lr = &c->r[i];
+  {
     size_t es = wg_coll_type_size(k->type);
     kargs a;
     memset(&a, 0, sizeof a);
@@ -899,6 +907,154 @@ static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *cons
     pick_kernel(k->type, k->op, vec)<<<a.nblocks, kThreads, 0, stream_of(streams, i)>>>(a);
     WG_CK(cudaGetLastError());
   }
+done:
+  return st;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static double helper_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *helper_main(void *arg) {
+  launch_helper *h = (launch_helper *)arg;
+  uint64_t taken = 0;
+  (void)cudaSetDevice(h->c->r[h->local].device);
+  for (;;) {
+    uint64_t want = h->posted.load(std::memory_order_acquire);
+    /* back-to-back ops: spin up to 100 us for the next one */
+    for (double t0 = helper_now(); want == taken && !h->quit.load(std::memory_order_acquire);
+         want = h->posted.load(std::memory_order_acquire)) {
+      if (helper_now() - t0 > 100e-6) {
+        /* asleep; post_launch signals when it sees `sleeping` (both sides
+         * seq_cst: one of them sees the other's store) */
+        pthread_mutex_lock(&h->mu);
+        h->sleeping.store(1);
+        while (h->posted.load() == taken && !h->quit.load()) pthread_cond_wait(&h->cv, &h->mu);
+        h->sleeping.store(0);
+        pthread_mutex_unlock(&h->mu);
+        t0 = helper_now();
+      }
+      cpu_relax();
+    }
+    if (want == taken) break; /* quit */
+    h->st = launch_rank(h->c, h->call, h->streams, h->local, h->why, sizeof h->why);
+    taken = want;
+    h->done.store(taken, std::memory_order_release);
+  }
+  return NULL;
+}
+
+static void post_launch(launch_helper *h, const wg__coll_call *call, void *const *streams) {
+  h->call = call;
+  h->streams = streams;
+  h->posted.fetch_add(1); /* seq_cst, and a release of call and streams */
+  if (h->sleeping.load()) {
+    pthread_mutex_lock(&h->mu);
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+  }
+}
+
+/* Waits for every helper's launch of the op just posted; the first failure
+ * (the caller's own first) is the op's. */
+static wg_status wait_launches(wg__cuda_coll *c, wg_status st, char *why, size_t why_cap) {
+  for (int i = 1; i < c->nlocal; i++) {
+    launch_helper *h = &c->helpers[i];
+    uint64_t want = h->posted.load(std::memory_order_relaxed);
+    while (h->done.load(std::memory_order_acquire) != want) cpu_relax();
+    if (st == WG_OK && h->st != WG_OK) {
+      st = h->st;
+      snprintf(why, why_cap, "%s", h->why);
+    }
+  }
+  return st;
+}
+
+static void stop_helpers(wg__cuda_coll *c) {
+  if (!c->helpers) return;
+  for (int i = 1; i < c->nlocal; i++) {
+    launch_helper *h = &c->helpers[i];
+    if (!h->started) continue;
+    pthread_mutex_lock(&h->mu);
+    h->quit.store(1);
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);
+  }
+  for (int i = 1; i < c->nlocal; i++) {
+    pthread_mutex_destroy(&c->helpers[i].mu);
+    pthread_cond_destroy(&c->helpers[i].cv);
+  }
+  delete[] c->helpers;
+  c->helpers = NULL;
+}
+
+/* Helpers for a communicator that drives several GPUs, unless turned off or
+ * the host has too few CPUs to give each launching thread its own. */
+static void start_helpers(wg__cuda_coll *c) {
+  const char *e = getenv("WG_COLL_LAUNCH_THREADS");
+  if (c->nlocal < 2 || (e && !strcmp(e, "0"))) return;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < c->nlocal + 1) return;
+  c->helpers = new (std::nothrow) launch_helper[c->nlocal]();
+  if (!c->helpers) return;
+  for (int i = 1; i < c->nlocal; i++) {
+    launch_helper *h = &c->helpers[i];
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    h->c = c;
+    h->local = i;
+  }
+  for (int i = 1; i < c->nlocal; i++) {
+    launch_helper *h = &c->helpers[i];
+    if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
+      stop_helpers(c); /* fall back to launching in turn */
+      return;
+    }
+    h->started = 1;
+  }
+}
+
+static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *const *streams,
+                        char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const wg__coll_call *c0 = &calls[0];
+  if (c0->algo == WG_COLL_NCCL) {
+    ncclResult_t nr = g_nccl.GroupStart();
+    for (int i = 0; i < c->nlocal && nr == ncclSuccess; i++) {
+      const wg__coll_call *k = &calls[i];
+      WG_CK(cudaSetDevice(c->r[i].device));
+      if (k->allreduce)
+        nr = g_nccl.AllReduce(k->send, k->recv, k->count, nccl_type(k->type), nccl_op(k->op),
+                              c->r[i].nccl, stream_of(streams, i));
+      else
+        nr = g_nccl.Reduce(k->send, k->recv, k->count, nccl_type(k->type), nccl_op(k->op),
+                           k->root, c->r[i].nccl, stream_of(streams, i));
+    }
+    ncclResult_t ne = g_nccl.GroupEnd();
+    if (nr == ncclSuccess) nr = ne;
+    if (nr != ncclSuccess) {
+      snprintf(why, why_cap, "NCCL: %s", g_nccl.GetErrorString(nr));
+      st = WG_EDEVICE;
+    }
+    return st;
+  }
+  if (c->helpers) { /* the others' launches first, so they overlap with GPU 0's */
+    for (int i = 1; i < c->nlocal; i++) post_launch(&c->helpers[i], &calls[i], streams);
+    st = launch_rank(c, &calls[0], streams, 0, why, why_cap);
+    return wait_launches(c, st, why, why_cap);
+  }
+  for (int i = 0; i < c->nlocal && st == WG_OK; i++)
+    st = launch_rank(c, &calls[i], streams, i, why, why_cap);
 done:
   return st;
 }
