@@ -26,6 +26,14 @@
  * in the environment (unless already set) before NCCL starts.
  *
  * Thread safety: a communicator is used by one thread at a time.
+ *
+ * Launch threads: a communicator of the first kind driving N >= 2 GPUs starts
+ * N - 1 host threads that launch GPUs 1..N-1's kernels of each op while the
+ * caller launches GPU 0's (a kernel launch costs several microseconds of
+ * host time); the call returns once all are launched, so stream order is as
+ * if it had launched them in turn. Each thread spins up to 100 us for the
+ * next op, then sleeps. Not started when the host has fewer than N + 1 CPUs
+ * or WG_COLL_LAUNCH_THREADS=0 is set; NCCL's calls stay on the caller.
  */
 #ifndef WATTGRAPH_COLL_H
 #define WATTGRAPH_COLL_H
