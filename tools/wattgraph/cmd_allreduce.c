@@ -326,9 +326,10 @@ int cmd_allreduce(int argc, char **argv) {
       "Energy is NVML's counter of every GPU over a window of repeated operations,\n"
       "divided by their number; CPU is the CPU time per operation of every process\n"
       "while it waits asleep. Each row's result is checked against the exact\n"
-      "reduction. By default one process launches every GPU's work, so launch-bound\n"
-      "sizes pay one kernel launch per GPU in turn; --per-process runs one rank per\n"
-      "process. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).",
+      "reduction. By default one process drives every GPU (a host thread per GPU\n"
+      "launches its kernels; WG_COLL_LAUNCH_THREADS=0 launches them in turn);\n"
+      "--per-process runs one rank per process. NVLink multicast stays off\n"
+      "(NCCL_NVLS_ENABLE=0).",
       opts, 0, 0};
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, NULL, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
