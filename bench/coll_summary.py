@@ -56,5 +56,8 @@ for g in gsum:
     print(f"global sum {g['bytes_per_gpu']} B/GPU: fused {g['fused_us']:.1f} us vs local+NCCL "
           f"{g['local_nccl_us']:.1f} ({g['fused_us'] / g['local_nccl_us']:.2f}x); graphs "
           f"{g['fused_graph_us']:.1f} vs {g['local_nccl_graph_us']:.1f} "
-          f"({g['fused_graph_us'] / g['local_nccl_graph_us']:.2f}x); correct {g['correct']}")
+          f"({g['fused_graph_us'] / g['local_nccl_graph_us']:.2f}x); back to back "
+          f"{g.get('fused_batch_us', 0):.1f} vs {g.get('local_nccl_batch_us', 0):.1f} "
+          f"({g.get('fused_batch_us', 0) / g['local_nccl_batch_us'] if g.get('local_nccl_batch_us') else 0:.2f}x); "
+          f"correct {g['correct']}")
 print("all rows correct" if not wrong else f"WRONG rows: {wrong}")

@@ -226,9 +226,12 @@ static void bench_checks(void **s) {
   }
   wg_coll_gsum_result g;
   wgt_assert_status(f.ctx, wg_coll_bench_global_sum(f.comm, 512, 10, &g), WG_OK);
-  printf("global sum: fused %.2f us, local+nccl %.2f us, local+direct %.2f us, correct %d\n",
-         g.fused_us, g.local_nccl_us, g.local_direct_us, g.correct);
+  printf("global sum: fused %.2f us, local+nccl %.2f us, local+direct %.2f us, back to back "
+         "%.2f / %.2f / %.2f us, correct %d\n",
+         g.fused_us, g.local_nccl_us, g.local_direct_us, g.fused_batch_us,
+         g.local_nccl_batch_us, g.local_direct_batch_us, g.correct);
   assert_true(g.correct);
+  assert_true(g.fused_batch_us > 0 && g.local_direct_batch_us > 0);
   close_fixture(&f);
 }
 

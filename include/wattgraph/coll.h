@@ -238,6 +238,10 @@ typedef struct wg_coll_gsum_result {
   double fused_us, local_nccl_us, local_direct_us;
   /* 20 ops captured in a CUDA graph per GPU, replayed; per op */
   double fused_graph_us, local_nccl_graph_us, local_direct_graph_us;
+  /* back to back, as an iterative solver issues them: batches of 20 ops
+   * with stream launches between events (after one untimed op), median
+   * over 10 batches, per op */
+  double fused_batch_us, local_nccl_batch_us, local_direct_batch_us;
   int correct;
 } wg_coll_gsum_result;
 wg_status wg_coll_bench_global_sum(wg_comm_t *comm, uint64_t count, int iters,

@@ -173,6 +173,9 @@ static int run_rows(wg_ctx_t *ctx, wg_comm_t *comm, const ar_plan *p, wg_meter_t
     json_num(&j, "fused_graph_us", g.fused_graph_us);
     json_num(&j, "local_nccl_graph_us", g.local_nccl_graph_us);
     json_num(&j, "local_direct_graph_us", g.local_direct_graph_us);
+    json_num(&j, "fused_batch_us", g.fused_batch_us);
+    json_num(&j, "local_nccl_batch_us", g.local_nccl_batch_us);
+    json_num(&j, "local_direct_batch_us", g.local_direct_batch_us);
     json_bool(&j, "correct", g.correct);
     json_end(&j);
   } else {
@@ -181,6 +184,11 @@ static int run_rows(wg_ctx_t *ctx, wg_comm_t *comm, const ar_plan *p, wg_meter_t
            (unsigned long long)p->gsum_bytes, p->gsum_iters, g.fused_us, g.local_nccl_us,
            g.local_nccl_us > 0 ? g.fused_us / g.local_nccl_us : 0, g.local_direct_us,
            g.correct ? "correct" : "WRONG");
+    printf("global sum back to back (stream launches): fused kernel %.2f us, local kernel + "
+           "ncclAllReduce %.2f us (ratio %.3f), local kernel + LL %.2f us\n",
+           g.fused_batch_us, g.local_nccl_batch_us,
+           g.local_nccl_batch_us > 0 ? g.fused_batch_us / g.local_nccl_batch_us : 0,
+           g.local_direct_batch_us);
     printf("global sum in CUDA graphs: fused kernel %.2f us, local kernel + ncclAllReduce "
            "%.2f us (ratio %.3f), local kernel + LL %.2f us\n",
            g.fused_graph_us, g.local_nccl_graph_us,

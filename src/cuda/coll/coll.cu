@@ -129,6 +129,7 @@ typedef struct local_rank {
  * launched them all. A helper spins briefly for the next op (back-to-back
  * ops), then sleeps on a condition variable. NCCL's group calls stay on
  * the caller's thread. WG_COLL_LAUNCH_THREADS=0 turns them off. */
+typedef wg_status (*gpu_job_fn)(void *arg, int local, char *why, size_t why_cap);
 typedef struct launch_helper {
   pthread_t thread;
   int started;
@@ -138,8 +139,8 @@ typedef struct launch_helper {
   pthread_cond_t cv;
   struct wg__cuda_coll *c;
   int local;
-  const struct wg__coll_call *call; /* the op to launch (valid until done) */
-  void *const *streams;
+  gpu_job_fn fn; /* the job: fn(arg, local, ...), valid until done */
+  void *arg;
   wg_status st;
   char why[256];
 } launch_helper;
@@ -911,6 +912,17 @@ done:
   return st;
 }
 
+typedef struct launch_job {
+  wg__cuda_coll *c;
+  const wg__coll_call *calls;
+  void *const *streams;
+} launch_job;
+
+static wg_status launch_job_run(void *arg, int i, char *why, size_t why_cap) {
+  launch_job *j = (launch_job *)arg;
+  return launch_rank(j->c, &j->calls[i], j->streams, i, why, why_cap);
+}
+
 static void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -935,7 +947,7 @@ static void *helper_main(void *arg) {
     for (double t0 = helper_now(); want == taken && !h->quit.load(std::memory_order_acquire);
          want = h->posted.load(std::memory_order_acquire)) {
       if (helper_now() - t0 > 100e-6) {
-        /* asleep; post_launch signals when it sees `sleeping` (both sides
+        /* asleep; post_job signals when it sees `sleeping` (both sides
          * seq_cst: one of them sees the other's store) */
         pthread_mutex_lock(&h->mu);
         h->sleeping.store(1);
@@ -947,17 +959,17 @@ static void *helper_main(void *arg) {
       cpu_relax();
     }
     if (want == taken) break; /* quit */
-    h->st = launch_rank(h->c, h->call, h->streams, h->local, h->why, sizeof h->why);
+    h->st = h->fn(h->arg, h->local, h->why, sizeof h->why);
     taken = want;
     h->done.store(taken, std::memory_order_release);
   }
   return NULL;
 }
 
-static void post_launch(launch_helper *h, const wg__coll_call *call, void *const *streams) {
-  h->call = call;
-  h->streams = streams;
-  h->posted.fetch_add(1); /* seq_cst, and a release of call and streams */
+static void post_job(launch_helper *h, gpu_job_fn fn, void *arg) {
+  h->fn = fn;
+  h->arg = arg;
+  h->posted.fetch_add(1); /* seq_cst, and a release of fn and arg */
   if (h->sleeping.load()) {
     pthread_mutex_lock(&h->mu);
     pthread_cond_signal(&h->cv);
@@ -965,9 +977,9 @@ static void post_launch(launch_helper *h, const wg__coll_call *call, void *const
   }
 }
 
-/* Waits for every helper's launch of the op just posted; the first failure
- * (the caller's own first) is the op's. */
-static wg_status wait_launches(wg__cuda_coll *c, wg_status st, char *why, size_t why_cap) {
+/* Waits for every helper's job just posted; the first failure (the
+ * caller's own first) is the op's. */
+static wg_status wait_jobs(wg__cuda_coll *c, wg_status st, char *why, size_t why_cap) {
   for (int i = 1; i < c->nlocal; i++) {
     launch_helper *h = &c->helpers[i];
     uint64_t want = h->posted.load(std::memory_order_relaxed);
@@ -977,6 +989,21 @@ static wg_status wait_launches(wg__cuda_coll *c, wg_status st, char *why, size_t
       snprintf(why, why_cap, "%s", h->why);
     }
   }
+  return st;
+}
+
+/* fn(arg, i) for every local GPU i: on the launch helpers for i >= 1 while
+ * the caller runs i = 0, or in turn without helpers (stopping at the first
+ * failure). */
+static wg_status run_on_gpus(wg__cuda_coll *c, gpu_job_fn fn, void *arg, char *why,
+                             size_t why_cap) {
+  wg_status st = WG_OK;
+  if (c->helpers) { /* the others' jobs first, so they overlap with GPU 0's */
+    for (int i = 1; i < c->nlocal; i++) post_job(&c->helpers[i], fn, arg);
+    st = fn(arg, 0, why, why_cap);
+    return wait_jobs(c, st, why, why_cap);
+  }
+  for (int i = 0; i < c->nlocal && st == WG_OK; i++) st = fn(arg, i, why, why_cap);
   return st;
 }
 
@@ -1048,13 +1075,10 @@ static wg_status launch(wg__cuda_coll *c, const wg__coll_call *calls, void *cons
     }
     return st;
   }
-  if (c->helpers) { /* the others' launches first, so they overlap with GPU 0's */
-    for (int i = 1; i < c->nlocal; i++) post_launch(&c->helpers[i], &calls[i], streams);
-    st = launch_rank(c, &calls[0], streams, 0, why, why_cap);
-    return wait_launches(c, st, why, why_cap);
+  {
+    launch_job job = {c, calls, streams};
+    return run_on_gpus(c, launch_job_run, &job, why, why_cap);
   }
-  for (int i = 0; i < c->nlocal && st == WG_OK; i++)
-    st = launch_rank(c, &calls[i], streams, i, why, why_cap);
 done:
   return st;
 }
@@ -1606,31 +1630,55 @@ __global__ void fill_double(double *x, uint64_t n, int rank) {
  * LL allreduce of one double), on every GPU's stream. start (may be NULL): an
  * event per GPU recorded right before that GPU's first kernel, so a GPU's
  * interval starts with its own work, for every variant alike. */
+typedef struct gsum_job {
+  wg__cuda_coll *c;
+  int variant;
+  unsigned blocks;
+  double *const *x;
+  uint64_t count;
+  double *const *out, *const *res;
+  uint64_t *const *lctrl;
+  const cudaEvent_t *start;
+} gsum_job;
+
+/* GPU i's kernel of a global sum (fused, or the local reduction of the
+ * other two variants), after its start event. */
+static wg_status gsum_rank(void *arg, int i, char *why, size_t why_cap) {
+  gsum_job *j = (gsum_job *)arg;
+  wg__cuda_coll *c = j->c;
+  wg_status st = WG_OK;
+  local_rank *lr = &c->r[i];
+  WG_CK(cudaSetDevice(lr->device));
+  if (j->start) WG_CK(cudaEventRecord(j->start[i], lr->stream));
+  if (j->variant == 0) {
+    wg__gsum_dev g;
+    memset(&g, 0, sizeof g);
+    for (int k = 0; k < c->nranks; k++) g.flags[k] = (uint64_t *)lr->peer[k];
+    g.ctrl = lr->ctrl;
+    g.err = lr->err_d;
+    g.me = lr->rank;
+    g.nranks = c->nranks;
+    g.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
+    gsum_fused<<<j->blocks, 512, 0, lr->stream>>>(j->x[i], j->count, g, j->res[i]);
+  } else {
+    gsum_local<<<j->blocks, 512, 0, lr->stream>>>(j->x[i], j->count, j->lctrl[i], j->out[i]);
+  }
+  WG_CK(cudaGetLastError());
+done:
+  return st;
+}
+
+/* The launches of our kernels go through the launch helpers in every
+ * variant (NCCL's own stay on this thread), so each variant's own kernels
+ * are launched alike. */
 static wg_status gsum_enqueue(wg__cuda_coll *c, int variant, unsigned blocks, double *const *x,
                               uint64_t count, double *const *out, double *const *res,
                               uint64_t *const *lctrl, const cudaEvent_t *start, char *why,
                               size_t why_cap) {
-  wg_status st = WG_OK;
   int n = c->nlocal;
-  for (int i = 0; i < n; i++) {
-    local_rank *lr = &c->r[i];
-    WG_CK(cudaSetDevice(lr->device));
-    if (start) WG_CK(cudaEventRecord(start[i], lr->stream));
-    if (variant == 0) {
-      wg__gsum_dev g;
-      memset(&g, 0, sizeof g);
-      for (int j = 0; j < c->nranks; j++) g.flags[j] = (uint64_t *)lr->peer[j];
-      g.ctrl = lr->ctrl;
-      g.err = lr->err_d;
-      g.me = lr->rank;
-      g.nranks = c->nranks;
-      g.timeout_ns = (uint64_t)(c->cfg.timeout_s * 1e9);
-      gsum_fused<<<blocks, 512, 0, lr->stream>>>(x[i], count, g, res[i]);
-    } else {
-      gsum_local<<<blocks, 512, 0, lr->stream>>>(x[i], count, lctrl[i], out[i]);
-    }
-    WG_CK(cudaGetLastError());
-  }
+  gsum_job job = {c, variant, blocks, x, count, out, res, lctrl, start};
+  wg_status st = run_on_gpus(c, gsum_rank, &job, why, why_cap);
+  if (st != WG_OK) return st;
   if (variant == 1) {
     ncclResult_t nr = g_nccl.GroupStart();
     for (int i = 0; i < n && nr == ncclSuccess; i++) {
@@ -1720,6 +1768,42 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
         if (got != want) r->correct = 0;
       }
       if (it >= 0) t[variant][it] = 1000.0 * worst;
+    }
+    /* back to back: `reps` batches of `per` ops between events, each after
+     * one untimed op (time_batches says why) */
+    for (int rep = 0; rep < reps; rep++) {
+      st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, NULL, why, why_cap);
+      if (st != WG_OK) goto done;
+      for (int i = 0; i < n; i++) {
+        WG_CK(cudaSetDevice(c->r[i].device));
+        WG_CK(cudaEventRecord(e0[i], c->r[i].stream));
+      }
+      for (int k = 0; k < per; k++) {
+        st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, NULL, why, why_cap);
+        if (st != WG_OK) goto done;
+      }
+      for (int i = 0; i < n; i++) {
+        WG_CK(cudaSetDevice(c->r[i].device));
+        WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
+      }
+      st = sync_all(c, why, why_cap);
+      if (st != WG_OK) goto done;
+      float worst = 0;
+      for (int i = 0; i < n; i++) {
+        float ms = 0;
+        WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+        worst = std::max(worst, ms);
+        double got = 0;
+        WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+        if (got != want) r->correct = 0;
+      }
+      gt[rep] = 1000.0 * worst / per;
+    }
+    {
+      double bm = median(gt, reps);
+      if (variant == 0) r->fused_batch_us = bm;
+      else if (variant == 1) r->local_nccl_batch_us = bm;
+      else r->local_direct_batch_us = bm;
     }
     /* CUDA graphs: `per` ops per GPU captured, replayed `reps` times */
     for (int i = 0; i < n; i++) {
