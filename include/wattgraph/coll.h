@@ -230,9 +230,11 @@ wg_status wg_coll_bench(wg_comm_t *comm, const wg_coll_bench_opts *o,
  * its own and all GPUs get the total. Times (median, us) three ways: one
  * kernel doing the local reduction and the cross-GPU sum (the device-side
  * API), a local reduction kernel followed by ncclAllReduce of one double,
- * and the local kernel followed by wg_allreduce (LL) of one double. Each
+ * and the local kernel followed by wg_allreduce (LL) of one double; each
+ * one op at a time, back to back and in CUDA graphs. One op at a time, each
  * GPU's interval starts with an event recorded right before its first
- * kernel of the op. */
+ * kernel of the op. Each variant's own kernels are launched through the
+ * communicator's launch threads alike (NCCL's calls stay on the caller). */
 typedef struct wg_coll_gsum_result {
   /* one op at a time: launch, wait, next (CUDA events around each op) */
   double fused_us, local_nccl_us, local_direct_us;
