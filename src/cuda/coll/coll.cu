@@ -1707,6 +1707,32 @@ done:
   return st;
 }
 
+/* Ends a timed stretch of global sums: an event after it on every GPU, a
+ * wait, the slowest GPU's time since e0 (ms), and every GPU's result checked
+ * against `want` (*correct cleared on a mismatch). */
+static wg_status gsum_close(wg__cuda_coll *c, const cudaEvent_t *e0, const cudaEvent_t *e1,
+                            double *const *res, double want, int *correct, float *worst_ms,
+                            char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  for (int i = 0; i < c->nlocal; i++) {
+    WG_CK(cudaSetDevice(c->r[i].device));
+    WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
+  }
+  st = sync_all(c, why, why_cap);
+  if (st != WG_OK) return st;
+  *worst_ms = 0;
+  for (int i = 0; i < c->nlocal; i++) {
+    float ms = 0;
+    double got = 0;
+    WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
+    *worst_ms = std::max(*worst_ms, ms);
+    WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
+    if (got != want) *correct = 0;
+  }
+done:
+  return st;
+}
+
 extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
                                         wg_coll_gsum_result *r, char *why, size_t why_cap) {
   wg_status st = WG_OK;
@@ -1752,21 +1778,9 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
     for (int it = -3; it < iters; it++) {
       st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, e0, why, why_cap);
       if (st != WG_OK) goto done;
-      for (int i = 0; i < n; i++) {
-        WG_CK(cudaSetDevice(c->r[i].device));
-        WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
-      }
-      st = sync_all(c, why, why_cap);
-      if (st != WG_OK) goto done;
       float worst = 0;
-      for (int i = 0; i < n; i++) {
-        float ms = 0;
-        WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
-        worst = std::max(worst, ms);
-        double got = 0;
-        WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
-        if (got != want) r->correct = 0;
-      }
+      st = gsum_close(c, e0, e1, res, want, &r->correct, &worst, why, why_cap);
+      if (st != WG_OK) goto done;
       if (it >= 0) t[variant][it] = 1000.0 * worst;
     }
     /* back to back: `reps` batches of `per` ops between events, each after
@@ -1782,21 +1796,9 @@ extern "C" wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int it
         st = gsum_enqueue(c, variant, blocks, x, count, out, res, lctrl, NULL, why, why_cap);
         if (st != WG_OK) goto done;
       }
-      for (int i = 0; i < n; i++) {
-        WG_CK(cudaSetDevice(c->r[i].device));
-        WG_CK(cudaEventRecord(e1[i], c->r[i].stream));
-      }
-      st = sync_all(c, why, why_cap);
-      if (st != WG_OK) goto done;
       float worst = 0;
-      for (int i = 0; i < n; i++) {
-        float ms = 0;
-        WG_CK(cudaEventElapsedTime(&ms, e0[i], e1[i]));
-        worst = std::max(worst, ms);
-        double got = 0;
-        WG_CK(cudaMemcpy(&got, res[i], sizeof got, cudaMemcpyDeviceToHost));
-        if (got != want) r->correct = 0;
-      }
+      st = gsum_close(c, e0, e1, res, want, &r->correct, &worst, why, why_cap);
+      if (st != WG_OK) goto done;
       gt[rep] = 1000.0 * worst / per;
     }
     {
