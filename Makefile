@@ -48,10 +48,10 @@ test: check asan
 
 fuzz: deps
 	@CC=clang cmake -S . -B $(ASAN_BUILD) -DWG_USE_CUDA=OFF -DWG_SANITIZE=ON -DWG_FUZZ=ON \
-	  -DWG_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS) >/dev/null
+	  -DWG_FUZZ_SECONDS=$(FUZZ_SECONDS) -DWG_FUZZ_SEED=0 $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) -- --no-print-directory
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L '^fuzz$$'
-	@CC=clang cmake -S . -B $(ASAN_BUILD) -DWG_FUZZ_SECONDS=15 >/dev/null
+	@CC=clang cmake -S . -B $(ASAN_BUILD) -DWG_FUZZ_SECONDS=15 -DWG_FUZZ_SEED=1 >/dev/null
 
 bench: build
 	scripts/bench-cpu.sh $(BUILD)
