@@ -334,6 +334,30 @@ static void splits(void **s) {
       }
 }
 
+/* Blocks per round: a block per 8 KiB up to 64, then a block per 16 KiB,
+ * never more than max_blocks or WG__COLL_MAX_BLOCKS, and never fewer for
+ * more bytes (so a larger message is never served by fewer SMs). */
+static void block_counts(void **s) {
+  (void)s;
+  assert_int_equal(wg__coll_blocks(0, 128), 1);
+  assert_int_equal(wg__coll_blocks(1, 128), 1);
+  assert_int_equal(wg__coll_blocks(8192, 128), 1);
+  assert_int_equal(wg__coll_blocks(8193, 128), 2);
+  assert_int_equal(wg__coll_blocks(512 << 10, 128), 64);
+  assert_int_equal(wg__coll_blocks(1 << 20, 128), 64);
+  assert_int_equal(wg__coll_blocks((3 << 20) / 2, 128), 96);
+  assert_int_equal(wg__coll_blocks(2 << 20, 128), 128);
+  assert_int_equal(wg__coll_blocks((uint64_t)1 << 30, 128), 128);
+  assert_int_equal(wg__coll_blocks(1 << 20, 16), 16);
+  assert_int_equal(wg__coll_blocks((uint64_t)1 << 30, 1000), WG__COLL_MAX_BLOCKS);
+  uint32_t last = 1;
+  for (uint64_t b = 1; b <= (4u << 20); b += 997) {
+    uint32_t k = wg__coll_blocks(b, 128);
+    assert_true(k >= last && k >= 1 && k <= 128);
+    last = k;
+  }
+}
+
 /* ---- rendezvous ---------------------------------------------------------------------- */
 
 typedef struct rv_arg {
@@ -513,6 +537,7 @@ static void no_cuda(void **s) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(names),        cmocka_unit_test(splits),
+      cmocka_unit_test(block_counts),
       cmocka_unit_test(bad_arguments), cmocka_unit_test(all_n1),
       cmocka_unit_test(all_n2),       cmocka_unit_test(all_n3),
       cmocka_unit_test(all_n4),       cmocka_unit_test(all_n8),

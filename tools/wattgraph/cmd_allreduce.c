@@ -48,9 +48,15 @@ typedef struct ar_plan {
   wg_coll_type type;
   uint64_t lo, hi, gsum_bytes;
   int want[WG_COLL_ALGO_COUNT];
-  int iters, json, no_graph, gsum_iters, gpus, per_process;
+  int iters, json, no_graph, gsum_iters, gpus, per_process, max_blocks;
   double energy_s;
 } ar_plan;
+
+/* The communicator's options: the library's defaults and --max-blocks. */
+static void plan_comm_opts(const ar_plan *p, wg_comm_opts *o) {
+  wg_comm_opts_defaults(o);
+  o->max_blocks = p->max_blocks;
+}
 
 /* The rows (and the global sum) on a communicator made already; `print`:
  * this process writes them (rank 0 with --per-process). */
@@ -206,7 +212,9 @@ static int run_rank(const ar_plan *p, const wg_comm_id *id, int rank) {
   wg_meter_t *meter = NULL;
   int rc = CLI_OK;
   if (cli_ctx(&ctx, 0, p->json || rank > 0) != WG_OK) return CLI_FAIL;
-  wg_status st = wg_comm_create_rank(ctx, &comm, id, p->gpus, rank, rank, NULL);
+  wg_comm_opts co;
+  plan_comm_opts(p, &co);
+  wg_status st = wg_comm_create_rank(ctx, &comm, id, p->gpus, rank, rank, &co);
   if (st != WG_OK) {
     fprintf(stderr, "wattgraph: rank %d: ", rank);
     rc = cli_fail(ctx, st, "allreduce");
@@ -297,6 +305,7 @@ static int run_per_process(const ar_plan *plan) {
 int cmd_allreduce(int argc, char **argv) {
   const char *op_s = "sum", *type_s = "f32", *min_s = "4", *max_s = "1G", *algo_s = "all";
   int iters = 100, json = 0, gpus = 0, no_graph = 0, gsum_iters = 200, per_process = 0;
+  int max_blocks = 0;
   double energy_s = 0.2;
   const char *gsum_s = "4K";
   const cli_opt opts[] = {
@@ -311,6 +320,9 @@ int cmd_allreduce(int argc, char **argv) {
       {"iters", 'n', OPT_INT, &iters, "N", "timed iterations per size (fewer when slow)", "100",
        1, 100000, NULL},
       {"gpus", 0, OPT_INT, &gpus, "N", "GPUs to use, 0 for all", "0", 0, 16, NULL},
+      {"max-blocks", 0, OPT_INT, &max_blocks, "N",
+       "most thread blocks per GPU for one operation, 0 for the default (one per "
+       "multiprocessor, at most 128)", "0", 0, 128, NULL},
       {"per-process", 0, OPT_FLAG, &per_process, NULL,
        "one forked process per GPU, each launching its own GPU's work (as MPI jobs run "
        "NCCL, which runs the same way here)", NULL, 0, 0, NULL},
@@ -349,6 +361,7 @@ int cmd_allreduce(int argc, char **argv) {
   p.gsum_iters = gsum_iters;
   p.gpus = gpus;
   p.per_process = per_process;
+  p.max_blocks = max_blocks;
   p.energy_s = energy_s;
   if (wg_coll_op_parse(op_s, &p.op) != WG_OK) {
     cli_error("allreduce: unknown --op '%s' (sum, min or max)", op_s);
@@ -401,7 +414,9 @@ int cmd_allreduce(int argc, char **argv) {
     rc = CLI_USAGE;
     goto done;
   }
-  st = wg_comm_create(ctx, &comm, p.gpus, NULL, NULL);
+  wg_comm_opts co;
+  plan_comm_opts(&p, &co);
+  st = wg_comm_create(ctx, &comm, p.gpus, NULL, &co);
   if (st != WG_OK) {
     rc = cli_fail(ctx, st, "allreduce");
     goto done;
