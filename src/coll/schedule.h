@@ -149,7 +149,10 @@ WG__HD uint32_t wg__coll_sig(uint64_t count, int type, int op, int algo, int roo
  * from the same arguments. */
 WG__HD uint32_t wg__coll_blocks(uint64_t bytes, uint32_t max_blocks) {
   uint64_t b = (bytes + 8191) / 8192;
-  if (b > 64) b = (bytes + 16383) / 16384 > 64 ? (bytes + 16383) / 16384 : 64;
+  if (b > 64) { /* past 512 KiB: a block per 16 KiB, never fewer than 64 */
+    uint64_t wide = (bytes + 16383) / 16384;
+    b = wide > 64 ? wide : 64;
+  }
   if (b < 1) b = 1;
   if (b > max_blocks) b = max_blocks;
   if (b > WG__COLL_MAX_BLOCKS) b = WG__COLL_MAX_BLOCKS;
