@@ -207,6 +207,10 @@ static void quick_under_sanitizer(void **state) {
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
   heap_sort_case(ctx, 64, WG_PQ_KEY_U32, 1, ORD_RANDOM, 64 * 40 + 5, 0, 64, 3);
   heap_sort_case(ctx, 32, WG_PQ_KEY_U64, 1, ORD_DESC, 32 * 30 + 1, 7, 13, 4);
+  /* bulk deletes of many batches per call, at once and after a partial one */
+  heap_sort_chunks(ctx, 64, WG_PQ_KEY_U32, 1, ORD_RANDOM, 64 * 60 + 5, 0, 64 * 60 + 5,
+                   64 * 60 + 5, 5);
+  heap_sort_chunks(ctx, 32, WG_PQ_KEY_U64, 1, ORD_RANDOM, 32 * 90 + 3, 0, 7, 32 * 11, 6);
   wg_pq_mixed_opts mo;
   wg_pq_mixed_opts_defaults(&mo);
   mo.prefill = 64 * 20;
@@ -232,6 +236,7 @@ int main(void) {
       cmocka_unit_test(float_order),
       cmocka_unit_test(empty_full_and_bad_args),
       cmocka_unit_test(heap_sort_all),
+      cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
       cmocka_unit_test(mixed_matches_oracle),
       cmocka_unit_test(mixed_many_blocks),

@@ -73,11 +73,11 @@ static wg_pq_t *make_pq(wg_ctx_t *ctx, uint32_t k, uint64_t cap, wg_pq_key_type 
   return pq;
 }
 
-/* Inserts n keys, deletes them all (in chunks of `chunk`), compares with the
- * oracle item by item. */
-static void heap_sort_case(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t, int pairs,
-                           int ord, uint64_t n, uint32_t op_keys, uint64_t chunk,
-                           uint64_t seed) {
+/* Inserts n keys, deletes them all (`first` keys, then chunks of `chunk`),
+ * compares with the oracle item by item. */
+static void heap_sort_chunks(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t, int pairs,
+                             int ord, uint64_t n, uint32_t op_keys, uint64_t first,
+                             uint64_t chunk, uint64_t seed) {
   size_t kb = wg_pq_key_bytes(t);
   void *keys = malloc(n * kb + 8), *out = malloc(n * kb + 8);
   uint32_t *vals = malloc(n * 4 + 4), *ovals = malloc(n * 4 + 4);
@@ -89,7 +89,8 @@ static void heap_sort_case(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t, int pair
   assert_true(size == n);
   uint64_t done = 0;
   while (done < n) {
-    uint64_t want = n - done < chunk ? n - done : chunk, got = 0;
+    const uint64_t c = done ? chunk : first;
+    uint64_t want = n - done < c ? n - done : c, got = 0;
     wgt_assert_status(ctx,
                       wg_pq_delete_min(ctx, pq, (char *)out + done * kb,
                                        pairs ? ovals + done : NULL, want, &got, NULL),
@@ -123,6 +124,12 @@ static void heap_sort_case(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t, int pair
   assert_int_equal(bad, 0);
 }
 
+static void heap_sort_case(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t, int pairs,
+                           int ord, uint64_t n, uint32_t op_keys, uint64_t chunk,
+                           uint64_t seed) {
+  heap_sort_chunks(ctx, k, t, pairs, ord, n, op_keys, chunk, chunk, seed);
+}
+
 static void heap_sort_all(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -137,6 +144,33 @@ static void heap_sort_all(void **state) {
           uint64_t n = k == 1 ? 3000 : (uint64_t)k * 37 + 11;
           heap_sort_case(ctx, k, (wg_pq_key_type)t, pairs, ord, n, 0, k, seed++);
         }
+  wg_ctx_destroy(&ctx);
+}
+
+/* Deletes of many batches per call (on CUDA, many blocks deleting at once
+ * from one bulk call, output positions taken under the root): all at once,
+ * in chunks of 5k + 3, and after a first delete that leaves the root partly
+ * consumed; heaps from a few nodes to a thousand. */
+static void heap_sort_bulk_deletes(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  const uint32_t ks[] = {1, 8, 32, 256, 1024};
+  uint64_t seed = 500;
+  for (int t = 0; t < 3; t++)
+    for (int pairs = 0; pairs < 2; pairs++)
+      for (unsigned ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        const uint32_t k = ks[ki];
+        const int ord = (t + pairs + (int)ki) % 4;
+        const uint64_t n = k == 1 ? 5000 : (uint64_t)k * (k <= 32 ? 1000 : 61) + 13;
+        heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ord, n, 0, n, n, seed++);
+        heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ORD_RANDOM, n, 0, 5 * k + 3,
+                         5 * k + 3, seed++);
+        heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ORD_RANDOM, n, 0, k / 2 + 1,
+                         9 * k, seed++);
+        heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ORD_RANDOM, 6 * k + 1, 0, 3,
+                         6 * k, seed++); /* a small heap */
+      }
   wg_ctx_destroy(&ctx);
 }
 
@@ -253,6 +287,7 @@ int main(void) {
       cmocka_unit_test(float_order),
       cmocka_unit_test(empty_full_and_bad_args),
       cmocka_unit_test(heap_sort_all),
+      cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
       cmocka_unit_test(mixed_matches_oracle),
   };
