@@ -145,7 +145,8 @@ WG__HD uint32_t wg__coll_sig(uint64_t count, int type, int op, int algo, int roo
  * 16 KiB, at most max_blocks. Past 512 KiB the extra blocks mostly wait on
  * flags: on 2 x H100 a 1 MiB allgather on 64 blocks took 13.5-13.6 us and
  * 0.91-0.93x NCCL's energy per op, on 128 blocks 14.2-14.3 us and
- * 0.95-1.02x (docs/coll.md, run 13). Every rank computes the same number
+ * 0.95-1.02x (docs/coll.md, run 13; run 14 confirmed the rule as the
+ * default: 12.8 us, 0.92-0.98x). Every rank computes the same number
  * from the same arguments. */
 WG__HD uint32_t wg__coll_blocks(uint64_t bytes, uint32_t max_blocks) {
   uint64_t b = (bytes + 8191) / 8192;
