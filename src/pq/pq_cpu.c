@@ -14,7 +14,9 @@
  *   node to the root, merge it with the buffer and sift it down (merge the
  *   two children, the larger half stays in the child with the larger
  *   maximum, the parent merges with the other and continues there).
- * Merges are two-pointer merges here; the GPU uses merge path instead. */
+ * Merges are two-pointer merges here; the GPU uses merge path instead.
+ * Merges whose inputs do not overlap are skipped (the same items move as a
+ * block), as on the GPU (HOLD_FALL). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +117,7 @@ void wg__pq_cpu_insert(wg__pq_cpu *h, const wg__pq_item *items, uint32_t m) {
   int d = depth(t);
   for (int l = 1; l < d; l++) { /* every node on the path keeps the smaller half */
     wg__pq_item *nd = node(h, t >> (d - l));
+    if (!wg__pq_less(y[0], nd[k - 1])) continue; /* all >= the node: it passes */
     merge_split(y, k, nd, k, z, k, x);
     memcpy(nd, z, k * sizeof *nd);
     wg__pq_item *tmp = y;
@@ -148,6 +151,11 @@ static void sift_down(wg__pq_cpu *h, uint64_t cur, wg__pq_item *c) {
       memcpy(node(h, cur), c, k * sizeof *c);
       return;
     }
+    if (!wg__pq_less(c[0], sm[k - 1])) { /* c is all >= sm: cur takes sm, c falls on */
+      memcpy(node(h, cur), sm, k * sizeof *sm);
+      cur = small;
+      continue;
+    }
     /* cur keeps the smaller half of c + sm; the larger half goes on. */
     wg__pq_item *hi = c == h->s[1] ? h->s[2] : h->s[1];
     merge_split(c, k, sm, k, node(h, cur), k, hi);
@@ -169,9 +177,13 @@ uint32_t wg__pq_cpu_delete(wg__pq_cpu *h, wg__pq_item *out, uint32_t n) {
         h->hn = 0;
       } else { /* refill: the last node, merged with the buffer, sifts down */
         wg__pq_item *c = h->s[1];
-        wg__pq_item *b = node(h, 0);
-        merge_split(node(h, h->hn), k, b, h->bc, c, k, h->s[0]);
-        memcpy(b, h->s[0], h->bc * sizeof *b);
+        wg__pq_item *b = node(h, 0), *last = node(h, h->hn);
+        if (h->bc == 0 || !wg__pq_less(b[0], last[k - 1])) { /* nothing to merge */
+          memcpy(c, last, k * sizeof *c);
+        } else {
+          merge_split(last, k, b, h->bc, c, k, h->s[0]);
+          memcpy(b, h->s[0], h->bc * sizeof *b);
+        }
         h->hn--;
         sift_down(h, 1, c);
         h->rc = k;
