@@ -27,8 +27,9 @@
  *   larger maximum keeps the larger half; the parent merges with the other
  *   child and continues there). The root is final after the first level, so
  *   the rest of the request is served from it and the root is released.
- * Merges are merge path by per-element binary search: item i of a lands at
- *   i + |{b < a_i}|, item j of b at j + |{a <= b_j}|, all in shared memory.
+ * Merges are merge path in shared memory: each thread finds where its run
+ *   of outputs starts with one binary search on its diagonal, then merges
+ *   the run with two pointers.
  * Deadlock freedom: every lock is taken while holding only locks of smaller
  *   node index (parent before child, left before right, root before the last
  *   node), and a waiter for a TARGET node holds no lock the inserter needs.
@@ -159,9 +160,21 @@ template <typename T> struct Heap {
  *   0 has the root, so the release waits for neither round trip in full.
  * HOLD_QUICK (with HOLD_EARLY): a delete that leaves items in the root (it
  *   moves no data under the root, only rc) hands the root on from thread 0
- *   as soon as it has it, before the block's first barrier. */
+ *   as soon as it has it, before the block's first barrier.
+ * HOLD_FALL (opt-in, see HOLD_DEFAULT): merges whose inputs do not overlap
+ *   are not run. In a sift-down level whose incoming content is all >= the
+ *   children's smaller half (in a heap sort's deletes, nearly every level of
+ *   the top ten: the content comes from the last node), the node takes that
+ *   half and the content falls on unchanged; a refill whose buffer is empty
+ *   or all >= the last node takes the last node as it is; an insert's batch
+ *   that is all >= a path node passes it untouched (no store). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
-                  HOLD_QUICK = 16, HOLD_ALL = 31 };
+                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_ALL = 63,
+                  /* HOLD_FALL is opt-in (WG_PQ_HOLD=63) until the bulk-delete
+                   * hang of docs/pq.md ("Known defect") is understood: a
+                   * wrong answer was seen once with it on, beside hangs with
+                   * it off */
+                  HOLD_DEFAULT = 31 };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -564,11 +577,15 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     if (tid == 32) pend = try_lock(&h.word[next], guess);
     load(h, cur, 0, A, k);
     __syncthreads();
-    merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
-    store(h, cur, 0, C, k);
-    T *tmp = batch;
-    batch = spare;
-    spare = tmp;
+    if ((h.hold & HOLD_FALL) && !lt(batch[0], A[k - 1])) {
+      /* the batch is all >= the node: the node keeps its items (no store) */
+    } else {
+      merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
+      store(h, cur, 0, C, k);
+      T *tmp = batch;
+      batch = spare;
+      spare = tmp;
+    }
     if (tid == 32) lock_any_finish(&h.word[next], pend, guess);
     __syncthreads();
     if (tid == 0) unlock_node(&h.word[cur], AVAIL);
@@ -642,6 +659,21 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL);
     *fin = C;
     return 0;
+  }
+  if ((h.hold & HOLD_FALL) && !lt(C[0], S[k - 1])) {
+    /* c is all >= S: cur takes S and c falls on to small unchanged, no merge
+     * (the merge would give the same items: equal items are identical) */
+    store(h, cur, 0, S, k);
+    __syncthreads(); /* large's and cur's stores before large's release */
+    if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL);
+    if (!h.early) {
+      lock_children(h, small, sh);
+    } else if (tid == 0 || tid == 32) {
+      const unsigned ch = 2 * small + (tid == 32);
+      if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
+    }
+    *fin = S; /* S is next written after the caller's barrier */
+    return small;
   }
   if (!h.early) {
     lock_children(h, small, sh);
@@ -747,14 +779,24 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     /* the root is rewritten after the merges; a third warp waits for the
      * readers of its old items meanwhile (the merge's barrier waits for it) */
     if (tid == (blockDim.x > 64 ? 64u : 0u)) wait_readers(h);
-    merge_split(A, k, B, bc, C, k, X);
-    store(h, 0, 0, X, bc); /* X is next written after sift_locked's first barrier */
+    /* c: the root's incoming content; W: the work array in A's place */
+    T *c = C, *W = A;
+    if ((h.hold & HOLD_FALL) && (bc == 0 || !lt(B[0], A[k - 1]))) {
+      /* the buffer (if any) is all >= the last node: nothing to merge, and
+       * the buffer keeps its items */
+      c = A;
+      W = C;
+      __syncthreads(); /* the children's locks in sh, the readers gone */
+    } else {
+      merge_split(A, k, B, bc, C, k, X);
+      store(h, 0, 0, X, bc); /* X is next written after sift_locked's first barrier */
+    }
     stamp(h, sh, 4);
     stamp(h, sh, 5); /* moved on by the root's sift when it loads children */
     /* the root level: the root is final after it */
-    T *c = C, *fin = NULL;
+    T *fin = NULL;
     unsigned pend = 0;
-    unsigned cur = sift_locked(h, 1, &c, &fin, A, B, X, Y, &Z, sh, pend, false);
+    unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, pend, false);
     stamp(h, sh, 6);
     const unsigned need = n - got;
     for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
@@ -776,7 +818,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
       const unsigned prev = cur;
-      cur = sift_locked(h, prev, &c, &fin2, A, B, X, Y, &Z, sh, pend, h.early != 0);
+      cur = sift_locked(h, prev, &c, &fin2, W, B, X, Y, &Z, sh, pend, h.early != 0);
       __syncthreads();
       if (tid == 0) unlock_node(&h.word[prev], AVAIL);
     }
