@@ -348,8 +348,8 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
       q->threads_set = 1;
     }
   }
-  /* WG_PQ_HOLD: the HOLD_* bits of pq_device.cuh (default HOLD_DEFAULT, all
-   * but the opt-in HOLD_FALL; 0 gives the earlier code, for comparisons). */
+  /* WG_PQ_HOLD: the HOLD_* bits of pq_device.cuh (default all; 0 gives the
+   * earlier code, for comparisons). */
   {
     const char *e = getenv("WG_PQ_HOLD");
     q->hold = e ? (unsigned)strtoul(e, NULL, 0) & HOLD_ALL : HOLD_DEFAULT;

@@ -161,20 +161,14 @@ template <typename T> struct Heap {
  * HOLD_QUICK (with HOLD_EARLY): a delete that leaves items in the root (it
  *   moves no data under the root, only rc) hands the root on from thread 0
  *   as soon as it has it, before the block's first barrier.
- * HOLD_FALL (opt-in, see HOLD_DEFAULT): merges whose inputs do not overlap
- *   are not run. In a sift-down level whose incoming content is all >= the
+ * HOLD_FALL: merges whose inputs do not overlap are not run. In a sift-down level whose incoming content is all >= the
  *   children's smaller half (in a heap sort's deletes, nearly every level of
  *   the top ten: the content comes from the last node), the node takes that
  *   half and the content falls on unchanged; a refill whose buffer is empty
  *   or all >= the last node takes the last node as it is; an insert's batch
  *   that is all >= a path node passes it untouched (no store). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
-                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_ALL = 63,
-                  /* HOLD_FALL is opt-in (WG_PQ_HOLD=63) until the bulk-delete
-                   * hang of docs/pq.md ("Known defect") is understood: a
-                   * wrong answer was seen once with it on, beside hangs with
-                   * it off */
-                  HOLD_DEFAULT = 31 };
+                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_ALL = 63, HOLD_DEFAULT = HOLD_ALL };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -193,53 +187,80 @@ using namespace wgat;
 __device__ __forceinline__ void backoff(unsigned &spins) {
   if (++spins > 8) __nanosleep(32);
 }
+/* Waits run on whole warps. A lane that spins alone while the other lanes
+ * of its warp go on to a barrier lets the rest of the block pass that
+ * barrier without it (seen on a lent H200: warp 1 went two barriers past
+ * thread 0, which still spun on a child's lock, read a stale lock result in
+ * shared memory, and the two warps then sifted different paths -- hangs and
+ * a wrong answer in test_cuda_pq's bulk deletes; __syncwarp() before every
+ * barrier did not stop it). So every wait here is called by all 32 lanes
+ * of a warp: lane 0 does the atomic, every lane gets its result, and the
+ * loop stays warp-uniform. */
+__device__ __forceinline__ bool lane0() { return (threadIdx.x & 31u) == 0; }
+__device__ __forceinline__ unsigned from_lane0(unsigned v) {
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+__device__ __forceinline__ unsigned long long from_lane0(unsigned long long v) {
+  return __shfl_sync(0xffffffffu, v, 0);
+}
 /* Locks the node whatever its state (an insert's path: AVAIL nodes, then
- * its own TARGET); guess is the state expected. */
-__device__ __forceinline__ void lock_any(unsigned *w, unsigned guess) {
+ * its own TARGET); guess is the state expected. A whole warp. */
+__device__ __forceinline__ void lock_any_warp(unsigned *w, unsigned guess) {
   unsigned expect = guess << 1, spins = 0;
   for (;;) {
-    const unsigned old = cas_acquire(w, expect, expect | 1u);
+    unsigned old = 0;
+    if (lane0()) old = cas_acquire(w, expect, expect | 1u);
+    old = from_lane0(old);
     if (old == expect) return;
     if (old & 1u) backoff(spins);
     else expect = old;
   }
 }
-/* Locks the node if it is AVAIL and returns 1. An unlocked node in another
- * state: returns 0 without locking (wait = false), or waits until it is
- * AVAIL (wait = true: a TARGET last node its insert is still filling). */
-__device__ __forceinline__ unsigned lock_avail(unsigned *w, bool wait) {
+/* Locks the node if it is AVAIL and returns 1 (to every lane). An unlocked
+ * node in another state: returns 0 without locking (wait = false), or waits
+ * until it is AVAIL (wait = true: a TARGET last node its insert is still
+ * filling). A whole warp. */
+__device__ __forceinline__ unsigned lock_avail_warp(unsigned *w, bool wait) {
   const unsigned expect = AVAIL << 1;
   unsigned spins = 0;
   for (;;) {
-    const unsigned old = cas_acquire(w, expect, expect | 1u);
+    unsigned old = 0;
+    if (lane0()) old = cas_acquire(w, expect, expect | 1u);
+    old = from_lane0(old);
     if (old == expect) return 1;
     if (!(old & 1u) && !wait) return 0;
     backoff(spins);
   }
 }
-/* Early locks: a relaxed CAS issued ahead (try_lock) does not stall the
- * thread until its result is used, so its round trip overlaps the loads and
- * merges in between; the *_finish call then completes the lock: an acquire
+/* Early locks: a relaxed CAS issued ahead (try_lock, by lane 0 alone: it
+ * does not wait) does not stall the thread until its result is used, so its
+ * round trip overlaps the loads and merges in between; the *_finish call
+ * (a whole warp, given lane 0's result) then completes the lock: an acquire
  * fence if the CAS took it, else the ordinary locking loop. (Measured and
  * dropped, docs/pq.md: a cache line per lock word, waiters polling with
  * loads, the ticket words on lines of their own: all within 2%.) */
 __device__ __forceinline__ unsigned try_lock(unsigned *w, unsigned guess) {
   return cas_relaxed(w, guess << 1, guess << 1 | 1u);
 }
-__device__ __forceinline__ void lock_any_finish(unsigned *w, unsigned old, unsigned guess) {
-  if (old == guess << 1) fence_acquire();
-  else lock_any(w, guess);
+__device__ __forceinline__ void lock_any_finish_warp(unsigned *w, unsigned old, unsigned guess) {
+  old = from_lane0(old);
+  if (old == guess << 1) {
+    if (lane0()) fence_acquire();
+  } else {
+    lock_any_warp(w, guess);
+  }
 }
-/* As lock_avail(w, false), given try_lock(w, AVAIL)'s result. An unlocked
- * non-AVAIL child seen early stays absent: its insert is above the parent,
- * which this block holds throughout. */
-__device__ __forceinline__ unsigned lock_avail_finish(unsigned *w, unsigned old) {
+/* As lock_avail_warp(w, false), given try_lock(w, AVAIL)'s result. An
+ * unlocked non-AVAIL child seen early stays absent: its insert is above the
+ * parent, which this block holds throughout. */
+__device__ __forceinline__ unsigned lock_avail_finish_warp(unsigned *w, unsigned old) {
+  old = from_lane0(old);
   if (old == AVAIL << 1) {
-    fence_acquire();
+    if (lane0()) fence_acquire();
     return 1;
   }
   if (!(old & 1u)) return 0;
-  return lock_avail(w, false);
+  return lock_avail_warp(w, false);
 }
 /* After a __syncthreads that follows the block's stores to the node (the
  * release orders them before the next holder's acquire; no extra fence). */
@@ -406,23 +427,36 @@ template <typename T> __device__ __forceinline__ void add_profile(const Heap<T> 
     atomicAdd(&h.prof[base + i - 1], (unsigned long long)(sh.ts[i] - sh.ts[i - 1]));
 }
 
-/* Thread 0: takes the root (ticket lock); the root word that shows its
- * turn carries the control words. */
-template <typename T> __device__ __forceinline__ void take_root(const Heap<T> &h, Shared *sh) {
-  const unsigned t = atomicAdd(&h.ctl->next, 1u), mask = (1u << ROOT_TICKET_BITS) - 1;
+/* Warp 0 (all its lanes): takes the root (ticket lock); the root word that
+ * shows its turn carries the control words, which lane 0 puts in sh (read
+ * after the caller's next barrier) and every lane returns. */
+template <typename T>
+__device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh) {
+  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
+  unsigned t = 0;
+  if (lane0()) t = atomicAdd(&h.ctl->next, 1u);
+  t = from_lane0(t);
   unsigned long long w;
   /* The next in line spins hot (the root hand-over is the critical path);
    * those further back sleep in proportion to their distance. */
   for (;;) {
-    w = ld_acquire(&h.ctl->root);
+    unsigned long long v = 0;
+    if (lane0()) v = ld_acquire(&h.ctl->root);
+    w = from_lane0(v);
     const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
     if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
   }
-  sh->ticket = t;
-  sh->hn = (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
-  sh->rc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS)) & 0x7ffu;
-  sh->bc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+  if (lane0()) {
+    sh->ticket = t;
+    sh->hn = (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
+    sh->rc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS)) & 0x7ffu;
+    sh->bc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+  }
+  return w;
+}
+__device__ __forceinline__ unsigned root_hn(unsigned long long w) {
+  return (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
 }
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
@@ -440,13 +474,18 @@ template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h
   release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc);
 }
 
-/* One thread, holding the root, before the block rewrites the whole root
+/* One warp, holding the root, before the block rewrites the whole root
  * (a refill, or an insert into an empty heap): waits until every delete
  * that reserved root items has read them (the reader's release decrement
  * orders its loads before the rewrite). Readers never wait for the root,
  * so this ends. */
 template <typename T> __device__ __forceinline__ void wait_readers(const Heap<T> &h) {
-  while (ld_acquire(&h.ctl->readers) != 0) __nanosleep(32);
+  for (;;) { /* a whole warp (see lock_avail_warp) */
+    unsigned r = 0;
+    if (lane0()) r = ld_acquire(&h.ctl->readers);
+    if (from_lane0(r) == 0) return;
+    __nanosleep(32);
+  }
 }
 
 /* ---- insert ------------------------------------------------------------------------ */
@@ -472,25 +511,32 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   for (unsigned i = m + tid; i < k; i += blockDim.x) in[i] = max_item<T>();
   __syncthreads();
   bitonic_sort(in, k);
-  if (tid == 0) {
-    sh.ok = 1;
+  if (tid < 32) { /* warp 0 (waits run on whole warps: lock_avail_warp) */
+    unsigned ok = 1;
     if (reserve) {
-      unsigned long long r = atomicAdd(&h.ctl->reserved, 0ull);
+      unsigned long long r = 0;
+      if (lane0()) r = atomicAdd(&h.ctl->reserved, 0ull);
+      r = from_lane0(r);
       for (;;) {
         if (r + m > h.capacity) {
-          sh.ok = 0;
+          ok = 0;
           break;
         }
-        unsigned long long seen = atomicCAS(&h.ctl->reserved, r, r + m);
+        unsigned long long seen = 0;
+        if (lane0()) seen = atomicCAS(&h.ctl->reserved, r, r + m);
+        seen = from_lane0(seen);
         if (seen == r) break;
         r = seen;
       }
     }
     stamp(h, sh, 0);
-    take_root(h, &sh);
-    if (sh.hn == 0 && sh.ok) wait_readers(h); /* this insert writes the whole root */
+    const unsigned long long w = take_root(h, &sh);
+    if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
     stamp(h, sh, 1);
-    if (ticket) *ticket = sh.ticket;
+    if (lane0()) {
+      sh.ok = ok;
+      if (ticket) *ticket = sh.ticket;
+    }
   }
   __syncthreads();
   if (!sh.ok) {
@@ -554,7 +600,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
-  if (tid == 32 && first != t) lock_any_finish(&h.word[first], pend, AVAIL);
+  if (tid >= 32 && tid < 64 && first != t) lock_any_finish_warp(&h.word[first], pend, AVAIL);
   __syncthreads();
   if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
     sh.hn = t;
@@ -586,7 +632,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       batch = spare;
       spare = tmp;
     }
-    if (tid == 32) lock_any_finish(&h.word[next], pend, guess);
+    if (tid >= 32 && tid < 64) lock_any_finish_warp(&h.word[next], pend, guess);
     __syncthreads();
     if (tid == 0) unlock_node(&h.word[cur], AVAIL);
   }
@@ -594,18 +640,19 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
 
 /* ---- delete-min ------------------------------------------------------------------------ */
 
-/* Threads 0 and 32 (two warps, so neither waits on the other) lock the AVAIL
- * children of cur and say which in sh.a, sh.b; non-AVAIL children count as
- * absent (an insert heading for a TARGET child passes through cur later).
- * No barrier: the caller reads sh after its next one. */
+/* Warps 0 and 1 (so neither waits on the other; whole warps, see
+ * lock_avail_warp) lock the AVAIL children of cur and say which in sh.a,
+ * sh.b; non-AVAIL children count as absent (an insert heading for a TARGET
+ * child passes through cur later). No barrier: the caller reads sh after
+ * its next one. */
 template <typename T> __device__ __forceinline__ void lock_children(const Heap<T> &h,
                                                                     unsigned cur, Shared &sh) {
   const unsigned tid = threadIdx.x;
-  if (tid == 0 || tid == 32) {
-    const unsigned c = 2 * cur + (tid == 32);
-    const unsigned p = c <= h.max_nodes ? lock_avail(&h.word[c], false) : 0u;
+  if (tid < 64) {
+    const unsigned c = 2 * cur + (tid >= 32);
+    const unsigned p = c <= h.max_nodes ? lock_avail_warp(&h.word[c], false) : 0u;
     if (tid == 0) sh.a = p;
-    else sh.b = p;
+    else if (tid == 32) sh.b = p;
   }
 }
 
@@ -623,11 +670,11 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
                                 T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead) {
   const unsigned k = h.k, tid = threadIdx.x, last_tid = blockDim.x - 1;
   if (ahead) {
-    if (tid == 0 || tid == 32) {
-      const unsigned ch = 2 * cur + (tid == 32);
-      const unsigned p = ch <= h.max_nodes ? lock_avail_finish(&h.word[ch], pend) : 0u;
+    if (tid < 64) { /* pend: lanes 0 and 32's early CAS */
+      const unsigned ch = 2 * cur + (tid >= 32);
+      const unsigned p = ch <= h.max_nodes ? lock_avail_finish_warp(&h.word[ch], pend) : 0u;
       if (tid == 0) sh.a = p;
-      else sh.b = p;
+      else if (tid == 32) sh.b = p;
     }
     __syncthreads();
   }
@@ -715,9 +762,9 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   unsigned long long pos0 = 0;
   const bool early = (h.hold & HOLD_EARLY) != 0;
   const bool quick = early && (h.hold & HOLD_QUICK) != 0;
+  stamp(h, sh, 0);
+  if (tid < 32) take_root(h, &sh); /* warp 0 (see lock_avail_warp) */
   if (tid == 0) {
-    stamp(h, sh, 0);
-    take_root(h, &sh);
     if (ticket) *ticket = sh.ticket;
     if (early) {
       /* the count this delete will take (as computed below), from the
@@ -760,7 +807,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
    * inserts write only the root's valid range, and whoever rewrites the
    * whole root waits for the readers first). */
   const bool deferred = hn >= 1 && n < rc;
-  if (refill && tid == 32) lock_avail(&h.word[hn], true);
+  if (refill && tid >= 32 && tid < 64) lock_avail_warp(&h.word[hn], true); /* warp 1 */
   if (hn >= 1) {
     const unsigned a = n < rc ? n : rc;
     if (!deferred) load(h, 1, k - rc, out, a);
@@ -778,7 +825,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     lock_children(h, 1, sh); /* after the unlock: last may be a child */
     /* the root is rewritten after the merges; a third warp waits for the
      * readers of its old items meanwhile (the merge's barrier waits for it) */
-    if (tid == (blockDim.x > 64 ? 64u : 0u)) wait_readers(h);
+    if (tid >> 5 == (blockDim.x > 64 ? 2u : 0u)) wait_readers(h); /* a whole warp */
     /* c: the root's incoming content; W: the work array in A's place */
     T *c = C, *W = A;
     if ((h.hold & HOLD_FALL) && (bc == 0 || !lt(B[0], A[k - 1]))) {
