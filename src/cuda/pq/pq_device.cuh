@@ -37,8 +37,9 @@
  *   in the order they asked; that order is the linearisation the tests
  *   replay against the serial heap.
  *
- * Memory ordering on Hopper: one thread per block takes and releases locks
- * with acquire/release atomics at GPU scope (atom.acquire.gpu,
+ * Memory ordering on Hopper: one thread per lock (lane 0 of a waiting warp;
+ * every wait runs on a whole warp, see lock_avail_warp) takes and releases
+ * locks with acquire/release atomics at GPU scope (atom.acquire.gpu,
  * ld.acquire.gpu, st.release.gpu after __syncthreads), and all node data
  * moves with L1-bypassing loads and stores (ld.global.cg / st.global.cg), so
  * no block can read a stale copy of another block's node from its own L1 --
@@ -180,8 +181,8 @@ template <typename T> __host__ __device__ inline size_t smem_bytes(unsigned k) {
 
 using namespace wgat;
 
-/* Node words: state << 1 | locked. Single threads take and give node
- * locks. A lock is an acquiring CAS whose expected value names the state
+/* Node words: state << 1 | locked. Lane 0 of a whole waiting warp takes a
+ * node lock (below), a single thread gives it back. A lock is an acquiring CAS whose expected value names the state
  * the caller assumes, so the common case costs one round trip; the
  * returned word says what to do otherwise. */
 __device__ __forceinline__ void backoff(unsigned &spins) {
