@@ -177,7 +177,8 @@ __device__ void merge_per(const T *a, const T *b, T *lo, T *hi, unsigned k) {
       else l = mid + 1;
     }
     unsigned i = l, j = d - l;
-    T x = i < k ? a[px<PER, PAD>(i)] : max_item<T>(), y = j < k ? b[px<PER, PAD>(j)] : max_item<T>();
+    T x = i < k ? a[px<PER, PAD>(i)] : max_item<T>();
+    T y = j < k ? b[px<PER, PAD>(j)] : max_item<T>();
 #pragma unroll
     for (int q = 0; q < PER; q++) {
       const unsigned p = d + q;
@@ -217,7 +218,8 @@ template <typename T> __device__ __forceinline__ T item_of(unsigned long long r)
  * merges on the H200 and were dropped without being explained; the padded
  * ones verified.) */
 template <typename T>
-__global__ void __launch_bounds__(THREADS) bench(int variant, int reps, const T *in, T *first, unsigned long long *cycles) {
+__global__ void __launch_bounds__(THREADS)
+    bench(int variant, int reps, const T *in, T *first, unsigned long long *cycles) {
   extern __shared__ unsigned char smem[];
   const unsigned KP = K + K / 32; /* room for the padded layout */
   T *a = (T *)smem, *b = a + KP, *lo = b + KP, *hi = lo + KP;

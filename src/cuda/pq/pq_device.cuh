@@ -162,10 +162,11 @@ template <typename T> struct Heap {
  * HOLD_QUICK (with HOLD_EARLY): a delete that leaves items in the root (it
  *   moves no data under the root, only rc) hands the root on from thread 0
  *   as soon as it has it, before the block's first barrier.
- * HOLD_FALL: merges whose inputs do not overlap are not run. In a sift-down level whose incoming content is all >= the
- *   children's smaller half (in a heap sort's deletes, nearly every level of
- *   the top ten: the content comes from the last node), the node takes that
- *   half and the content falls on unchanged; a refill whose buffer is empty
+ * HOLD_FALL: merges whose inputs do not overlap are not run. In a
+ *   sift-down level whose incoming content is all >= the children's smaller
+ *   half (in a heap sort's deletes, nearly every level of the top ten: the
+ *   content comes from the last node), the node takes that half and the
+ *   content falls on unchanged; a refill whose buffer is empty
  *   or all >= the last node takes the last node as it is; an insert's batch
  *   that is all >= a path node passes it untouched (no store). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
@@ -182,9 +183,10 @@ template <typename T> __host__ __device__ inline size_t smem_bytes(unsigned k) {
 using namespace wgat;
 
 /* Node words: state << 1 | locked. Lane 0 of a whole waiting warp takes a
- * node lock (below), a single thread gives it back. A lock is an acquiring CAS whose expected value names the state
- * the caller assumes, so the common case costs one round trip; the
- * returned word says what to do otherwise. */
+ * node lock (below), a single thread gives it back. A lock is an acquiring
+ * CAS whose expected value names the state the caller assumes, so the
+ * common case costs one round trip; the returned word says what to do
+ * otherwise. */
 __device__ __forceinline__ void backoff(unsigned &spins) {
   if (++spins > 8) __nanosleep(32);
 }
