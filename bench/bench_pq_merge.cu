@@ -30,6 +30,33 @@ template <typename T> __device__ __forceinline__ void cmpx(T &x, T &y) {
   }
 }
 
+/* The first stage of both bitonic variants: a against b reversed; lo gets
+ * the k smallest and hi the k largest, each half bitonic. */
+template <typename T>
+__device__ void half_clean(const T *a, const T *b, T *lo, T *hi, unsigned k) {
+  for (unsigned i = threadIdx.x; i < k; i += blockDim.x) {
+    T x = a[i], y = b[k - 1 - i];
+    const bool sw = lt(y, x);
+    lo[i] = sw ? y : x;
+    hi[i] = sw ? x : y;
+  }
+  __syncthreads();
+}
+/* One stride s of the bitonic merge on both halves (k / 2 pairs each). */
+template <typename T> __device__ void stride_both(T *lo, T *hi, unsigned k, unsigned s) {
+  const unsigned half = k / 2;
+  for (unsigned t = threadIdx.x; t < 2 * half; t += blockDim.x) {
+    T *v = t < half ? lo : hi;
+    const unsigned u = t < half ? t : t - half;
+    const unsigned i = 2 * u - (u & (s - 1)), j = i + s;
+    T x = v[i], y = v[j];
+    if (lt(y, x)) {
+      v[i] = y;
+      v[j] = x;
+    }
+  }
+}
+
 /* Bitonic merge of sorted a and b (k each) into lo (the k smallest, sorted)
  * and hi (the k largest, sorted): one half-cleaner of a against b reversed
  * splits the halves, each of which is then bitonic; strides k/2..64 run
@@ -37,29 +64,10 @@ template <typename T> __device__ __forceinline__ void cmpx(T &x, T &y) {
  * (each lane holds items l and l + 32 of its warp's 64). */
 template <typename T>
 __device__ void bitonic_split(const T *a, const T *b, T *lo, T *hi, unsigned k) {
-  const unsigned tid = threadIdx.x, half = k / 2; /* pairs per half */
-  for (unsigned i = tid; i < k; i += blockDim.x) {
-    T x = a[i], y = b[k - 1 - i];
-    if (lt(y, x)) {
-      lo[i] = y;
-      hi[i] = x;
-    } else {
-      lo[i] = x;
-      hi[i] = y;
-    }
-  }
-  __syncthreads();
-  for (unsigned s = half; s >= 64; s >>= 1) {
-    for (unsigned t = tid; t < 2 * half; t += blockDim.x) {
-      T *v = t < half ? lo : hi;
-      const unsigned u = t < half ? t : t - half;
-      const unsigned i = 2 * u - (u & (s - 1)), j = i + s;
-      T x = v[i], y = v[j];
-      if (lt(y, x)) {
-        v[i] = y;
-        v[j] = x;
-      }
-    }
+  const unsigned tid = threadIdx.x;
+  half_clean(a, b, lo, hi, k);
+  for (unsigned s = k / 2; s >= 64; s >>= 1) {
+    stride_both(lo, hi, k, s);
     __syncthreads();
   }
   /* strides 32..1: a warp owns 64 consecutive items of one half */
@@ -85,25 +93,9 @@ __device__ void bitonic_split(const T *a, const T *b, T *lo, T *hi, unsigned k) 
  * barriers only: a warp's pairs stay inside its 64 items). */
 template <typename T>
 __device__ void bitonic_split_smem(const T *a, const T *b, T *lo, T *hi, unsigned k) {
-  const unsigned tid = threadIdx.x, half = k / 2;
-  for (unsigned i = tid; i < k; i += blockDim.x) {
-    T x = a[i], y = b[k - 1 - i];
-    const bool sw = lt(y, x);
-    lo[i] = sw ? y : x;
-    hi[i] = sw ? x : y;
-  }
-  __syncthreads();
-  for (unsigned s = half; s >= 1; s >>= 1) {
-    for (unsigned t = tid; t < 2 * half; t += blockDim.x) {
-      T *v = t < half ? lo : hi;
-      const unsigned u = t < half ? t : t - half;
-      const unsigned i = 2 * u - (u & (s - 1)), j = i + s;
-      T x = v[i], y = v[j];
-      if (lt(y, x)) {
-        v[i] = y;
-        v[j] = x;
-      }
-    }
+  half_clean(a, b, lo, hi, k);
+  for (unsigned s = k / 2; s >= 1; s >>= 1) {
+    stride_both(lo, hi, k, s);
     if (s > 32) __syncthreads();
     else __syncwarp();
   }
