@@ -168,9 +168,15 @@ template <typename T> struct Heap {
  *   content comes from the last node), the node takes that half and the
  *   content falls on unchanged; a refill whose buffer is empty
  *   or all >= the last node takes the last node as it is; an insert's batch
- *   that is all >= a path node passes it untouched (no store). */
+ *   that is all >= a path node passes it untouched (no store).
+ * HOLD_LETGO (with HOLD_FALL and HOLD_EARLY): a sift-down level whose
+ *   parent merge was skipped releases its node (the root: hands the root
+ *   on) as soon as the node and the larger child are stored, before it
+ *   waits for the next level's children; it still holds the child it goes
+ *   on to, so nothing overtakes it. */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
-                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_ALL = 63, HOLD_DEFAULT = HOLD_ALL };
+                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_ALL = 127,
+                  HOLD_DEFAULT = HOLD_ALL };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -670,7 +676,8 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
  * false). ws pointers rotate. */
 template <typename T>
 __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
-                                T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead) {
+                                T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead,
+                                bool *released) {
   const unsigned k = h.k, tid = threadIdx.x, last_tid = blockDim.x - 1;
   if (ahead) {
     if (tid < 64) { /* pend: lanes 0 and 32's early CAS */
@@ -716,6 +723,15 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     store(h, cur, 0, S, k);
     __syncthreads(); /* large's and cur's stores before large's release */
     if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL);
+    if ((h.hold & (HOLD_LETGO | HOLD_EARLY)) == (HOLD_LETGO | HOLD_EARLY)) {
+      /* cur is final: let it go now (the root with the control words the
+       * caller left in sh), holding small */
+      if (tid == 0) {
+        if (cur == 1) give_root(h, &sh);
+        else unlock_node(&h.word[cur], AVAIL);
+      }
+      *released = true;
+    }
     if (!h.early) {
       lock_children(h, small, sh);
     } else if (tid == 0 || tid == 32) {
@@ -846,21 +862,24 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     /* the root level: the root is final after it */
     T *fin = NULL;
     unsigned pend = 0;
-    unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, pend, false);
-    stamp(h, sh, 6);
     const unsigned need = n - got;
-    for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
-    got = n;
     rc = k - need;
-    __syncthreads();
-    if (tid == 0) {
+    if (tid == 0) { /* the control words the root is handed on with */
       sh.hn = hn;
       sh.rc = rc;
+    }
+    bool released = false;
+    unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, pend, false, &released);
+    stamp(h, sh, 6);
+    for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
+    got = n;
+    __syncthreads();
+    if (tid == 0) {
       if (!early) {
         sh.pos = pos0;
         if (cursor) __stcg(cursor, pos0 + got);
       }
-      give_root(h, &sh);
+      if (!released) give_root(h, &sh);
       sh.pos = pos0;
       atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
       stamp(h, sh, 7);
@@ -868,9 +887,10 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
       const unsigned prev = cur;
-      cur = sift_locked(h, prev, &c, &fin2, W, B, X, Y, &Z, sh, pend, h.early != 0);
+      bool let = false;
+      cur = sift_locked(h, prev, &c, &fin2, W, B, X, Y, &Z, sh, pend, h.early != 0, &let);
       __syncthreads();
-      if (tid == 0) unlock_node(&h.word[prev], AVAIL);
+      if (tid == 0 && !let) unlock_node(&h.word[prev], AVAIL);
     }
     stamp(h, sh, 8);
     add_profile(h, sh, PROF_DELETE, PROF_STAMPS);
