@@ -214,7 +214,8 @@ static void quick_under_sanitizer(void **state) {
   /* the shapes that hung on the H200 while lone lanes spun (docs/pq.md) */
   heap_sort_chunks(ctx, 8, WG_PQ_KEY_U32, 0, ORD_ASC, 8 * 300 + 5, 0, 8 * 300 + 5,
                    8 * 300 + 5, 7);
-  heap_sort_chunks(ctx, 32, WG_PQ_KEY_U32, 0, ORD_DESC, 32 * 200 + 13, 0, 32 * 5 + 3, 32 * 5 + 3, 8);
+  heap_sort_chunks(ctx, 32, WG_PQ_KEY_U32, 0, ORD_DESC, 32 * 200 + 13, 0, 32 * 5 + 3,
+                   32 * 5 + 3, 8);
   wg_pq_mixed_opts mo;
   wg_pq_mixed_opts_defaults(&mo);
   mo.prefill = 64 * 20;

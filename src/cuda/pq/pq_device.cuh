@@ -665,6 +665,22 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
   }
 }
 
+/* The look-ahead of a sift-down level that goes on at small: its children
+ * are locked now (lock_children, read after the caller's next barrier), or,
+ * with h.early, lanes 0 and 32 issue relaxed CASes into pend that the next
+ * level finishes (lock_avail_finish_warp). */
+template <typename T> __device__ __forceinline__ void lock_ahead(const Heap<T> &h,
+                                                                 unsigned small, Shared &sh,
+                                                                 unsigned &pend) {
+  const unsigned tid = threadIdx.x;
+  if (!h.early) {
+    lock_children(h, small, sh);
+  } else if (tid == 0 || tid == 32) {
+    const unsigned ch = 2 * small + (tid == 32);
+    if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
+  }
+}
+
 /* One level of the sift-down: node cur (locked by this block) gets its
  * final content, left in *fin. Its children were locked by lock_children a
  * barrier ago (ahead = false), or try_lock'ed by the level above, whose
@@ -673,7 +689,8 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
  * children already being locked, so that round trip overlaps this level's
  * merge: try_lock'ed into pend (h.early; the next level calls with ahead =
  * true), or locked by lock_children before the merge (!h.early; ahead =
- * false). ws pointers rotate. */
+ * false). ws pointers rotate. *released says whether the level already let
+ * cur go (HOLD_LETGO; the caller then must not). */
 template <typename T>
 __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
                                 T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead,
@@ -732,21 +749,11 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
       }
       *released = true;
     }
-    if (!h.early) {
-      lock_children(h, small, sh);
-    } else if (tid == 0 || tid == 32) {
-      const unsigned ch = 2 * small + (tid == 32);
-      if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
-    }
+    lock_ahead(h, small, sh, pend);
     *fin = S; /* S is next written after the caller's barrier */
     return small;
   }
-  if (!h.early) {
-    lock_children(h, small, sh);
-  } else if (tid == 0 || tid == 32) {
-    const unsigned ch = 2 * small + (tid == 32);
-    if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
-  }
+  lock_ahead(h, small, sh, pend);
   merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
   if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL); /* stored before the barrier */
   store(h, cur, 0, B, k);
