@@ -508,8 +508,9 @@ static void report_profile(const wg__cuda_pq *q, const char *call) {
   cudaMemset(q->prof, 0, sizeof p);
   const unsigned long long nd = p[PROF_DELETE - 1], ni = p[PROF_INSERT - 1];
   if (nd) {
-    static const char *const name[] = {"ticket+ctl", "barrier", "last+buffer", "merge1",
-                                       "children", "root merges", "give root", "below"};
+    static const char *const name[] = {"ticket+ctl", "barrier",      "last+buffer",
+                                       "merge1",     "children",     "root merge",
+                                       "root level rest", "give root", "below"};
     fprintf(stderr, "pq profile (%s): %llu root refills, mean cycles:", call, nd);
     for (unsigned i = 0; i < PROF_STAMPS - 1; i++)
       fprintf(stderr, " %s %.0f", name[i], (double)p[PROF_DELETE + i] / (double)nd);

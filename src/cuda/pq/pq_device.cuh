@@ -63,10 +63,10 @@ namespace wgpq {
 enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
 
 /* Profile layout (cycle sums, WG_PQ_PROFILE): [0] deletes that refilled
- * the root, [1..8] their phases; [10] inserts, [11..15] theirs; [16]
+ * the root, [1..9] their phases; [10] inserts, [11..15] theirs; [16]
  * deletes served from the root alone, [17..19] theirs. */
 enum : unsigned {
-  PROF_STAMPS = 9,
+  PROF_STAMPS = 10,
   PROF_DELETE = 1,
   PROF_INSERT = 11,
   PROF_INSERT_STAMPS = 6,
@@ -173,10 +173,19 @@ template <typename T> struct Heap {
  *   parent merge was skipped releases its node (the root: hands the root
  *   on) as soon as the node and the larger child are stored, before it
  *   waits for the next level's children; it still holds the child it goes
- *   on to, so nothing overtakes it. */
+ *   on to, so nothing overtakes it.
+ * HOLD_AHEAD: a sift-down level locks the next level's children (the
+ *   look-ahead: lock_ahead) as soon as its own children are loaded -- which
+ *   child it goes on to, and whether it stops, are known then from the
+ *   children's first and last items -- so that the locks' round trips come
+ *   before the merge, not after the release.
+ * HOLD_STRAIGHT: a sift-down level's merge of two children writes the
+ *   larger half straight to the large child and the smaller half to the
+ *   node as well as to shared memory (no store passes after it; a path that
+ *   gives the node other items overwrites them). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
-                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_ALL = 127,
-                  HOLD_DEFAULT = HOLD_ALL };
+                  HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
+                  HOLD_STRAIGHT = 256, HOLD_ALL = 511, HOLD_DEFAULT = HOLD_ALL };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -342,6 +351,47 @@ __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T 
       else x = b[j++];
       if (p < nlo) lo[p] = x;
       else hi[p - nlo] = x;
+    }
+  }
+  __syncthreads();
+}
+
+/* The children's merge of a sift-down level (HOLD_STRAIGHT): a and b hold k
+ * items each; the smaller half goes to lo (shared) and to node lo_node, the
+ * larger half to node hi_node only, each item written by the thread that
+ * merges it (the run's next candidates stay in registers). Ends with a
+ * barrier. */
+template <typename T>
+__device__ void merge_children(const Heap<T> &h, const T *a, const T *b, T *lo, unsigned lo_node,
+                               unsigned hi_node) {
+  const unsigned k = h.k, n = 2 * k, per = (n + blockDim.x - 1) / blockDim.x;
+  const unsigned d = threadIdx.x * per;
+  if (d < n) {
+    const size_t lo_base = (size_t)lo_node * k, hi_base = (size_t)hi_node * k - k;
+    const unsigned end = d + per < n ? d + per : n;
+    unsigned l = d > k ? d - k : 0, r = d < k ? d : k;
+    while (l < r) {
+      const unsigned mid = (l + r) >> 1;
+      if (lt(b[d - 1 - mid], a[mid])) r = mid;
+      else l = mid + 1;
+    }
+    unsigned i = l, j = d - l;
+    T x = i < k ? a[i] : T(), y = j < k ? b[j] : T();
+    for (unsigned p = d; p < end; p++) {
+      T o;
+      if (j >= k || (i < k && !lt(y, x))) {
+        o = x;
+        if (++i < k) x = a[i];
+      } else {
+        o = y;
+        if (++j < k) y = b[j];
+      }
+      if (p < k) {
+        lo[p] = o;
+        h.nodes.st(lo_base + p, o);
+      } else {
+        h.nodes.st(hi_base + p, o);
+      }
     }
   }
   __syncthreads();
@@ -706,22 +756,35 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     __syncthreads();
   }
   const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
+  /* HOLD_AHEAD: small's children are locked before the merge */
+  const bool ahead_now = (h.hold & HOLD_AHEAD) != 0;
   T *S = A;
   unsigned small = 0, large = 0;
+  bool cur_has_s = false; /* S is in cur already (HOLD_STRAIGHT) */
   if (pl && pr) {
     load2(h, l, 0, A, k, r, 0, B, k);
     __syncthreads();
     if (cur == 1) stamp(h, sh, 5);
     const bool left_large = lt(B[k - 1], A[k - 1]);
-    merge_split(A, k, B, k, X, k, Y);
     large = left_large ? l : r;
     small = left_large ? r : l;
-    store(h, large, 0, Y, k);
+    /* the sift goes on at small unless c is all <= both children (the test
+     * below, on S[0] = min(A[0], B[0])) */
+    if (ahead_now && lt(lt(B[0], A[0]) ? B[0] : A[0], (*c)[k - 1])) lock_ahead(h, small, sh, pend);
+    if (h.hold & HOLD_STRAIGHT) {
+      merge_children(h, A, B, X, cur, large);
+      cur_has_s = true;
+    } else {
+      merge_split(A, k, B, k, X, k, Y);
+      store(h, large, 0, Y, k);
+    }
+    if (cur == 1) stamp(h, sh, 6);
     S = X;
   } else if (pl || pr) {
     small = pl ? l : r;
     load(h, small, 0, A, k);
     __syncthreads();
+    if (ahead_now && lt(A[0], (*c)[k - 1])) lock_ahead(h, small, sh, pend);
   }
   /* every thread has read sh.a, sh.b (a barrier ago) */
   T *C = *c;
@@ -737,7 +800,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
   if ((h.hold & HOLD_FALL) && !lt(C[0], S[k - 1])) {
     /* c is all >= S: cur takes S and c falls on to small unchanged, no merge
      * (the merge would give the same items: equal items are identical) */
-    store(h, cur, 0, S, k);
+    if (!cur_has_s) store(h, cur, 0, S, k);
     __syncthreads(); /* large's and cur's stores before large's release */
     if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL);
     if ((h.hold & (HOLD_LETGO | HOLD_EARLY)) == (HOLD_LETGO | HOLD_EARLY)) {
@@ -749,11 +812,11 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
       }
       *released = true;
     }
-    lock_ahead(h, small, sh, pend);
+    if (!ahead_now) lock_ahead(h, small, sh, pend);
     *fin = S; /* S is next written after the caller's barrier */
     return small;
   }
-  lock_ahead(h, small, sh, pend);
+  if (!ahead_now) lock_ahead(h, small, sh, pend);
   merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
   if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL); /* stored before the barrier */
   store(h, cur, 0, B, k);
@@ -876,8 +939,9 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       sh.rc = rc;
     }
     bool released = false;
+    stamp(h, sh, 6); /* moved on by the root's sift after its merge */
     unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, pend, false, &released);
-    stamp(h, sh, 6);
+    stamp(h, sh, 7);
     for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
     got = n;
     __syncthreads();
@@ -889,7 +953,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       if (!released) give_root(h, &sh);
       sh.pos = pos0;
       atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)got);
-      stamp(h, sh, 7);
+      stamp(h, sh, 8);
     }
     while (cur) { /* sift on below the root; the root is already free */
       T *fin2 = NULL;
@@ -899,7 +963,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       __syncthreads();
       if (tid == 0 && !let) unlock_node(&h.word[prev], AVAIL);
     }
-    stamp(h, sh, 8);
+    stamp(h, sh, 9);
     add_profile(h, sh, PROF_DELETE, PROF_STAMPS);
     __syncthreads(); /* thread 0 wrote sh.pos, maybe with no barrier since */
     if (pos) *pos = sh.pos;
