@@ -621,10 +621,15 @@ __global__ void __launch_bounds__(512) coll_kernel(kargs a) {
                                  wg__coll_flag_index(s.phase, blockIdx.x, a.me),
                              round << 32 | a.sig);
       } else if (s.kind == WG__STEP_WAIT) {
-        if (tid < a.nranks && (s.mask >> tid & 1)) {
-          unsigned e = wg__wait_flag(my_flags + wg__coll_flag_index(s.phase, blockIdx.x, tid),
-                                     round, a.sig, (const uint64_t *)a.stage[tid], a.err,
-                                     my_flags, a.timeout_ns, tid, s.phase, blockIdx.x);
+        if (tid < 32) { /* lane i waits for peer i; the whole warp loops (wg__warp_waiting) */
+          const bool mine = tid < a.nranks && (s.mask >> tid & 1);
+          wg__poll_state ps = {0, 0};
+          unsigned e = mine ? WG__POLL_PENDING : 0u;
+          while (wg__warp_waiting(e))
+            if (e == WG__POLL_PENDING)
+              e = wg__poll_flag(my_flags + wg__coll_flag_index(s.phase, blockIdx.x, tid), round,
+                                a.sig, (const uint64_t *)a.stage[tid], a.err, my_flags,
+                                a.timeout_ns, tid, s.phase, blockIdx.x, &ps);
           if (e) bail = 1;
         }
         __syncthreads();
@@ -684,10 +689,13 @@ __device__ __forceinline__ uint4 *ll_line(unsigned char *stage, const llargs &a,
          ((uint64_t)(parity * a.nranks + src) * WG__COLL_LL_LINES + line);
 }
 
-__device__ __forceinline__ unsigned ll_wait(const uint4 *p, uint32_t f, uint4 *out,
-                                            const llargs &a, int peer, uint64_t e) {
-  return wg__ll_wait(p, f, out, (uint64_t *)a.hdr[a.me], (const uint64_t *)a.hdr[peer], a.err,
-                     a.timeout_ns, peer, 0, blockIdx.x, e);
+/* One poll of an LL line from peer (wg__ll_poll); callers loop on whole
+ * warps (wg__warp_waiting). */
+__device__ __forceinline__ unsigned ll_poll(const uint4 *p, uint32_t f, uint4 *out,
+                                            const llargs &a, int peer, uint64_t e,
+                                            wg__poll_state *ps) {
+  return wg__ll_poll(p, f, out, (uint64_t *)a.hdr[a.me], (const uint64_t *)a.hdr[peer], a.err,
+                     a.timeout_ns, peer, 0, blockIdx.x, e, ps);
 }
 
 /* 16 bytes of the message from byte b0 (zeros past its end). */
@@ -754,15 +762,20 @@ __global__ void __launch_bounds__(512) ll_kernel(llargs a) {
       }
     }
     if (c == 0) {
-      if (threadIdx.x < (unsigned)a.nranks && (int)threadIdx.x != a.me) {
+      if (threadIdx.x < 32) { /* lane k checks peer k's signature; the whole warp loops */
         const int k = threadIdx.x;
-        uint4 v;
+        const bool mine = k < a.nranks && k != a.me;
+        uint4 v = make_uint4(0, 0, 0, 0);
         const uint4 *line =
             (const uint4 *)((uint64_t *)a.hdr[a.me] + WG__COLL_LLSIG_INDEX) +
             p * WG__COLL_MAX_RANKS + k;
-        if (ll_wait(line, f, &v, a, k, e)) {
+        wg__poll_state ps = {0, 0};
+        unsigned st = mine ? WG__POLL_PENDING : 0u;
+        while (wg__warp_waiting(st))
+          if (st == WG__POLL_PENDING) st = ll_poll(line, f, &v, a, k, e, &ps);
+        if (st) {
           bail = 1;
-        } else if (v.x != a.sig || v.z != (uint32_t)a.bytes) {
+        } else if (mine && (v.x != a.sig || v.z != (uint32_t)a.bytes)) {
           wg__record_error(a.err, (uint64_t *)a.hdr[a.me], WG__ERR_MISMATCH, k, 0, blockIdx.x, e);
           bail = 1;
         }
@@ -770,25 +783,36 @@ __global__ void __launch_bounds__(512) ll_kernel(llargs a) {
       __syncthreads();
       if (bail) break;
     }
+    /* Unit u is still handled by thread u mod G (see above), but a warp
+     * walks its units together: the trip count and every wait's loop are
+     * the same on all 32 lanes (wg__warp_waiting), lanes past the end doing
+     * nothing, so no lane reaches the barrier after the loop while another
+     * of its warp still polls. */
     bool failed = false;
-    for (uint32_t u = g; u < units && !failed; u += G) {
+    const uint32_t lane = threadIdx.x & 31u;
+    for (uint32_t ub = g - lane; ub < units && !failed; ub += G) {
+      const uint32_t u = ub + lane;
+      const bool act = u < units;
       const uint64_t b0 = cb0 + 16ull * u;
       uint4 acc = make_uint4(0, 0, 0, 0);
-      for (int k = 0; k < a.nranks; k++) {
-        uint4 v, lo, hi;
+      for (int k = 0; k < a.nranks && !failed; k++) {
+        uint4 v = make_uint4(0, 0, 0, 0), lo = v, hi = v;
         if (k == a.me) {
-          v = ll_get<T>(a, b0);
+          if (act) v = ll_get<T>(a, b0);
         } else {
           const uint4 *line = ll_line(a.hdr[a.me], a, p, k, 2ull * u);
-          if (ll_wait(line, f, &lo, a, k, e) || ll_wait(line + 1, f, &hi, a, k, e)) {
-            failed = true;
-            break;
+          wg__poll_state plo = {0, 0}, phi = {0, 0};
+          unsigned slo = act ? WG__POLL_PENDING : 0u, shi = slo;
+          while (wg__warp_waiting(slo) || wg__warp_waiting(shi)) {
+            if (slo == WG__POLL_PENDING) slo = ll_poll(line, f, &lo, a, k, e, &plo);
+            if (shi == WG__POLL_PENDING) shi = ll_poll(line + 1, f, &hi, a, k, e, &phi);
           }
+          if (__any_sync(0xffffffffu, slo != 0 || shi != 0)) failed = true; /* warp-uniform */
           v = make_uint4(lo.x, lo.z, hi.x, hi.z);
         }
         acc = k ? foldv<T, OP>(acc, v) : v;
       }
-      if (!failed && a.write_recv) ll_put<T>(a, b0, acc);
+      if (!failed && act && a.write_recv) ll_put<T>(a, b0, acc);
     }
     if (failed) bail = 1;
     if (bail) break; /* a peer or I gave up: the error is recorded, stop */

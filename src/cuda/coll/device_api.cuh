@@ -90,36 +90,61 @@ static __device__ void wg__record_error(wg__coll_err *err, uint64_t *my_flags, u
   __threadfence_system();
 }
 
-/* Waits until flag >= round (high 32 bits); checks the signature when equal.
- * Returns 0, or the error code it recorded. */
-static __device__ unsigned wg__wait_flag(const uint64_t *flag, uint64_t round, uint32_t sig,
+/* Waits run on whole warps. A lane that spins alone while the rest of its
+ * warp goes on to __syncthreads() can let the block pass the barrier
+ * without it (seen in the heap on a lent H200, docs/pq.md, "A hang on the
+ * H200"): the block would then read a peer's data before its flag. So the
+ * waits below are single polls, and every caller loops on them with all 32
+ * lanes of a warp until no lane is still waiting (wg__warp_waiting): lanes
+ * without a wait, or whose wait ended, stay in the loop doing nothing. */
+#define WG__POLL_PENDING 0xffffffffu
+typedef struct wg__poll_state {
+  uint64_t t0;
+  unsigned spin;
+} wg__poll_state;
+/* Every lane of the warp: true while any lane's state is still pending. */
+static __device__ __forceinline__ bool wg__warp_waiting(unsigned state) {
+  return __any_sync(0xffffffffu, state == WG__POLL_PENDING) != 0;
+}
+/* Every 256th poll: my abort, the peer's abort, the time-out (recorded), and
+ * a short sleep once the wait is long. WG__POLL_PENDING if none. */
+static __device__ unsigned wg__poll_checks(wg__poll_state *st, const uint64_t *my_flags,
+                                           const uint64_t *peer_flags, wg__coll_err *err,
+                                           uint64_t timeout_ns, int peer, int phase, int block,
+                                           uint64_t round, int check_mine) {
+  const unsigned spin = st->spin++;
+  if ((spin & 255) != 0) return WG__POLL_PENDING;
+  uint64_t now = wg__globaltimer();
+  if (!st->t0) st->t0 = now;
+  if (check_mine && *(volatile const uint64_t *)&my_flags[WG__COLL_ABORT_INDEX])
+    return WG__ERR_PEER_ABORT;
+  if (*(volatile const uint64_t *)&peer_flags[WG__COLL_ABORT_INDEX]) {
+    wg__record_error(err, (uint64_t *)my_flags, WG__ERR_PEER_ABORT, peer, phase, block, round);
+    return WG__ERR_PEER_ABORT;
+  }
+  if (now - st->t0 > timeout_ns) {
+    wg__record_error(err, (uint64_t *)my_flags, WG__ERR_TIMEOUT, peer, phase, block, round);
+    return WG__ERR_TIMEOUT;
+  }
+  if (spin > 4096) __nanosleep(256);
+  return WG__POLL_PENDING;
+}
+
+/* One poll of a flag: 0 once flag >= round (high 32 bits; the signature is
+ * checked when equal), the error code recorded, or WG__POLL_PENDING. */
+static __device__ unsigned wg__poll_flag(const uint64_t *flag, uint64_t round, uint32_t sig,
                                          const uint64_t *peer_flags, wg__coll_err *err,
                                          uint64_t *my_flags, uint64_t timeout_ns, int peer,
-                                         int phase, int block) {
-  uint64_t t0 = 0;
-  for (unsigned spin = 0;; spin++) {
-    uint64_t v = wg__ld_acquire_sys(flag);
-    if ((v >> 32) >= round) {
-      if ((v >> 32) == round && sig && (uint32_t)v != sig) {
-        wg__record_error(err, my_flags, WG__ERR_MISMATCH, peer, phase, block, round);
-        return WG__ERR_MISMATCH;
-      }
-      return 0;
+                                         int phase, int block, wg__poll_state *st) {
+  uint64_t v = wg__ld_acquire_sys(flag);
+  if ((v >> 32) >= round) {
+    if ((v >> 32) == round && sig && (uint32_t)v != sig) {
+      wg__record_error(err, my_flags, WG__ERR_MISMATCH, peer, phase, block, round);
+      return WG__ERR_MISMATCH;
     }
-    if ((spin & 255) == 0) {
-      uint64_t now = wg__globaltimer();
-      if (!t0) t0 = now;
-      if (*(volatile const uint64_t *)&peer_flags[WG__COLL_ABORT_INDEX]) {
-        wg__record_error(err, my_flags, WG__ERR_PEER_ABORT, peer, phase, block, round);
-        return WG__ERR_PEER_ABORT;
-      }
-      if (now - t0 > timeout_ns) {
-        wg__record_error(err, my_flags, WG__ERR_TIMEOUT, peer, phase, block, round);
-        return WG__ERR_TIMEOUT;
-      }
-      if (spin > 4096) __nanosleep(256);
-    }
+    return 0;
   }
+  return wg__poll_checks(st, my_flags, peer_flags, err, timeout_ns, peer, phase, block, round, 0);
 }
 
 /* LL lines: 16 bytes {d0, flag, d1, flag} stored and loaded whole (each
@@ -144,34 +169,19 @@ static __device__ __forceinline__ uint32_t wg__ll_flag(uint64_t e) {
   return (uint32_t)(e % 0xffffffffull) + 1u;
 }
 
-/* Waits until line p carries flag f in both halves (then *out is the line);
- * gives up when I or the peer aborted, or after the time-out. Returns 0, or
- * the error code (recorded unless it was my own abort). */
-static __device__ unsigned wg__ll_wait(const uint4 *p, uint32_t f, uint4 *out,
+/* One poll of LL line p: 0 once it carries flag f in both halves (then
+ * *out is the line), the error code (recorded unless it was my own abort:
+ * I or the peer aborted, or the time-out), or WG__POLL_PENDING. */
+static __device__ unsigned wg__ll_poll(const uint4 *p, uint32_t f, uint4 *out,
                                        uint64_t *my_flags, const uint64_t *peer_flags,
                                        wg__coll_err *err, uint64_t timeout_ns, int peer,
-                                       int phase, int block, uint64_t e) {
-  uint64_t t0 = 0;
-  for (unsigned spin = 0;; spin++) {
-    uint4 v = wg__ll_load(p);
-    if (v.y == f && v.w == f) {
-      *out = v;
-      return 0;
-    }
-    if ((spin & 255) == 255) {
-      uint64_t now = wg__globaltimer();
-      if (!t0) t0 = now;
-      if (*(volatile const uint64_t *)&my_flags[WG__COLL_ABORT_INDEX]) return WG__ERR_PEER_ABORT;
-      if (*(volatile const uint64_t *)&peer_flags[WG__COLL_ABORT_INDEX]) {
-        wg__record_error(err, my_flags, WG__ERR_PEER_ABORT, peer, phase, block, e);
-        return WG__ERR_PEER_ABORT;
-      }
-      if (now - t0 > timeout_ns) {
-        wg__record_error(err, my_flags, WG__ERR_TIMEOUT, peer, phase, block, e);
-        return WG__ERR_TIMEOUT;
-      }
-    }
+                                       int phase, int block, uint64_t e, wg__poll_state *st) {
+  uint4 v = wg__ll_load(p);
+  if (v.y == f && v.w == f) {
+    *out = v;
+    return 0;
   }
+  return wg__poll_checks(st, my_flags, peer_flags, err, timeout_ns, peer, phase, block, e, 1);
 }
 
 /* Sum of v over the block's threads, in a fixed order; valid in thread 0. */
@@ -198,19 +208,24 @@ static __device__ double wg__global_sum(const wg__gsum_dev &g, double v) {
   __shared__ uint64_t epoch;
   if (threadIdx.x == 0) epoch = *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] + 1;
   double total = wg__block_sum(v);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x < 32) {
+    /* warp 0: lane 0 does the work; the waits run on the whole warp (see
+     * wg__warp_waiting), so no lane of it reaches the barrier below early */
+    const bool l0 = threadIdx.x == 0;
     const uint64_t e = epoch;
     const bool one = gridDim.x == 1; /* no partials, no counter, no release */
     bool last = one;
-    double mine = total;
+    double mine = total; /* (lane 0's) */
     double *partials = (double *)&g.ctrl[WG__CTRL_PARTIALS];
     if (!one) {
-      *(volatile double *)&partials[blockIdx.x] = total;
-      __threadfence();
-      unsigned long long prev =
-          atomicAdd((unsigned long long *)&g.ctrl[WG__CTRL_GSUM_ARRIVE], 1ull);
-      last = prev == gridDim.x - 1;
-      if (last) {
+      unsigned long long prev = 0;
+      if (l0) {
+        *(volatile double *)&partials[blockIdx.x] = total;
+        __threadfence();
+        prev = atomicAdd((unsigned long long *)&g.ctrl[WG__CTRL_GSUM_ARRIVE], 1ull);
+      }
+      last = __shfl_sync(0xffffffffu, prev, 0) == gridDim.x - 1;
+      if (last && l0) {
         __threadfence();
         mine = *(volatile double *)&partials[0];
         for (unsigned b = 1; b < gridDim.x; b++) mine += *(volatile double *)&partials[b];
@@ -221,10 +236,12 @@ static __device__ double wg__global_sum(const wg__gsum_dev &g, double v) {
       const int p = (int)(e & 1);
       const uint32_t f = wg__ll_flag(e);
       const uint64_t bits = (uint64_t)__double_as_longlong(mine);
-      for (int d = 0; d < g.nranks; d++)
-        if (d != g.me)
-          wg__ll_store((uint4 *)(g.flags[d] + WG__COLL_GSUM_INDEX) + p * WG__COLL_MAX_RANKS + g.me,
-                       (uint32_t)bits, (uint32_t)(bits >> 32), f);
+      if (l0)
+        for (int d = 0; d < g.nranks; d++)
+          if (d != g.me)
+            wg__ll_store((uint4 *)(g.flags[d] + WG__COLL_GSUM_INDEX) +
+                             p * WG__COLL_MAX_RANKS + g.me,
+                         (uint32_t)bits, (uint32_t)(bits >> 32), f);
       const uint4 *lines = (const uint4 *)(g.flags[g.me] + WG__COLL_GSUM_INDEX) +
                            p * WG__COLL_MAX_RANKS;
       double r = 0;
@@ -232,29 +249,39 @@ static __device__ double wg__global_sum(const wg__gsum_dev &g, double v) {
         double x = mine;
         if (k != g.me) {
           uint4 l = make_uint4(0, 0, 0, 0);
-          wg__ll_wait(lines + k, f, &l, g.flags[g.me], g.flags[k], g.err, g.timeout_ns, k, 2,
-                      0, e);
+          wg__poll_state ps = {0, 0};
+          unsigned st = l0 ? WG__POLL_PENDING : 0u; /* errors are recorded */
+          while (wg__warp_waiting(st))
+            if (st == WG__POLL_PENDING)
+              st = wg__ll_poll(lines + k, f, &l, g.flags[g.me], g.flags[k], g.err, g.timeout_ns,
+                               k, 2, 0, e, &ps);
           x = __longlong_as_double((long long)((uint64_t)l.z << 32 | l.x));
         }
         r = k ? r + x : x;
       }
-      if (one) {
-        result = r;
-        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
-      } else {
-        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT] = (uint64_t)__double_as_longlong(r);
-        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_ARRIVE] = 0;
-        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
-        __threadfence();
-        *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_DONE] = e;
+      if (l0) {
+        if (one) {
+          result = r;
+          *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
+        } else {
+          *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT] = (uint64_t)__double_as_longlong(r);
+          *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_ARRIVE] = 0;
+          *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_EPOCH] = e;
+          __threadfence();
+          *(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_DONE] = e;
+        }
       }
     } else {
-      uint64_t t0 = wg__globaltimer();
-      while (wg__ld_acquire_gpu(&g.ctrl[WG__CTRL_GSUM_DONE]) < e) {
-        if (wg__globaltimer() - t0 > 2 * g.timeout_ns) break; /* the last block reports */
+      const uint64_t t0 = wg__globaltimer();
+      for (;;) { /* the last block reports a time-out */
+        unsigned done = 0;
+        if (l0)
+          done = wg__ld_acquire_gpu(&g.ctrl[WG__CTRL_GSUM_DONE]) >= e ||
+                 wg__globaltimer() - t0 > 2 * g.timeout_ns;
+        if (__shfl_sync(0xffffffffu, done, 0)) break;
       }
     }
-    if (!one)
+    if (!one && l0)
       result = __longlong_as_double(
           (long long)*(volatile uint64_t *)&g.ctrl[WG__CTRL_GSUM_RESULT]);
   }
