@@ -55,6 +55,7 @@ struct wg__cuda_pq {
   unsigned read_delay_ns;   /* WG_PQ_TEST_READ_DELAY_NS (Heap::read_delay_ns) */
   unsigned hold;            /* WG_PQ_HOLD (Heap::hold, HOLD_* bits) */
   int threads_set;          /* WG_PQ_THREADS gave the block size */
+  unsigned spread, last_base, last_m, last_stride; /* node placement (Heap) */
 };
 
 /* ---- item conversions ------------------------------------------------------- */
@@ -254,6 +255,10 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   h.capacity = q->capacity;
   h.early = q->early;
   h.hold = q->hold;
+  h.spread = q->spread;
+  h.last_base = q->last_base;
+  h.last_m = q->last_m;
+  h.last_stride = q->last_stride;
   return h;
 }
 template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
@@ -267,6 +272,10 @@ template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   h.capacity = q->capacity;
   h.early = q->early;
   h.hold = q->hold;
+  h.spread = q->spread;
+  h.last_base = q->last_base;
+  h.last_m = q->last_m;
+  h.last_stride = q->last_stride;
   h.nodes.k = (unsigned long long *)q->keys;
   h.nodes.v = q->vals;
   return h;
@@ -335,6 +344,31 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   q->capacity = capacity;
   q->max_nodes = (uint32_t)nodes;
   q->op_keys = op_keys ? op_keys : k;
+  /* Node placement (node_of in pq_device.cuh): each level's nodes spread
+   * over it, so that consecutive inserts' paths part near the root;
+   * WG_PQ_SPREAD=0 fills each level in order (for comparisons). The last
+   * level may be partial: its stride must be coprime to its node count. */
+  {
+    const char *e = getenv("WG_PQ_SPREAD");
+    q->spread = !(e && strcmp(e, "0") == 0);
+    unsigned base = 1;
+    while (base <= q->max_nodes / 2) base <<= 1;
+    const unsigned m = q->max_nodes - base + 1;
+    unsigned a = (unsigned)((double)m * 0.6180339887) | 1u;
+    for (;;) {
+      unsigned x = a % m, y = m; /* gcd(a, m) */
+      while (x) {
+        const unsigned t = y % x;
+        y = x;
+        x = t;
+      }
+      if (y == 1) break;
+      a += 2;
+    }
+    q->last_base = base;
+    q->last_m = m;
+    q->last_stride = a;
+  }
   /* >= 2 warps: two warps lock a node's two children at once. k threads
    * (1024 for k = 1024 beat 512 by 12% on the H100's heap sort: shorter
    * merges in the root hold) unless WG_PQ_THREADS (64..1024, for

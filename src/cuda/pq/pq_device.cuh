@@ -146,6 +146,11 @@ template <typename T> struct Heap {
                                widening the window wait_readers closes */
   unsigned hold; /* HOLD_* bits (WG_PQ_HOLD, default all): block-uniform,
                     set on the host; 0 gives the earlier code, to compare */
+  /* Where the c-th node lives (node_of): spread (nonzero) or in order. The
+   * last level, which the capacity may leave partial, holds last_m nodes
+   * from last_base on, placed with stride last_stride (coprime to
+   * last_m); every full level uses a stride of its own. */
+  unsigned spread, last_base, last_m, last_stride;
 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
@@ -464,6 +469,25 @@ __device__ void merge_to_node(const Heap<T> &h, unsigned node, const T *a, unsig
 
 __device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i); }
 
+/* The node index of the c-th node (c >= 1; the heap's nodes are those of
+ * counts 1..hn, and inserts and deletes add and remove the hn-th). Levels
+ * fill one after the other, so every ancestor of a new node exists; within
+ * a level the j-th node goes to offset j * stride mod m (stride about 0.618
+ * m, coprime to m) rather than to offset j, so consecutive inserts go to
+ * far-apart subtrees and their paths part near the root instead of at the
+ * bottom, where batches merge and the insert ahead would hold each node
+ * (Heap::spread; identity when 0). */
+template <typename T>
+__device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
+  if (!h.spread || c < 4) return c;
+  const unsigned base = 1u << depth_of(c), j = c - base;
+  if (base == h.last_base && h.last_m != base) /* a partial last level */
+    return base + (unsigned)(((unsigned long long)j * h.last_stride) % h.last_m);
+  /* a full level: m = base, a power of two, so mod m is a mask */
+  const unsigned stride = (unsigned)(((unsigned long long)base * 2654435769ull) >> 32) | 1u;
+  return base + ((j * stride) & (base - 1));
+}
+
 struct Shared {
   unsigned ticket, hn, rc, bc, ok, a, b, c;
   unsigned long long pos;
@@ -606,8 +630,8 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k,
     *F = ws + 5 * k;
   const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
-  const unsigned t = hn + 1, d = depth_of(t);
   const bool down = s >= k && hn >= 1; /* a batch goes down to a new node t */
+  const unsigned t = down ? node_of(h, hn + 1) : hn + 1, d = depth_of(t);
   const unsigned first = t >> (d - 1);
   unsigned pend = 0;
   if (down && tid == 32) {
@@ -662,7 +686,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   if (tid >= 32 && tid < 64 && first != t) lock_any_finish_warp(&h.word[first], pend, AVAIL);
   __syncthreads();
   if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
-    sh.hn = t;
+    sh.hn = hn + 1;
     sh.bc = s - k;
     stamp(h, sh, 4);
     give_root(h, &sh);
@@ -896,7 +920,8 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
    * inserts write only the root's valid range, and whoever rewrites the
    * whole root waits for the readers first). */
   const bool deferred = hn >= 1 && n < rc;
-  if (refill && tid >= 32 && tid < 64) lock_avail_warp(&h.word[hn], true); /* warp 1 */
+  if (refill && tid >= 32 && tid < 64) /* warp 1 */
+    lock_avail_warp(&h.word[node_of(h, hn)], true);
   if (hn >= 1) {
     const unsigned a = n < rc ? n : rc;
     if (!deferred) load(h, 1, k - rc, out, a);
@@ -905,7 +930,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     if (rc == 0 && hn == 1) hn = 0;
   }
   if (refill) { /* refill the root from the last node and the buffer */
-    const unsigned last = hn--;
+    const unsigned last = node_of(h, hn--);
     __syncthreads();
     load2(h, last, 0, A, k, 0, 0, B, bc);
     __syncthreads();
