@@ -184,13 +184,20 @@ template <typename T> struct Heap {
  *   child it goes on to, and whether it stops, are known then from the
  *   children's first and last items -- so that the locks' round trips come
  *   before the merge, not after the release.
+ * HOLD_NOCOPY (with HOLD_FALL): an insert that spills a whole batch with an
+ *   empty buffer sends it down as it is (no merge with nothing, one pass
+ *   and one barrier fewer under the root).
+ * HOLD_LATE_FENCE: an insert hands the root on as soon as it holds the
+ *   first node of its path (its early relaxed CAS succeeded), and only then
+ *   makes the acquire fence that lets it read that node.
  * HOLD_STRAIGHT: a sift-down level's merge of two children writes the
  *   larger half straight to the large child and the smaller half to the
  *   node as well as to shared memory (no store passes after it; a path that
  *   gives the node other items overwrites them). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
                   HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
-                  HOLD_STRAIGHT = 256, HOLD_ALL = 511, HOLD_DEFAULT = HOLD_ALL };
+                  HOLD_STRAIGHT = 256, HOLD_NOCOPY = 512, HOLD_LATE_FENCE = 1024,
+                  HOLD_ALL = 2047, HOLD_DEFAULT = HOLD_ALL };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -265,10 +272,11 @@ __device__ __forceinline__ unsigned lock_avail_warp(unsigned *w, bool wait) {
 __device__ __forceinline__ unsigned try_lock(unsigned *w, unsigned guess) {
   return cas_relaxed(w, guess << 1, guess << 1 | 1u);
 }
-__device__ __forceinline__ void lock_any_finish_warp(unsigned *w, unsigned old, unsigned guess) {
+__device__ __forceinline__ void lock_any_finish_warp(unsigned *w, unsigned old, unsigned guess,
+                                                     bool fence = true) {
   old = from_lane0(old);
   if (old == guess << 1) {
-    if (lane0()) fence_acquire();
+    if (lane0() && fence) fence_acquire(); /* (!fence: the caller's lane 0 fences later) */
   } else {
     lock_any_warp(w, guess);
   }
@@ -472,10 +480,11 @@ __device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i);
 /* The node index of the c-th node (c >= 1; the heap's nodes are those of
  * counts 1..hn, and inserts and deletes add and remove the hn-th). Levels
  * fill one after the other, so every ancestor of a new node exists; within
- * a level the j-th node goes to offset j * stride mod m (stride about 0.618
- * m, coprime to m) rather than to offset j, so consecutive inserts go to
- * far-apart subtrees and their paths part near the root instead of at the
- * bottom, where batches merge and the insert ahead would hold each node
+ * a level the j-th node goes to offset j bit-reversed (on a partial last
+ * level, of m nodes: j * stride mod m, stride about 0.618 m and coprime to
+ * m) rather than to offset j, so consecutive inserts go to far-apart
+ * subtrees and their paths part near the root instead of at the bottom,
+ * where batches merge and the insert ahead would hold each node
  * (Heap::spread; identity when 0). */
 template <typename T>
 __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
@@ -483,9 +492,9 @@ __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
   const unsigned base = 1u << depth_of(c), j = c - base;
   if (base == h.last_base && h.last_m != base) /* a partial last level */
     return base + (unsigned)(((unsigned long long)j * h.last_stride) % h.last_m);
-  /* a full level: m = base, a power of two, so mod m is a mask */
-  const unsigned stride = (unsigned)(((unsigned long long)base * 2654435769ull) >> 32) | 1u;
-  return base + ((j * stride) & (base - 1));
+  /* a full level: offset j bit-reversed, so consecutive nodes fall in
+   * different halves, those two apart in different quarters, ... */
+  return base + (__brev(j) >> (32 - depth_of(c)));
 }
 
 struct Shared {
@@ -669,10 +678,18 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
-  merge_split(x, m, B, bc, D, k, E); /* D: the batch going down; E: the buffer */
-  store(h, 0, 0, E, s - k);
+  /* batch: the k items going down (E: the buffer's new content); N: where
+   * a path node's merge leaves the node's part (neither batch nor F) */
+  T *batch = D, *N = C;
+  if ((h.hold & (HOLD_FALL | HOLD_NOCOPY)) == (HOLD_FALL | HOLD_NOCOPY) && bc == 0) {
+    batch = x; /* m == k: the whole (sorted) batch goes down as it is */
+    if (x == C) N = D;
+  } else {
+    merge_split(x, m, B, bc, D, k, E);
+    store(h, 0, 0, E, s - k);
+  }
   if (hn == 0) {
-    store(h, 1, 0, D, k);
+    store(h, 1, 0, batch, k);
     __syncthreads();
     if (tid == 0) {
       st_relaxed(&h.word[1], AVAIL << 1); /* node 1 is never locked */
@@ -683,7 +700,12 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     return 1;
   }
-  if (tid >= 32 && tid < 64 && first != t) lock_any_finish_warp(&h.word[first], pend, AVAIL);
+  /* HOLD_LATE_FENCE: holding the first path node is all the root's release
+   * needs; the acquire fence that lets this block read it (after the early
+   * relaxed CAS) comes after the release, at level 1 */
+  const bool late_fence = (h.hold & HOLD_LATE_FENCE) != 0 && first != t;
+  if (tid >= 32 && tid < 64 && first != t)
+    lock_any_finish_warp(&h.word[first], pend, AVAIL, !late_fence);
   __syncthreads();
   if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
     sh.hn = hn + 1;
@@ -693,7 +715,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     stamp(h, sh, 5);
     add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
   }
-  T *batch = D, *spare = F;
+  T *spare = F;
   for (unsigned level = 1;; level++) {
     const unsigned cur = t >> (d - level);
     if (cur == t) {
@@ -702,6 +724,10 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       if (tid == 0) unlock_node(&h.word[t], AVAIL);
       return 1;
     }
+    if (level == 1 && late_fence) { /* (see HOLD_LATE_FENCE above) */
+      if (tid == 32) fence_acquire(); /* the thread whose CAS took the lock */
+      __syncthreads();
+    }
     const unsigned next = t >> (d - level - 1), guess = next == t ? TARGET : AVAIL;
     if (tid == 32) pend = try_lock(&h.word[next], guess);
     load(h, cur, 0, A, k);
@@ -709,8 +735,8 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     if ((h.hold & HOLD_FALL) && !lt(batch[0], A[k - 1])) {
       /* the batch is all >= the node: the node keeps its items (no store) */
     } else {
-      merge_split(batch, k, A, k, C, k, spare); /* the node keeps the smaller half */
-      store(h, cur, 0, C, k);
+      merge_split(batch, k, A, k, N, k, spare); /* the node keeps the smaller half */
+      store(h, cur, 0, N, k);
       T *tmp = batch;
       batch = spare;
       spare = tmp;
