@@ -202,12 +202,7 @@ __device__ void merge_part(const T *a, const T *b, T *lo, T *hi, unsigned k, uns
   const unsigned tid = threadIdx.x;
   if (tid >= t0 && tid < t0 + nt) {
     const unsigned d = first + (tid - t0) * per;
-    unsigned l = d > k ? d - k : 0, r = d < k ? d : k;
-    while (l < r) {
-      const unsigned mid = (l + r) >> 1;
-      if (lt(b[d - 1 - mid], a[mid])) r = mid;
-      else l = mid + 1;
-    }
+    const unsigned l = merge_path(a, k, b, k, d);
     unsigned i = l, j = d - l;
     for (unsigned p = d; p < d + per; p++) {
       T o;

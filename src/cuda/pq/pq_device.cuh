@@ -338,6 +338,21 @@ template <typename T> __device__ __forceinline__ unsigned count_le(const T *a, u
   return lo;
 }
 
+/* Merge path's diagonal search: how many of the first d outputs of the
+ * merge of sorted a (na items) and b (nb) come from a, a's items preceding
+ * equal b's -- about log2(min(na, nb)) dependent shared loads. */
+template <typename T>
+__device__ __forceinline__ unsigned merge_path(const T *a, unsigned na, const T *b, unsigned nb,
+                                               unsigned d) {
+  unsigned l = d > nb ? d - nb : 0, r = d < na ? d : na;
+  while (l < r) {
+    const unsigned mid = (l + r) >> 1;
+    if (lt(b[d - 1 - mid], a[mid])) r = mid;
+    else l = mid + 1;
+  }
+  return l;
+}
+
 /* Merge path: the first nlo items of the merge of sorted a and b go to lo,
  * the rest to hi (no aliasing); a's items precede equal b's. Each thread
  * owns a run of `per` consecutive outputs: one binary search on its
@@ -351,12 +366,7 @@ __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T 
   const unsigned d = threadIdx.x * per;
   if (d < n) {
     const unsigned end = d + per < n ? d + per : n;
-    unsigned l = d > nb ? d - nb : 0, r = d < na ? d : na;
-    while (l < r) { /* how many of the first d outputs come from a */
-      const unsigned mid = (l + r) >> 1;
-      if (lt(b[d - 1 - mid], a[mid])) r = mid;
-      else l = mid + 1;
-    }
+    const unsigned l = merge_path(a, na, b, nb, d);
     unsigned i = l, j = d - l;
     for (unsigned p = d; p < end; p++) {
       T x;
@@ -382,12 +392,7 @@ __device__ void merge_children(const Heap<T> &h, const T *a, const T *b, T *lo, 
   if (d < n) {
     const size_t lo_base = (size_t)lo_node * k, hi_base = (size_t)hi_node * k - k;
     const unsigned end = d + per < n ? d + per : n;
-    unsigned l = d > k ? d - k : 0, r = d < k ? d : k;
-    while (l < r) {
-      const unsigned mid = (l + r) >> 1;
-      if (lt(b[d - 1 - mid], a[mid])) r = mid;
-      else l = mid + 1;
-    }
+    const unsigned l = merge_path(a, k, b, k, d);
     unsigned i = l, j = d - l;
     T x = i < k ? a[i] : T(), y = j < k ? b[j] : T();
     for (unsigned p = d; p < end; p++) {
@@ -458,12 +463,7 @@ __device__ void merge_to_node(const Heap<T> &h, unsigned node, const T *a, unsig
   if (d >= n) return;
   const size_t base = (size_t)node * h.k;
   const unsigned end = d + per < n ? d + per : n;
-  unsigned l = d > nb ? d - nb : 0, r = d < na ? d : na;
-  while (l < r) {
-    const unsigned mid = (l + r) >> 1;
-    if (lt(b[d - 1 - mid], a[mid])) r = mid;
-    else l = mid + 1;
-  }
+  const unsigned l = merge_path(a, na, b, nb, d);
   unsigned i = l, j = d - l;
   for (unsigned p = d; p < end; p++) {
     if (j >= nb || (i < na && !lt(b[j], a[i]))) {
