@@ -298,7 +298,7 @@ static int child(const wg_comm_id *id, const wg_comm_id *id2, const wg_comm_id *
   }
   /* mismatched counts: both ranks get an error, not a hang or a wrong sum
    * (LL: the signature line; the flag-based algorithms share the check of
-   * wg__wait_flag, tested on the CPU) */
+   * wg__poll_flag, tested on the CPU) */
   {
     const void *sp[1] = {d};
     void *rp[1] = {dr};

@@ -946,8 +946,8 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
    * inserts write only the root's valid range, and whoever rewrites the
    * whole root waits for the readers first). */
   const bool deferred = hn >= 1 && n < rc;
-  if (refill && tid >= 32 && tid < 64) /* warp 1 */
-    lock_avail_warp(&h.word[node_of(h, hn)], true);
+  const unsigned last = refill ? node_of(h, hn) : 0u; /* the node a refill takes */
+  if (refill && tid >= 32 && tid < 64) lock_avail_warp(&h.word[last], true); /* warp 1 */
   if (hn >= 1) {
     const unsigned a = n < rc ? n : rc;
     if (!deferred) load(h, 1, k - rc, out, a);
@@ -956,7 +956,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     if (rc == 0 && hn == 1) hn = 0;
   }
   if (refill) { /* refill the root from the last node and the buffer */
-    const unsigned last = node_of(h, hn--);
+    hn--;
     __syncthreads();
     load2(h, last, 0, A, k, 0, 0, B, bc);
     __syncthreads();
