@@ -53,6 +53,20 @@ __device__ __forceinline__ unsigned cas_relaxed(unsigned *p, unsigned cmp, unsig
                : "memory");
   return old;
 }
+/* A relaxed exchange whose result nobody reads: the thread does not wait
+ * for it. As a read-modify-write it continues the release sequence of the
+ * store it replaces (PTX observation order runs through RMWs), so whoever
+ * acquires its value still synchronizes with the last release before it. */
+__device__ __forceinline__ void exch_relaxed(unsigned long long *p, unsigned long long v) {
+  asm volatile("{ .reg .b64 old; atom.relaxed.gpu.global.exch.b64 old, [%0], %1; }" ::"l"(p),
+               "l"(v)
+               : "memory");
+}
+__device__ __forceinline__ void exch_relaxed(unsigned *p, unsigned v) {
+  asm volatile("{ .reg .b32 old; atom.relaxed.gpu.global.exch.b32 old, [%0], %1; }" ::"l"(p),
+               "r"(v)
+               : "memory");
+}
 /* An add whose result nobody waits for, ordered after the thread's earlier
  * loads and stores. */
 __device__ __forceinline__ void red_release_add(unsigned *p, unsigned v) {

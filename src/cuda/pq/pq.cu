@@ -551,9 +551,11 @@ static void report_profile(const wg__cuda_pq *q, const char *call) {
     fprintf(stderr, "\n");
   }
   if (ni) {
-    static const char *const name[] = {"ticket+ctl", "loads", "root merge", "buffer+path",
-                                       "give root"};
-    fprintf(stderr, "pq profile (%s): %llu inserts, mean cycles:", call, ni);
+    static const char *const name[] = {"ticket+ctl", "control", "loads", "root merge",
+                                       "buffer+path", "give root"};
+    fprintf(stderr, "pq profile (%s): %llu inserts (%llu peeked, %llu skipped the root's load,"
+            " %llu handed it on from warp 0), mean cycles:",
+            call, ni, p[PROF_PEEKED], p[PROF_SKIPPED], p[PROF_FAST]);
     for (unsigned i = 0; i < PROF_INSERT_STAMPS - 1; i++)
       fprintf(stderr, " %s %.0f", name[i], (double)p[PROF_INSERT + i] / (double)ni);
     fprintf(stderr, "\n");

@@ -63,15 +63,20 @@ namespace wgpq {
 enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
 
 /* Profile layout (cycle sums, WG_PQ_PROFILE): [0] deletes that refilled
- * the root, [1..9] their phases; [10] inserts, [11..15] theirs; [16]
- * deletes served from the root alone, [17..19] theirs. */
+ * the root, [1..9] their phases; [10] inserts, [11..16] theirs; [17]
+ * deletes served from the root alone, [18..20] theirs; [21] inserts that
+ * peeked at the root, [22] those that skipped its load (HOLD_PEEK), [23]
+ * those that handed the root on from warp 0 (HOLD_FAST). */
 enum : unsigned {
   PROF_STAMPS = 10,
   PROF_DELETE = 1,
   PROF_INSERT = 11,
-  PROF_INSERT_STAMPS = 6,
-  PROF_PARTIAL = 17,
+  PROF_INSERT_STAMPS = 7,
+  PROF_PARTIAL = 18,
   PROF_PARTIAL_STAMPS = 4,
+  PROF_PEEKED = 21,
+  PROF_SKIPPED = 22,
+  PROF_FAST = 23,
   PROF_WORDS = 24
 };
 
@@ -118,7 +123,7 @@ template <> struct Store<KV> {
 struct Ctl {
   unsigned next; /* ticket dispenser */
   unsigned pad;
-  unsigned long long root; /* served | hn << 15 | rc << 43 | bc << 54 */
+  unsigned long long root; /* served | hn << 15 | flip << 42 | rc << 43 | bc << 54 */
   unsigned long long reserved; /* items held plus items being inserted */
   unsigned pad_line[26];
   /* Deletes reading root items they reserved after handing the root on
@@ -128,7 +133,32 @@ struct Ctl {
 };
 static_assert(sizeof(Ctl) == 256 && offsetof(Ctl, readers) == 128,
               "Ctl: the control words and the readers count on lines of their own");
-enum : unsigned { ROOT_TICKET_BITS = 15, ROOT_HN_BITS = 28 };
+enum : unsigned { ROOT_TICKET_BITS = 15, ROOT_HN_BITS = 27 };
+/* The flip bit (above hn) toggles whenever a holder rewrites root items, so
+ * that the next in line can tell whether the root's largest item it read
+ * while waiting is still there (HOLD_PEEK). */
+enum : unsigned { ROOT_FLIP_SHIFT = ROOT_TICKET_BITS + ROOT_HN_BITS, ROOT_RC_SHIFT = ROOT_FLIP_SHIFT + 1,
+                  ROOT_BC_SHIFT = ROOT_RC_SHIFT + 11 };
+static_assert(ROOT_BC_SHIFT + 10 == 64, "the root word's fields fill 64 bits");
+__host__ __device__ inline unsigned long long pack_root(unsigned served, unsigned hn, unsigned flip,
+                                                        unsigned rc, unsigned bc) {
+  return (unsigned long long)(served & ((1u << ROOT_TICKET_BITS) - 1)) |
+         (unsigned long long)hn << ROOT_TICKET_BITS |
+         (unsigned long long)(flip & 1u) << ROOT_FLIP_SHIFT |
+         (unsigned long long)rc << ROOT_RC_SHIFT | (unsigned long long)bc << ROOT_BC_SHIFT;
+}
+__host__ __device__ inline unsigned root_hn(unsigned long long w) {
+  return (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
+}
+__host__ __device__ inline unsigned root_flip(unsigned long long w) {
+  return (unsigned)(w >> ROOT_FLIP_SHIFT) & 1u;
+}
+__host__ __device__ inline unsigned root_rc(unsigned long long w) {
+  return (unsigned)(w >> ROOT_RC_SHIFT) & 0x7ffu;
+}
+__host__ __device__ inline unsigned root_bc(unsigned long long w) {
+  return (unsigned)(w >> ROOT_BC_SHIFT);
+}
 
 template <typename T> struct Heap {
   Ctl *ctl;
@@ -193,11 +223,24 @@ template <typename T> struct Heap {
  * HOLD_STRAIGHT: a sift-down level's merge of two children writes the
  *   larger half straight to the large child and the smaller half to the
  *   node as well as to shared memory (no store passes after it; a path that
- *   gives the node other items overwrites them). */
+ *   gives the node other items overwrites them).
+ * HOLD_QUIET (with HOLD_LATE_FENCE, HOLD_FALL and HOLD_NOCOPY): an insert
+ *   that wrote nothing the next holder reads (its batch passed the root
+ *   untouched and went down whole, the buffer empty) hands the root on with
+ *   a relaxed exchange: a release would first wait for the block's
+ *   outstanding stores (the target's state word) to reach L2, a round trip
+ *   on the insert's critical path. Likewise a path node its batch passed
+ *   untouched (with HOLD_FALL) is unlocked with a relaxed exchange.
+ * HOLD_PEEK: an insert next in line for the root reads the root's largest
+ *   item while it waits; when it holds the root and the flip bit of the
+ *   root word says the holder before it rewrote no root items, a batch all
+ *   >= that item skips the root's load (one round trip under the root). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
                   HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
                   HOLD_STRAIGHT = 256, HOLD_NOCOPY = 512, HOLD_LATE_FENCE = 1024,
-                  HOLD_ALL = 2047, HOLD_DEFAULT = HOLD_ALL };
+                  HOLD_QUIET = 2048, HOLD_PEEK = 4096, HOLD_ALL = 8191,
+                  HOLD_DEFAULT = HOLD_ALL,
+                  HOLD_FAST = HOLD_PEEK | HOLD_QUIET | HOLD_LATE_FENCE | HOLD_FALL | HOLD_NOCOPY };
 
 /* Shared memory a block needs for the device API, in bytes: the caller's
  * batch (k items) and six work arrays. */
@@ -297,6 +340,14 @@ __device__ __forceinline__ unsigned lock_avail_finish_warp(unsigned *w, unsigned
  * release orders them before the next holder's acquire; no extra fence). */
 __device__ __forceinline__ void unlock_node(unsigned *w, unsigned state) {
   st_release(w, state << 1);
+}
+/* For a holder that stored nothing in the node (HOLD_QUIET): no wait for
+ * the block's outstanding stores. As an RMW it continues the release
+ * sequence of the node's last writer, whom the next locker's acquiring CAS
+ * then synchronizes with; the holder's loads of the node were complete
+ * before it (their values decided that nothing is stored). */
+__device__ __forceinline__ void unlock_node_quiet(unsigned *w, unsigned state) {
+  exch_relaxed(w, state << 1);
 }
 
 /* ---- block-wide pieces ---------------------------------------------------------- */
@@ -498,7 +549,7 @@ __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
 }
 
 struct Shared {
-  unsigned ticket, hn, rc, bc, ok, a, b, c;
+  unsigned ticket, hn, rc, bc, ok, a, b, c, flip, skip, fast;
   unsigned long long pos;
   long long ts[PROF_STAMPS]; /* thread 0's clock at phase ends (h.prof) */
 };
@@ -519,51 +570,79 @@ template <typename T> __device__ __forceinline__ void add_profile(const Heap<T> 
     atomicAdd(&h.prof[base + i - 1], (unsigned long long)(sh.ts[i] - sh.ts[i - 1]));
 }
 
+/* What the next in line read of the root while it waited (HOLD_PEEK):
+ * lane 0's copy of the root's largest item and the flip bit of the root
+ * word it read it under. */
+template <typename T> struct Peek {
+  T item;
+  unsigned flip;
+  bool ok, done;
+};
+
 /* Warp 0 (all its lanes): takes the root (ticket lock); the root word that
  * shows its turn carries the control words, which lane 0 puts in sh (read
- * after the caller's next barrier) and every lane returns. */
+ * after the caller's next barrier) and every lane returns. With pk, once
+ * only one holder is ahead, lane 0 also issues a load of the root's largest
+ * item (the root word read before it was the last release, so the load
+ * sees the root as that holder found it; if the holder rewrites root items
+ * it toggles the flip bit, and the caller then ignores the item). */
 template <typename T>
-__device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh) {
+__device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh,
+                                                        Peek<T> *pk = nullptr) {
   const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
   unsigned t = 0;
   if (lane0()) t = atomicAdd(&h.ctl->next, 1u);
   t = from_lane0(t);
   unsigned long long w;
-  /* The next in line spins hot (the root hand-over is the critical path);
-   * those further back sleep in proportion to their distance. */
+  /* The next in line spins hot (the root hand-over is the critical path),
+   * and so does the one after it when it peeks (to see its turn come next
+   * early enough for the peek's load to return before it); those further
+   * back sleep in proportion to their distance. */
+  const unsigned hot = pk ? 2u : 1u;
   for (;;) {
     unsigned long long v = 0;
     if (lane0()) v = ld_acquire(&h.ctl->root);
     w = from_lane0(v);
     const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
-    if (ahead > 1) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
+    if (pk && ahead == 1 && !pk->done) { /* warp-uniform */
+      pk->done = true;
+      pk->ok = root_hn(w) >= 1 && root_rc(w) >= 1;
+      pk->flip = root_flip(w);
+      if (lane0() && pk->ok) pk->item = h.nodes.ld((size_t)h.k + h.k - 1); /* node 1, item k-1 */
+    }
+    if (ahead > hot) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
   }
   if (lane0()) {
     sh->ticket = t;
-    sh->hn = (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
-    sh->rc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS)) & 0x7ffu;
-    sh->bc = (unsigned)(w >> (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+    sh->hn = root_hn(w);
+    sh->rc = root_rc(w);
+    sh->bc = root_bc(w);
+    sh->flip = root_flip(w);
   }
   return w;
-}
-__device__ __forceinline__ unsigned root_hn(unsigned long long w) {
-  return (unsigned)(w >> ROOT_TICKET_BITS) & ((1u << ROOT_HN_BITS) - 1);
 }
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
 template <typename T> __device__ __forceinline__ void release_root(const Heap<T> &h,
                                                                    unsigned ticket, unsigned hn,
-                                                                   unsigned rc, unsigned bc) {
-  const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
-  st_release(&h.ctl->root, (unsigned long long)((ticket + 1) & mask) |
-                                 (unsigned long long)hn << ROOT_TICKET_BITS |
-                                 (unsigned long long)rc << (ROOT_TICKET_BITS + ROOT_HN_BITS) |
-                                 (unsigned long long)bc << (ROOT_TICKET_BITS + ROOT_HN_BITS + 11));
+                                                                   unsigned rc, unsigned bc,
+                                                                   unsigned flip) {
+  st_release(&h.ctl->root, pack_root(ticket + 1, hn, flip, rc, bc));
 }
 template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
                                                                 const Shared *sh) {
-  release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc);
+  release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc, sh->flip);
+}
+/* As give_root for a holder that wrote nothing under the root (HOLD_QUIET):
+ * a relaxed exchange, so thread 0 does not wait for the block's outstanding
+ * stores. The next holder's acquire still synchronizes with the last holder
+ * that released (the exchange is an RMW in that release sequence), and this
+ * block's reads of the root were complete before it: their values decided
+ * that the exchange runs. */
+template <typename T> __device__ __forceinline__ void give_root_quiet(const Heap<T> &h,
+                                                                      const Shared *sh) {
+  exch_relaxed(&h.ctl->root, pack_root(sh->ticket + 1, sh->hn, sh->flip, sh->rc, sh->bc));
 }
 
 /* One warp, holding the root, before the block rewrites the whole root
@@ -600,6 +679,8 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   __shared__ Shared sh;
   const unsigned k = h.k;
   const unsigned tid = threadIdx.x;
+  unsigned pend = 0; /* an early relaxed CAS's result (thread 0: the first path node) */
+  unsigned first0 = 0, fast = 0; /* (thread 0) */
   for (unsigned i = m + tid; i < k; i += blockDim.x) in[i] = max_item<T>();
   __syncthreads();
   bitonic_sort(in, k);
@@ -622,12 +703,53 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       }
     }
     stamp(h, sh, 0);
-    const unsigned long long w = take_root(h, &sh);
+    Peek<T> pk;
+    pk.done = false;
+    const unsigned long long w = take_root(h, &sh, (h.hold & HOLD_PEEK) ? &pk : nullptr);
     if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
     stamp(h, sh, 1);
     if (lane0()) {
       sh.ok = ok;
       if (ticket) *ticket = sh.ticket;
+      /* HOLD_PEEK: the root's largest item, read while one holder was
+       * ahead, is still there (that holder rewrote no root items: the flip
+       * bit is as it was; partial deletes leave item k-1 in place) and the
+       * batch is all >= it: no need to load the root */
+      sh.skip = pk.done && pk.ok && root_flip(w) == pk.flip && root_hn(w) >= 1 &&
+                root_rc(w) >= 1 && !lt(in[0], pk.item);
+      /* A batch going down to a new node t: reserve t (EMPTY and unlocked:
+       * no one locks an EMPTY node; locked at once when it is the first node
+       * of the path) and start locking the first path node, from the root
+       * word alone, before the block's first barrier under the root. */
+      const unsigned hn0 = root_hn(w), s0 = m + root_bc(w);
+      if (ok && s0 >= k && hn0 >= 1) {
+        const unsigned t0 = node_of(h, hn0 + 1);
+        first0 = t0 >> (depth_of(t0) - 1);
+        st_relaxed(&h.word[t0], TARGET << 1 | (first0 == t0));
+        if (first0 != t0) pend = try_lock(&h.word[first0], AVAIL);
+        /* HOLD_PEEK's fast hand-over: a whole batch that passes the root
+         * (the peek says so), with an empty buffer, changes nothing under
+         * the root but hn: warp 0 alone locks the first path node and hands
+         * the root on quietly, with no block barrier under the root */
+        fast = sh.skip && root_bc(w) == 0 && m == k && first0 != t0 &&
+               (h.hold & HOLD_FAST) == HOLD_FAST;
+      }
+      sh.fast = fast;
+      if (h.prof) {
+        if (pk.done) atomicAdd(&h.prof[PROF_PEEKED], 1ull);
+        if (sh.skip) atomicAdd(&h.prof[PROF_SKIPPED], 1ull);
+        if (fast) atomicAdd(&h.prof[PROF_FAST], 1ull);
+      }
+    }
+    stamp(h, sh, 2);
+    if (from_lane0(fast)) { /* warp-uniform */
+      lock_any_finish_warp(&h.word[from_lane0(first0)], pend, AVAIL, false); /* fence: level 1 */
+      if (lane0()) {
+        exch_relaxed(&h.ctl->root, pack_root(sh.ticket + 1, root_hn(w) + 1, sh.flip,
+                                             root_rc(w), 0u));
+        for (unsigned i = 3; i < PROF_INSERT_STAMPS; i++) stamp(h, sh, i);
+        add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
+      }
     }
   }
   __syncthreads();
@@ -641,26 +763,21 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
   const bool down = s >= k && hn >= 1; /* a batch goes down to a new node t */
   const unsigned t = down ? node_of(h, hn + 1) : hn + 1, d = depth_of(t);
-  const unsigned first = t >> (d - 1);
-  unsigned pend = 0;
-  if (down && tid == 32) {
-    /* t is EMPTY and unlocked (no one locks an EMPTY node); reserve it,
-     * locked at once when it is the first node of the path */
-    st_relaxed(&h.word[t], TARGET << 1 | (first == t));
-    if (first != t) pend = try_lock(&h.word[first], AVAIL);
-  }
-  load2(h, 1, k - rc, A, hn >= 1 ? rc : 0u, 0, 0, B, bc);
+  const unsigned first = t >> (d - 1); /* (t reserved, first being locked: thread 0 above) */
+  const bool skip = sh.skip != 0; /* read before the barrier below */
+  load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
   __syncthreads();
-  stamp(h, sh, 2);
+  stamp(h, sh, 3);
   /* The root keeps its rc smallest: nothing to merge when even the batch's
    * smallest item is not below the root's largest (the usual case for
    * random keys once the heap holds a few batches). */
-  if (hn >= 1 && lt(x[0], A[rc - 1])) {
+  if (!skip && hn >= 1 && lt(x[0], A[rc - 1])) {
     merge_split(x, m, A, rc, F, rc, C);
     store(h, 1, k - rc, F, rc);
     x = C;
+    if (tid == 0) sh.flip ^= 1u; /* root items rewritten */
   }
-  stamp(h, sh, 3);
+  stamp(h, sh, 4);
   if (s < k) {
     if (h.hold & HOLD_DIRECT) {
       merge_to_node(h, 0, x, m, B, bc);
@@ -671,9 +788,9 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     __syncthreads();
     if (tid == 0) {
       sh.bc = s;
-      stamp(h, sh, 4);
-      give_root(h, &sh);
       stamp(h, sh, 5);
+      give_root(h, &sh);
+      stamp(h, sh, 6);
       add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
     }
     return 1;
@@ -693,6 +810,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     __syncthreads();
     if (tid == 0) {
       st_relaxed(&h.word[1], AVAIL << 1); /* node 1 is never locked */
+      sh.flip ^= 1u;
       sh.hn = 1;
       sh.rc = k;
       sh.bc = s - k;
@@ -704,15 +822,23 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
    * needs; the acquire fence that lets this block read it (after the early
    * relaxed CAS) comes after the release, at level 1 */
   const bool late_fence = (h.hold & HOLD_LATE_FENCE) != 0 && first != t;
-  if (tid >= 32 && tid < 64 && first != t)
+  const bool fast_done = sh.fast != 0; /* the root is handed on already (warp 0, above) */
+  if (tid < 32 && first != t && !fast_done)
     lock_any_finish_warp(&h.word[first], pend, AVAIL, !late_fence);
+  /* HOLD_QUIET: nothing stored under the root that the next holder reads
+   * (no root merge, the batch going down as it is with an empty buffer).
+   * The target's state word, stored relaxed above, needs no ordering: t is
+   * below the first path node, which this block holds, and whoever takes t
+   * as a last node waits for it to become AVAIL. */
+  const bool quiet = (h.hold & HOLD_QUIET) != 0 && late_fence && x == in && batch == x;
   __syncthreads();
-  if (tid == 0) { /* the first path node is locked (warp 1, before the barrier) */
+  if (tid == 0 && !fast_done) { /* the first path node is locked (warp 0, before the barrier) */
     sh.hn = hn + 1;
     sh.bc = s - k;
-    stamp(h, sh, 4);
-    give_root(h, &sh);
     stamp(h, sh, 5);
+    if (quiet) give_root_quiet(h, &sh);
+    else give_root(h, &sh);
+    stamp(h, sh, 6);
     add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
   }
   T *spare = F;
@@ -725,15 +851,17 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
       return 1;
     }
     if (level == 1 && late_fence) { /* (see HOLD_LATE_FENCE above) */
-      if (tid == 32) fence_acquire(); /* the thread whose CAS took the lock */
+      if (tid == 0) fence_acquire(); /* the thread whose CAS took the lock */
       __syncthreads();
     }
     const unsigned next = t >> (d - level - 1), guess = next == t ? TARGET : AVAIL;
     if (tid == 32) pend = try_lock(&h.word[next], guess);
     load(h, cur, 0, A, k);
     __syncthreads();
+    bool stored = true;
     if ((h.hold & HOLD_FALL) && !lt(batch[0], A[k - 1])) {
       /* the batch is all >= the node: the node keeps its items (no store) */
+      stored = false;
     } else {
       merge_split(batch, k, A, k, N, k, spare); /* the node keeps the smaller half */
       store(h, cur, 0, N, k);
@@ -743,7 +871,10 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     if (tid >= 32 && tid < 64) lock_any_finish_warp(&h.word[next], pend, guess);
     __syncthreads();
-    if (tid == 0) unlock_node(&h.word[cur], AVAIL);
+    if (tid == 0) {
+      if (!stored && (h.hold & HOLD_QUIET)) unlock_node_quiet(&h.word[cur], AVAIL);
+      else unlock_node(&h.word[cur], AVAIL);
+    }
   }
 }
 
@@ -924,7 +1055,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
            * hand the root on now (sh keeps the words the block reads) */
           stamp(h, sh, 1);
           stamp(h, sh, 2);
-          release_root(h, sh.ticket, hn0, rc0 - n, bc0);
+          release_root(h, sh.ticket, hn0, rc0 - n, bc0, sh.flip); /* root items stay */
           atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)n);
           stamp(h, sh, 3);
           add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
@@ -988,6 +1119,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     if (tid == 0) { /* the control words the root is handed on with */
       sh.hn = hn;
       sh.rc = rc;
+      sh.flip ^= 1u; /* the root's items are rewritten */
     }
     bool released = false;
     stamp(h, sh, 6); /* moved on by the root's sift after its merge */
