@@ -581,14 +581,16 @@ template <typename T> struct Peek {
 
 /* Warp 0 (all its lanes): takes the root (ticket lock); the root word that
  * shows its turn carries the control words, which lane 0 puts in sh (read
- * after the caller's next barrier) and every lane returns. With pk, once
+ * after the caller's next barrier) and every lane returns. With peek, once
  * only one holder is ahead, lane 0 also issues a load of the root's largest
- * item (the root word read before it was the last release, so the load
- * sees the root as that holder found it; if the holder rewrites root items
- * it toggles the flip bit, and the caller then ignores the item). */
+ * item into pk (the root word read before it was the last release, so the
+ * load sees the root as that holder found it; if the holder rewrites root
+ * items it toggles the flip bit, and the caller then ignores the item). pk
+ * is a reference, not a pointer that may be null, so that it stays in
+ * registers. */
 template <typename T>
 __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh,
-                                                        Peek<T> *pk = nullptr) {
+                                                        Peek<T> &pk, bool peek) {
   const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
   unsigned t = 0;
   if (lane0()) t = atomicAdd(&h.ctl->next, 1u);
@@ -598,18 +600,19 @@ __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared
    * and so does the one after it when it peeks (to see its turn come next
    * early enough for the peek's load to return before it); those further
    * back sleep in proportion to their distance. */
-  const unsigned hot = pk ? 2u : 1u;
+  const unsigned hot = peek ? 2u : 1u;
+  pk.done = false;
   for (;;) {
     unsigned long long v = 0;
     if (lane0()) v = ld_acquire(&h.ctl->root);
     w = from_lane0(v);
     const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
-    if (pk && ahead == 1 && !pk->done) { /* warp-uniform */
-      pk->done = true;
-      pk->ok = root_hn(w) >= 1 && root_rc(w) >= 1;
-      pk->flip = root_flip(w);
-      if (lane0() && pk->ok) pk->item = h.nodes.ld((size_t)h.k + h.k - 1); /* node 1, item k-1 */
+    if (peek && ahead == 1 && !pk.done) { /* warp-uniform */
+      pk.done = true;
+      pk.ok = root_hn(w) >= 1 && root_rc(w) >= 1;
+      pk.flip = root_flip(w);
+      if (lane0() && pk.ok) pk.item = h.nodes.ld((size_t)h.k + h.k - 1); /* node 1, item k-1 */
     }
     if (ahead > hot) __nanosleep(ahead > 8 ? 1000 : 128 * ahead);
   }
@@ -704,8 +707,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     stamp(h, sh, 0);
     Peek<T> pk;
-    pk.done = false;
-    const unsigned long long w = take_root(h, &sh, (h.hold & HOLD_PEEK) ? &pk : nullptr);
+    const unsigned long long w = take_root(h, &sh, pk, (h.hold & HOLD_PEEK) != 0);
     if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
     stamp(h, sh, 1);
     if (lane0()) {
@@ -1033,7 +1035,10 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   const bool early = (h.hold & HOLD_EARLY) != 0;
   const bool quick = early && (h.hold & HOLD_QUICK) != 0;
   stamp(h, sh, 0);
-  if (tid < 32) take_root(h, &sh); /* warp 0 (see lock_avail_warp) */
+  if (tid < 32) { /* warp 0 (see lock_avail_warp) */
+    Peek<T> unused;
+    take_root(h, &sh, unused, false);
+  }
   if (tid == 0) {
     if (ticket) *ticket = sh.ticket;
     if (early) {
