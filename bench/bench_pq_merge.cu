@@ -140,14 +140,7 @@ __device__ void warp_search_split(const T *a, const T *b, T *lo, T *hi, unsigned
     if (lt(b[d - 1 - mid], a[mid])) hi_i = mid;
     else lo_i = mid + 1;
   }
-  unsigned i = lo_i, j = d - lo_i;
-  for (unsigned p = d; p < d + per; p++) {
-    T x;
-    if (j >= k || (i < k && !lt(b[j], a[i]))) x = a[i++];
-    else x = b[j++];
-    if (p < k) lo[p] = x;
-    else hi[p - k] = x;
-  }
+  merge_run(a, k, b, k, lo_i, d - lo_i, d, d + per, lo, k, hi);
   __syncthreads();
 }
 
@@ -203,14 +196,7 @@ __device__ void merge_part(const T *a, const T *b, T *lo, T *hi, unsigned k, uns
   if (tid >= t0 && tid < t0 + nt) {
     const unsigned d = first + (tid - t0) * per;
     const unsigned l = merge_path(a, k, b, k, d);
-    unsigned i = l, j = d - l;
-    for (unsigned p = d; p < d + per; p++) {
-      T o;
-      if (j >= k || (i < k && !lt(b[j], a[i]))) o = a[i++];
-      else o = b[j++];
-      if (p < k) lo[p] = o;
-      else hi[p - k] = o;
-    }
+    merge_run(a, k, b, k, l, d - l, d, d + per, lo, k, hi);
   }
   __syncthreads();
 }

@@ -404,6 +404,23 @@ __device__ __forceinline__ unsigned merge_path(const T *a, unsigned na, const T 
   return l;
 }
 
+/* One thread's run of a merge path: outputs d .. end - 1 of the merge of
+ * sorted a (na items) and b (nb), starting at a[i] and b[j] (i + j == d, as
+ * merge_path finds them); output p goes to lo[p] when p < nlo, else to
+ * hi[p - nlo]; a's items precede equal b's. */
+template <typename T>
+__device__ __forceinline__ void merge_run(const T *a, unsigned na, const T *b, unsigned nb,
+                                          unsigned i, unsigned j, unsigned d, unsigned end,
+                                          T *lo, unsigned nlo, T *hi) {
+  for (unsigned p = d; p < end; p++) {
+    T x;
+    if (j >= nb || (i < na && !lt(b[j], a[i]))) x = a[i++];
+    else x = b[j++];
+    if (p < nlo) lo[p] = x;
+    else hi[p - nlo] = x;
+  }
+}
+
 /* Merge path: the first nlo items of the merge of sorted a and b go to lo,
  * the rest to hi (no aliasing); a's items precede equal b's. Each thread
  * owns a run of `per` consecutive outputs: one binary search on its
@@ -418,14 +435,7 @@ __device__ void merge_split(const T *a, unsigned na, const T *b, unsigned nb, T 
   if (d < n) {
     const unsigned end = d + per < n ? d + per : n;
     const unsigned l = merge_path(a, na, b, nb, d);
-    unsigned i = l, j = d - l;
-    for (unsigned p = d; p < end; p++) {
-      T x;
-      if (j >= nb || (i < na && !lt(b[j], a[i]))) x = a[i++];
-      else x = b[j++];
-      if (p < nlo) lo[p] = x;
-      else hi[p - nlo] = x;
-    }
+    merge_run(a, na, b, nb, l, d - l, d, end, lo, nlo, hi);
   }
   __syncthreads();
 }
@@ -549,7 +559,7 @@ __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
 }
 
 struct Shared {
-  unsigned ticket, hn, rc, bc, ok, a, b, c, flip, skip, fast;
+  unsigned ticket, hn, rc, bc, ok, a, b, c, flip, skip, fast, target;
   unsigned long long pos;
   long long ts[PROF_STAMPS]; /* thread 0's clock at phase ends (h.prof) */
 };
@@ -625,13 +635,21 @@ __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared
   }
   return w;
 }
+template <typename T>
+__device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh) {
+  Peek<T> none;
+  return take_root(h, sh, none, false);
+}
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
 template <typename T> __device__ __forceinline__ void release_root(const Heap<T> &h,
                                                                    unsigned ticket, unsigned hn,
                                                                    unsigned rc, unsigned bc,
-                                                                   unsigned flip) {
-  st_release(&h.ctl->root, pack_root(ticket + 1, hn, flip, rc, bc));
+                                                                   unsigned flip,
+                                                                   bool quiet = false) {
+  const unsigned long long w = pack_root(ticket + 1, hn, flip, rc, bc);
+  if (quiet) exch_relaxed(&h.ctl->root, w); /* (give_root_quiet) */
+  else st_release(&h.ctl->root, w);
 }
 template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h,
                                                                 const Shared *sh) {
@@ -645,7 +663,7 @@ template <typename T> __device__ __forceinline__ void give_root(const Heap<T> &h
  * that the exchange runs. */
 template <typename T> __device__ __forceinline__ void give_root_quiet(const Heap<T> &h,
                                                                       const Shared *sh) {
-  exch_relaxed(&h.ctl->root, pack_root(sh->ticket + 1, sh->hn, sh->flip, sh->rc, sh->bc));
+  release_root(h, sh->ticket, sh->hn, sh->rc, sh->bc, sh->flip, true);
 }
 
 /* One warp, holding the root, before the block rewrites the whole root
@@ -724,8 +742,10 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
        * of the path) and start locking the first path node, from the root
        * word alone, before the block's first barrier under the root. */
       const unsigned hn0 = root_hn(w), s0 = m + root_bc(w);
+      sh.target = hn0 + 1; /* (a batch that goes down: node_of's, below) */
       if (ok && s0 >= k && hn0 >= 1) {
         const unsigned t0 = node_of(h, hn0 + 1);
+        sh.target = t0;
         first0 = t0 >> (depth_of(t0) - 1);
         st_relaxed(&h.word[t0], TARGET << 1 | (first0 == t0));
         if (first0 != t0) pend = try_lock(&h.word[first0], AVAIL);
@@ -747,8 +767,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     if (from_lane0(fast)) { /* warp-uniform */
       lock_any_finish_warp(&h.word[from_lane0(first0)], pend, AVAIL, false); /* fence: level 1 */
       if (lane0()) {
-        exch_relaxed(&h.ctl->root, pack_root(sh.ticket + 1, root_hn(w) + 1, sh.flip,
-                                             root_rc(w), 0u));
+        release_root(h, sh.ticket, root_hn(w) + 1, root_rc(w), 0u, sh.flip, true);
         for (unsigned i = 3; i < PROF_INSERT_STAMPS; i++) stamp(h, sh, i);
         add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
       }
@@ -763,8 +782,9 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k,
     *F = ws + 5 * k;
   const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
-  const bool down = s >= k && hn >= 1; /* a batch goes down to a new node t */
-  const unsigned t = down ? node_of(h, hn + 1) : hn + 1, d = depth_of(t);
+  /* t: the new node a batch goes down to (s >= k, hn >= 1), found once by
+   * thread 0 above; else hn + 1, unused */
+  const unsigned t = sh.target, d = depth_of(t);
   const unsigned first = t >> (d - 1); /* (t reserved, first being locked: thread 0 above) */
   const bool skip = sh.skip != 0; /* read before the barrier below */
   load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
@@ -1035,10 +1055,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   const bool early = (h.hold & HOLD_EARLY) != 0;
   const bool quick = early && (h.hold & HOLD_QUICK) != 0;
   stamp(h, sh, 0);
-  if (tid < 32) { /* warp 0 (see lock_avail_warp) */
-    Peek<T> unused;
-    take_root(h, &sh, unused, false);
-  }
+  if (tid < 32) take_root(h, &sh); /* warp 0 (see lock_avail_warp) */
   if (tid == 0) {
     if (ticket) *ticket = sh.ticket;
     if (early) {
