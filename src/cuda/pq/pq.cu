@@ -56,6 +56,12 @@ struct wg__cuda_pq {
   unsigned hold;            /* WG_PQ_HOLD (Heap::hold, HOLD_* bits) */
   int threads_set;          /* WG_PQ_THREADS gave the block size */
   unsigned spread, last_base, last_m, last_stride; /* node placement (Heap) */
+  /* HOLD_COMBINE's slot ring (Heap::slot_head): heads, items (the key
+   * array for KV) and KV values */
+  unsigned long long *slot_head;
+  void *slot_keys;
+  unsigned *slot_vals;
+  unsigned slots, slot_cap;
 };
 
 /* ---- item conversions ------------------------------------------------------- */
@@ -259,6 +265,9 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   h.last_base = q->last_base;
   h.last_m = q->last_m;
   h.last_stride = q->last_stride;
+  h.slot_head = q->slot_head;
+  h.slots = q->slots;
+  h.slot_cap = q->slot_cap;
   return h;
 }
 template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
@@ -278,11 +287,17 @@ template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   h.last_stride = q->last_stride;
   h.nodes.k = (unsigned long long *)q->keys;
   h.nodes.v = q->vals;
+  h.slot_head = q->slot_head;
+  h.slots = q->slots;
+  h.slot_cap = q->slot_cap;
+  h.slot_items.k = (unsigned long long *)q->slot_keys;
+  h.slot_items.v = q->slot_vals;
   return h;
 }
 template <int M> static Heap<typename ItemOf<M>::type> heap_of(const wg__cuda_pq *q) {
   Heap<typename ItemOf<M>::type> h = view<M>(q);
   h.nodes.a = (typename ItemOf<M>::type *)q->keys;
+  h.slot_items.a = (typename ItemOf<M>::type *)q->slot_keys;
   return h;
 }
 template <> Heap<KV> heap_of<M_KV>(const wg__cuda_pq *q) { return view<M_KV>(q); }
@@ -321,7 +336,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
                                         char *why, size_t why_cap) {
   wg_status st = WG_OK;
   wg__cuda_pq *q = NULL;
-  size_t free_b = 0, total_b = 0, nbytes = 0, sbytes = 0;
+  size_t free_b = 0, total_b = 0, nbytes = 0, sbytes = 0, slotbytes = 0;
   cudaDeviceProp prop;
   cudaMemPool_t pool;
   uint64_t thresh = UINT64_MAX;
@@ -420,6 +435,25 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
   WG_CK(cudaMemset(q->word, 0, sbytes));
   WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
+  /* HOLD_COMBINE: a ring of 64 slots of k/4 items. 64 > the 31 tickets a
+   * holder looks ahead; partial inserts further back publish once they
+   * come within 64 of the served ticket. */
+  q->slot_cap = k / 4;
+  q->slots = q->slot_cap ? 64u : 0u;
+  if (q->slots) {
+    const size_t n = (size_t)q->slots * q->slot_cap;
+    WG_CK(cudaMalloc(&q->slot_head, q->slots * sizeof *q->slot_head));
+    WG_CK(cudaMemset(q->slot_head, 0, q->slots * sizeof *q->slot_head));
+    if (q->mode == M_KV) {
+      WG_CK(cudaMalloc(&q->slot_keys, n * 8));
+      WG_CK(cudaMalloc(&q->slot_vals, n * 4));
+      slotbytes = n * 12;
+    } else {
+      slotbytes = n * item_bytes(q->mode);
+      WG_CK(cudaMalloc(&q->slot_keys, slotbytes));
+    }
+    slotbytes += q->slots * sizeof *q->slot_head;
+  }
   /* WG_PQ_TEST_READ_DELAY_NS (tests): deferred root reads wait that long
    * (Heap::read_delay_ns). WG_PQ_PROFILE=1: thread 0 of each operation
    * stamps the phases of its root hold; every bulk call prints the mean
@@ -471,7 +505,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   /* Keep freed staging memory in the stream pool between calls. */
   WG_CK(cudaDeviceGetDefaultMemPool(&pool, device));
   WG_CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thresh));
-  *bytes = nbytes + sbytes + sizeof(Ctl);
+  *bytes = nbytes + sbytes + sizeof(Ctl) + slotbytes;
   *out = q;
 done:
   if (st != WG_OK) wg__cuda_pq_destroy(q);
@@ -486,6 +520,9 @@ extern "C" void wg__cuda_pq_destroy(wg__cuda_pq *q) {
   cudaFree(q->word);
   cudaFree(q->ctl);
   cudaFree(q->prof);
+  cudaFree(q->slot_head);
+  cudaFree(q->slot_keys);
+  cudaFree(q->slot_vals);
   delete q;
 }
 
@@ -560,6 +597,9 @@ static void report_profile(const wg__cuda_pq *q, const char *call) {
       fprintf(stderr, " %s %.0f", name[i], (double)p[PROF_INSERT + i] / (double)ni);
     fprintf(stderr, "\n");
   }
+  if (p[PROF_COMBINERS])
+    fprintf(stderr, "pq profile (%s): %llu partial inserts served in %llu other inserts' holds\n",
+            call, p[PROF_COMBINED], p[PROF_COMBINERS]);
   if (const unsigned long long np = p[PROF_PARTIAL - 1])
     fprintf(stderr,
             "pq profile (%s): %llu deletes from the root alone, mean cycles: ticket+ctl %.0f,"

@@ -66,7 +66,9 @@ enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
  * the root, [1..9] their phases; [10] inserts, [11..16] theirs; [17]
  * deletes served from the root alone, [18..20] theirs; [21] inserts that
  * peeked at the root, [22] those that skipped its load (HOLD_PEEK), [23]
- * those that handed the root on from warp 0 (HOLD_FAST). */
+ * those that handed the root on from warp 0 (HOLD_FAST); [24] inserts
+ * served inside another insert's hold, [25] the holds that took them in
+ * (HOLD_COMBINE). */
 enum : unsigned {
   PROF_STAMPS = 10,
   PROF_DELETE = 1,
@@ -77,7 +79,9 @@ enum : unsigned {
   PROF_PEEKED = 21,
   PROF_SKIPPED = 22,
   PROF_FAST = 23,
-  PROF_WORDS = 24
+  PROF_COMBINED = 24,
+  PROF_COMBINERS = 25,
+  PROF_WORDS = 26
 };
 
 struct KV {
@@ -181,6 +185,13 @@ template <typename T> struct Heap {
    * from last_base on, placed with stride last_stride (coprime to
    * last_m); every full level uses a stride of its own. */
   unsigned spread, last_base, last_m, last_stride;
+  /* HOLD_COMBINE: a ring of `slots` (a power of two, 0: none) slots of
+   * slot_cap items, where a partial insert waiting for the root publishes
+   * its sorted items; slot_head[i] = (ticket + 1) << 32 | count, stored
+   * with release once the items are there. */
+  unsigned long long *slot_head;
+  Store<T> slot_items;
+  unsigned slots, slot_cap;
 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
@@ -234,11 +245,20 @@ template <typename T> struct Heap {
  * HOLD_PEEK: an insert next in line for the root reads the root's largest
  *   item while it waits; when it holds the root and the flip bit of the
  *   root word says the holder before it rewrote no root items, a batch all
- *   >= that item skips the root's load (one round trip under the root). */
+ *   >= that item skips the root's load (one round trip under the root).
+ * HOLD_COMBINE: partial inserts waiting in line publish their sorted items
+ *   in a slot of the ring (Heap::slot_head); an insert that takes the root
+ *   with a partial batch also takes the items of the consecutive tickets
+ *   after its own whose slots are ready (up to 31, at most k items in all),
+ *   merges them into its batch and hands the root on past them. Their
+ *   owners see the root's ticket pass theirs and return: one hold serves
+ *   several partial inserts, which the root's order still places one after
+ *   the other (no other operation comes between them). */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
                   HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
                   HOLD_STRAIGHT = 256, HOLD_NOCOPY = 512, HOLD_LATE_FENCE = 1024,
-                  HOLD_QUIET = 2048, HOLD_PEEK = 4096, HOLD_ALL = 8191,
+                  HOLD_QUIET = 2048, HOLD_PEEK = 4096, HOLD_COMBINE = 8192,
+                  HOLD_ALL = 16383,
                   HOLD_DEFAULT = HOLD_ALL,
                   HOLD_FAST = HOLD_PEEK | HOLD_QUIET | HOLD_LATE_FENCE | HOLD_FALL | HOLD_NOCOPY };
 
@@ -560,6 +580,8 @@ __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
 
 struct Shared {
   unsigned ticket, hn, rc, bc, ok, a, b, c, flip, skip, fast, target;
+  unsigned comb, m;  /* HOLD_COMBINE: inserts taken in, items in all */
+  unsigned off[33];  /* where each combined run starts in the gathered batch */
   unsigned long long pos;
   long long ts[PROF_STAMPS]; /* thread 0's clock at phase ends (h.prof) */
 };
@@ -589,6 +611,30 @@ template <typename T> struct Peek {
   bool ok, done;
 };
 
+/* A partial insert waiting for the root (HOLD_COMBINE): what it publishes
+ * (m = 0: nothing), and what take_root reports back: its ticket, whether it
+ * published, and whether a holder took it in (the root's ticket passed
+ * its own). */
+template <typename T> struct Publish {
+  const T *in; /* the sorted batch, in shared memory */
+  unsigned m;
+  unsigned t;
+  bool done, passed;
+};
+
+/* Warp 0: puts the sorted batch in[0..m) in ticket t's slot and then, with
+ * release, the slot's head. The ring's slot is free: t is fewer than
+ * h.slots tickets ahead of the one served, so the ticket that used the
+ * slot before (t - h.slots) was served and its items taken. */
+template <typename T> __device__ __forceinline__ void publish(const Heap<T> &h, const T *in,
+                                                              unsigned m, unsigned t) {
+  const unsigned lane = threadIdx.x & 31, slot = t & (h.slots - 1);
+  for (unsigned i = lane; i < m; i += 32) h.slot_items.st((size_t)slot * h.slot_cap + i, in[i]);
+  __threadfence(); /* each lane's items before the head (off the critical path: it waits) */
+  __syncwarp();
+  if (lane == 0) st_release(&h.slot_head[slot], (unsigned long long)(t + 1) << 32 | m);
+}
+
 /* Warp 0 (all its lanes): takes the root (ticket lock); the root word that
  * shows its turn carries the control words, which lane 0 puts in sh (read
  * after the caller's next barrier) and every lane returns. With peek, once
@@ -600,7 +646,8 @@ template <typename T> struct Peek {
  * registers. */
 template <typename T>
 __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh,
-                                                        Peek<T> &pk, bool peek) {
+                                                        Peek<T> &pk, bool peek,
+                                                        Publish<T> &pub) {
   const unsigned mask = (1u << ROOT_TICKET_BITS) - 1;
   unsigned t = 0;
   if (lane0()) t = atomicAdd(&h.ctl->next, 1u);
@@ -612,12 +659,25 @@ __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared
    * back sleep in proportion to their distance. */
   const unsigned hot = peek ? 2u : 1u;
   pk.done = false;
+  pub.t = t;
+  pub.done = pub.passed = false;
   for (;;) {
     unsigned long long v = 0;
     if (lane0()) v = ld_acquire(&h.ctl->root);
     w = from_lane0(v);
     const unsigned ahead = (t - (unsigned)w) & mask;
     if (ahead == 0) break;
+    /* HOLD_COMBINE: the served ticket can pass a waiting one only when a
+     * holder took its published items in (modulo 2^15: a waiter polls at
+     * least every microsecond, and far fewer tickets are served in one) */
+    if (pub.done && ahead > mask / 2) {
+      pub.passed = true;
+      break;
+    }
+    if (pub.m && !pub.done && ahead < h.slots) { /* warp-uniform */
+      publish(h, pub.in, pub.m, t);
+      pub.done = true;
+    }
     if (peek && ahead == 1 && !pk.done) { /* warp-uniform */
       pk.done = true;
       pk.ok = root_hn(w) >= 1 && root_rc(w) >= 1;
@@ -638,7 +698,9 @@ __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared
 template <typename T>
 __device__ __forceinline__ unsigned long long take_root(const Heap<T> &h, Shared *sh) {
   Peek<T> none;
-  return take_root(h, sh, none, false);
+  Publish<T> nopub;
+  nopub.m = 0;
+  return take_root(h, sh, none, false, nopub);
 }
 /* Thread 0, after a barrier: passes the root on with the control words (the
  * release orders the block's stores before them). */
@@ -725,23 +787,63 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     }
     stamp(h, sh, 0);
     Peek<T> pk;
-    const unsigned long long w = take_root(h, &sh, pk, (h.hold & HOLD_PEEK) != 0);
+    Publish<T> pub;
+    const bool combine = (h.hold & HOLD_COMBINE) && h.slots && ok;
+    pub.in = in;
+    pub.m = combine && m <= h.slot_cap && m < k ? m : 0u;
+    const unsigned long long w = take_root(h, &sh, pk, (h.hold & HOLD_PEEK) != 0, pub);
+    if (pub.passed) { /* a holder took this insert in (warp-uniform) */
+      if (lane0()) {
+        sh.comb = ~0u;
+        if (ticket) *ticket = pub.t;
+      }
+    } else {
     if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
     stamp(h, sh, 1);
+    /* HOLD_COMBINE: the inserts whose tickets follow this one and whose
+     * slots are ready come along (lane i reads ticket t + 1 + i's head),
+     * as many in a row as fit into k items with this batch */
+    unsigned mm = m, nc = 0;
+    if (combine && m < k) {
+      const unsigned lane = tid & 31, tt = pub.t + 1 + lane;
+      const bool look = lane < 31 && lane + 1 < h.slots;
+      unsigned long long hd = 0;
+      if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
+      const unsigned mi = (unsigned)hd;
+      const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && mi >= 1 && mi <= h.slot_cap;
+      const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
+      unsigned incl = ready ? mi : 0u;
+      for (unsigned o = 1; o < 32; o <<= 1) {
+        const unsigned v = __shfl_up_sync(~0u, incl, o);
+        if (lane >= o) incl += v;
+      }
+      nc = __popc(__ballot_sync(~0u, lane < lead && m + incl <= k));
+      if (nc) mm = m + __shfl_sync(~0u, incl, nc - 1);
+      if (lane < nc) sh.off[lane + 1] = m + incl - mi; /* where run lane + 1 starts */
+    }
     if (lane0()) {
       sh.ok = ok;
       if (ticket) *ticket = sh.ticket;
+      sh.comb = nc;
+      sh.m = mm;
+      sh.off[0] = 0;
+      sh.off[nc + 1] = mm;
+      sh.ticket += nc; /* the root is handed on past the inserts taken in */
+      if (h.prof && nc) {
+        atomicAdd(&h.prof[PROF_COMBINERS], 1ull);
+        atomicAdd(&h.prof[PROF_COMBINED], (unsigned long long)nc);
+      }
       /* HOLD_PEEK: the root's largest item, read while one holder was
        * ahead, is still there (that holder rewrote no root items: the flip
        * bit is as it was; partial deletes leave item k-1 in place) and the
        * batch is all >= it: no need to load the root */
-      sh.skip = pk.done && pk.ok && root_flip(w) == pk.flip && root_hn(w) >= 1 &&
+      sh.skip = nc == 0 && pk.done && pk.ok && root_flip(w) == pk.flip && root_hn(w) >= 1 &&
                 root_rc(w) >= 1 && !lt(in[0], pk.item);
       /* A batch going down to a new node t: reserve t (EMPTY and unlocked:
        * no one locks an EMPTY node; locked at once when it is the first node
        * of the path) and start locking the first path node, from the root
        * word alone, before the block's first barrier under the root. */
-      const unsigned hn0 = root_hn(w), s0 = m + root_bc(w);
+      const unsigned hn0 = root_hn(w), s0 = mm + root_bc(w);
       sh.target = hn0 + 1; /* (a batch that goes down: node_of's, below) */
       if (ok && s0 >= k && hn0 >= 1) {
         const unsigned t0 = node_of(h, hn0 + 1);
@@ -753,7 +855,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
          * (the peek says so), with an empty buffer, changes nothing under
          * the root but hn: warp 0 alone locks the first path node and hands
          * the root on quietly, with no block barrier under the root */
-        fast = sh.skip && root_bc(w) == 0 && m == k && first0 != t0 &&
+        fast = sh.skip && root_bc(w) == 0 && mm == k && first0 != t0 &&
                (h.hold & HOLD_FAST) == HOLD_FAST;
       }
       sh.fast = fast;
@@ -772,8 +874,10 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
         add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
       }
     }
+    } /* (not taken in) */
   }
   __syncthreads();
+  if (sh.comb == ~0u) return 1; /* served by another insert's hold */
   if (!sh.ok) {
     __syncthreads();
     if (tid == 0) give_root(h, &sh);
@@ -781,14 +885,45 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   }
   T *x = in, *A = ws, *B = ws + k, *C = ws + 2 * k, *D = ws + 3 * k, *E = ws + 4 * k,
     *F = ws + 5 * k;
-  const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, s = m + bc;
+  const unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc;
   /* t: the new node a batch goes down to (s >= k, hn >= 1), found once by
    * thread 0 above; else hn + 1, unused */
   const unsigned t = sh.target, d = depth_of(t);
   const unsigned first = t >> (d - 1); /* (t reserved, first being locked: thread 0 above) */
   const bool skip = sh.skip != 0; /* read before the barrier below */
+  /* HOLD_COMBINE: gather the runs taken in after this batch (F), while the
+   * root and the buffer load; then merge them all into x (rank of each item
+   * among the runs, earlier runs first on ties) */
+  const unsigned nc = sh.comb, own = m;
+  m = sh.m;
+  const unsigned s = m + bc;
+  if (nc) {
+    for (unsigned i = tid; i < own; i += blockDim.x) F[i] = in[i];
+    for (unsigned i = own + tid; i < m; i += blockDim.x) {
+      unsigned r = 1;
+      while (i >= sh.off[r + 1]) r++;
+      const unsigned slot = (sh.ticket - nc + r) & (h.slots - 1); /* ticket t + r */
+      F[i] = h.slot_items.ld((size_t)slot * h.slot_cap + (i - sh.off[r]));
+    }
+  }
   load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
   __syncthreads();
+  if (nc) {
+    for (unsigned i = tid; i < m; i += blockDim.x) {
+      unsigned r = 0;
+      while (i >= sh.off[r + 1]) r++;
+      const T v = F[i];
+      unsigned rank = i - sh.off[r];
+      for (unsigned q = 0; q <= nc; q++)
+        if (q != r) {
+          const T *run = F + sh.off[q];
+          const unsigned len = sh.off[q + 1] - sh.off[q];
+          rank += q < r ? count_le(run, len, v) : count_less(run, len, v);
+        }
+      x[rank] = v;
+    }
+    __syncthreads();
+  }
   stamp(h, sh, 3);
   /* The root keeps its rc smallest: nothing to merge when even the batch's
    * smallest item is not below the root's largest (the usual case for
@@ -852,7 +987,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
    * The target's state word, stored relaxed above, needs no ordering: t is
    * below the first path node, which this block holds, and whoever takes t
    * as a last node waits for it to become AVAIL. */
-  const bool quiet = (h.hold & HOLD_QUIET) != 0 && late_fence && x == in && batch == x;
+  const bool quiet = (h.hold & HOLD_QUIET) != 0 && late_fence && x == in && batch == x && nc == 0;
   __syncthreads();
   if (tid == 0 && !fast_done) { /* the first path node is locked (warp 0, before the barrier) */
     sh.hn = hn + 1;
