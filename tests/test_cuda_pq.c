@@ -199,6 +199,52 @@ static void slow_root_readers(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Partial inserts that wait for the root are served inside the hold of the
+ * insert ahead of them (HOLD_COMBINE: ops of at most k/4 keys publish their
+ * batch; a holder takes in up to 31 that follow, k items in all). Shapes at
+ * the edges: ops of exactly k/4 keys (four of them fill a whole batch,
+ * which goes down as it is), one key, all-equal keys (ties across the
+ * combined runs), descending keys (the combined batch merges into the
+ * root), and insert-heavy mixed workloads replayed against the serial heap
+ * in ticket order. */
+static void combined_partial_inserts(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  uint64_t seed = 900;
+  for (int t = 0; t < 3; t++)
+    for (int pairs = 0; pairs < 2; pairs++) {
+      heap_sort_case(ctx, 1024, (wg_pq_key_type)t, pairs, ORD_EQUAL, 1024 * 40 + 17, 256,
+                     1000, seed++);
+      heap_sort_case(ctx, 128, (wg_pq_key_type)t, pairs, ORD_DESC, 128 * 300 + 1, 31, 97,
+                     seed++);
+      heap_sort_case(ctx, 64, (wg_pq_key_type)t, pairs, ORD_ASC, 64 * 200 + 3, 1, 64,
+                     seed++);
+      const uint32_t ks[] = {1024, 64, 256};
+      const uint32_t op[] = {100, 16, 64};
+      const double fr[] = {0.9, 0.8, 0.7};
+      for (int f = 0; f < 3; f++) {
+        wg_pq_mixed_opts mo;
+        wg_pq_mixed_opts_defaults(&mo);
+        mo.prefill = (uint64_t)ks[f] * 4 + 3;
+        mo.ops = 4000;
+        mo.op_keys = op[f];
+        mo.insert_fraction = fr[f];
+        mo.seed = seed++;
+        mo.verify = 1;
+        wg_pq_t *pq = make_pq(ctx, ks[f], mo.prefill + mo.ops * mo.op_keys,
+                              (wg_pq_key_type)t, pairs, 0);
+        wg_pq_mixed_result res;
+        wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, &res), WG_OK);
+        uint64_t size = 0;
+        wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
+        assert_true(size == mo.prefill + res.keys_inserted - res.keys_deleted);
+        wg_pq_destroy(&pq);
+      }
+    }
+  wg_ctx_destroy(&ctx);
+}
+
 /* A small run for compute-sanitizer (WG_PQ_QUICK=1): the tools slow kernels
  * by orders of magnitude. */
 static void quick_under_sanitizer(void **state) {
@@ -216,15 +262,20 @@ static void quick_under_sanitizer(void **state) {
                    8 * 300 + 5, 7);
   heap_sort_chunks(ctx, 32, WG_PQ_KEY_U32, 0, ORD_DESC, 32 * 200 + 13, 0, 32 * 5 + 3,
                    32 * 5 + 3, 8);
-  wg_pq_mixed_opts mo;
-  wg_pq_mixed_opts_defaults(&mo);
-  mo.prefill = 64 * 20;
-  mo.ops = 300;
-  mo.op_keys = 40;
-  mo.verify = 1;
-  wg_pq_t *pq = make_pq(ctx, 64, mo.prefill + mo.ops * mo.op_keys, WG_PQ_KEY_F32, 1, 0);
-  wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, NULL), WG_OK);
-  wg_pq_destroy(&pq);
+  /* partial inserts served in another's hold (combined_partial_inserts) */
+  heap_sort_case(ctx, 64, WG_PQ_KEY_U32, 1, ORD_EQUAL, 64 * 30 + 9, 5, 64, 9);
+  for (int f = 0; f < 2; f++) {
+    wg_pq_mixed_opts mo;
+    wg_pq_mixed_opts_defaults(&mo);
+    mo.prefill = 64 * 20;
+    mo.ops = 300;
+    mo.op_keys = f ? 9 : 40;
+    mo.insert_fraction = f ? 0.8 : 0.5;
+    mo.verify = 1;
+    wg_pq_t *pq = make_pq(ctx, 64, mo.prefill + mo.ops * mo.op_keys, WG_PQ_KEY_F32, 1, 0);
+    wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, NULL), WG_OK);
+    wg_pq_destroy(&pq);
+  }
   wg_ctx_destroy(&ctx);
 }
 
@@ -246,6 +297,7 @@ int main(void) {
       cmocka_unit_test(mixed_matches_oracle),
       cmocka_unit_test(mixed_many_blocks),
       cmocka_unit_test(slow_root_readers),
+      cmocka_unit_test(combined_partial_inserts),
 #ifdef WG_HAS_CUDA
       cmocka_unit_test(streams_exactly_once),
       cmocka_unit_test(big_heap_sort_device_arrays),

@@ -892,8 +892,8 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   const unsigned first = t >> (d - 1); /* (t reserved, first being locked: thread 0 above) */
   const bool skip = sh.skip != 0; /* read before the barrier below */
   /* HOLD_COMBINE: gather the runs taken in after this batch (F), while the
-   * root and the buffer load; then merge them all into x (rank of each item
-   * among the runs, earlier runs first on ties) */
+   * root and the buffer load; then merge them all into x (earlier runs
+   * first on ties) */
   const unsigned nc = sh.comb, own = m;
   m = sh.m;
   const unsigned s = m + bc;
@@ -909,20 +909,24 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
   __syncthreads();
   if (nc) {
-    for (unsigned i = tid; i < m; i += blockDim.x) {
-      unsigned r = 0;
-      while (i >= sh.off[r + 1]) r++;
-      const T v = F[i];
-      unsigned rank = i - sh.off[r];
-      for (unsigned q = 0; q <= nc; q++)
-        if (q != r) {
-          const T *run = F + sh.off[q];
-          const unsigned len = sh.off[q + 1] - sh.off[q];
-          rank += q < r ? count_le(run, len, v) : count_less(run, len, v);
-        }
-      x[rank] = v;
+    /* merge path in rounds: round r merges pairs of runs 2^r wide (runs of
+     * the gathered batch, sh.off) from src to dst, one output per thread;
+     * the last round writes x */
+    const unsigned runs = nc + 1;
+    const T *src = F;
+    for (unsigned w = 1; w < runs; w <<= 1) {
+      T *dst = 2 * w >= runs ? x : (src == F ? C : F);
+      for (unsigned i = tid; i < m; i += blockDim.x) {
+        unsigned p = 0;
+        while (i >= sh.off[min(2 * p * w + 2 * w, runs)]) p++;
+        const unsigned a0 = sh.off[2 * p * w], a1 = sh.off[min(2 * p * w + w, runs)],
+                       b1 = sh.off[min(2 * p * w + 2 * w, runs)];
+        const unsigned d = i - a0, l = merge_path(src + a0, a1 - a0, src + a1, b1 - a1, d);
+        merge_run(src + a0, a1 - a0, src + a1, b1 - a1, l, d - l, d, d + 1, dst + a0, m, dst);
+      }
+      __syncthreads();
+      src = dst;
     }
-    __syncthreads();
   }
   stamp(h, sh, 3);
   /* The root keeps its rc smallest: nothing to merge when even the batch's
