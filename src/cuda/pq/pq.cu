@@ -58,7 +58,7 @@ struct wg__cuda_pq {
   unsigned spread, last_base, last_m, last_stride; /* node placement (Heap) */
   /* HOLD_COMBINE's slot ring (Heap::slot_head): heads, items (the key
    * array for KV) and KV values */
-  unsigned long long *slot_head;
+  unsigned long long *slot_head, *slot_reply;
   void *slot_keys;
   unsigned *slot_vals;
   unsigned slots, slot_cap;
@@ -266,6 +266,7 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   h.last_m = q->last_m;
   h.last_stride = q->last_stride;
   h.slot_head = q->slot_head;
+  h.slot_reply = q->slot_reply;
   h.slots = q->slots;
   h.slot_cap = q->slot_cap;
   return h;
@@ -288,6 +289,7 @@ template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   h.nodes.k = (unsigned long long *)q->keys;
   h.nodes.v = q->vals;
   h.slot_head = q->slot_head;
+  h.slot_reply = q->slot_reply;
   h.slots = q->slots;
   h.slot_cap = q->slot_cap;
   h.slot_items.k = (unsigned long long *)q->slot_keys;
@@ -444,6 +446,8 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
     const size_t n = (size_t)q->slots * q->slot_cap;
     WG_CK(cudaMalloc(&q->slot_head, q->slots * sizeof *q->slot_head));
     WG_CK(cudaMemset(q->slot_head, 0, q->slots * sizeof *q->slot_head));
+    WG_CK(cudaMalloc(&q->slot_reply, 2 * q->slots * sizeof *q->slot_reply));
+    WG_CK(cudaMemset(q->slot_reply, 0, 2 * q->slots * sizeof *q->slot_reply));
     if (q->mode == M_KV) {
       WG_CK(cudaMalloc(&q->slot_keys, n * 8));
       WG_CK(cudaMalloc(&q->slot_vals, n * 4));
@@ -452,7 +456,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
       slotbytes = n * item_bytes(q->mode);
       WG_CK(cudaMalloc(&q->slot_keys, slotbytes));
     }
-    slotbytes += q->slots * sizeof *q->slot_head;
+    slotbytes += 3 * q->slots * sizeof *q->slot_head;
   }
   /* WG_PQ_TEST_READ_DELAY_NS (tests): deferred root reads wait that long
    * (Heap::read_delay_ns). WG_PQ_PROFILE=1: thread 0 of each operation
@@ -521,6 +525,7 @@ extern "C" void wg__cuda_pq_destroy(wg__cuda_pq *q) {
   cudaFree(q->ctl);
   cudaFree(q->prof);
   cudaFree(q->slot_head);
+  cudaFree(q->slot_reply);
   cudaFree(q->slot_keys);
   cudaFree(q->slot_vals);
   delete q;
@@ -600,6 +605,9 @@ static void report_profile(const wg__cuda_pq *q, const char *call) {
   if (p[PROF_COMBINERS])
     fprintf(stderr, "pq profile (%s): %llu partial inserts served in %llu other inserts' holds\n",
             call, p[PROF_COMBINED], p[PROF_COMBINERS]);
+  if (p[PROF_DCOMBINERS])
+    fprintf(stderr, "pq profile (%s): %llu partial deletes served in %llu other deletes' holds\n",
+            call, p[PROF_DCOMBINED], p[PROF_DCOMBINERS]);
   if (const unsigned long long np = p[PROF_PARTIAL - 1])
     fprintf(stderr,
             "pq profile (%s): %llu deletes from the root alone, mean cycles: ticket+ctl %.0f,"

@@ -67,8 +67,8 @@ enum : unsigned { EMPTY = 0, TARGET = 1, AVAIL = 2 };
  * deletes served from the root alone, [18..20] theirs; [21] inserts that
  * peeked at the root, [22] those that skipped its load (HOLD_PEEK), [23]
  * those that handed the root on from warp 0 (HOLD_FAST); [24] inserts
- * served inside another insert's hold, [25] the holds that took them in
- * (HOLD_COMBINE). */
+ * served inside another insert's hold, [25] the holds that took them in,
+ * [26], [27] the same for deletes (HOLD_COMBINE). */
 enum : unsigned {
   PROF_STAMPS = 10,
   PROF_DELETE = 1,
@@ -81,7 +81,9 @@ enum : unsigned {
   PROF_FAST = 23,
   PROF_COMBINED = 24,
   PROF_COMBINERS = 25,
-  PROF_WORDS = 26
+  PROF_DCOMBINED = 26,
+  PROF_DCOMBINERS = 27,
+  PROF_WORDS = 28
 };
 
 struct KV {
@@ -192,7 +194,13 @@ template <typename T> struct Heap {
   unsigned long long *slot_head;
   Store<T> slot_items;
   unsigned slots, slot_cap;
+  /* A partial delete's head has SLOT_DELETE in the count; the holder that
+   * takes it in answers in slot_reply[2i] = (ticket + 1) << 32 | the offset
+   * of its range in the root (with release, after slot_reply[2i + 1] = its
+   * output position). */
+  unsigned long long *slot_reply;
 };
+enum : unsigned { SLOT_DELETE = 0x80000000u };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
  * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
@@ -253,7 +261,10 @@ template <typename T> struct Heap {
  *   merges them into its batch and hands the root on past them. Their
  *   owners see the root's ticket pass theirs and return: one hold serves
  *   several partial inserts, which the root's order still places one after
- *   the other (no other operation comes between them). */
+ *   the other (no other operation comes between them). Partial deletes
+ *   publish only their count: a delete that takes the root and leaves
+ *   items in it also reserves root ranges for the consecutive waiting
+ *   deletes that the root can serve, and each reads its own range. */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
                   HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
                   HOLD_STRAIGHT = 256, HOLD_NOCOPY = 512, HOLD_LATE_FENCE = 1024,
@@ -622,15 +633,17 @@ template <typename T> struct Publish {
   bool done, passed;
 };
 
-/* Warp 0: puts the sorted batch in[0..m) in ticket t's slot and then, with
- * release, the slot's head. The ring's slot is free: t is fewer than
+/* Warp 0: puts the sorted batch in[0..m) in ticket t's slot (an insert's)
+ * and then, with release, the slot's head. The ring's slot is free: t is fewer than
  * h.slots tickets ahead of the one served, so the ticket that used the
  * slot before (t - h.slots) was served and its items taken. */
 template <typename T> __device__ __forceinline__ void publish(const Heap<T> &h, const T *in,
                                                               unsigned m, unsigned t) {
   const unsigned lane = threadIdx.x & 31, slot = t & (h.slots - 1);
-  for (unsigned i = lane; i < m; i += 32) h.slot_items.st((size_t)slot * h.slot_cap + i, in[i]);
-  __threadfence(); /* each lane's items before the head (off the critical path: it waits) */
+  const unsigned items = m & SLOT_DELETE ? 0u : m; /* a delete publishes its count only */
+  for (unsigned i = lane; i < items; i += 32)
+    h.slot_items.st((size_t)slot * h.slot_cap + i, in[i]);
+  if (items) __threadfence(); /* each lane's items before the head (off the critical path) */
   __syncwarp();
   if (lane == 0) st_release(&h.slot_head[slot], (unsigned long long)(t + 1) << 32 | m);
 }
@@ -1194,8 +1207,62 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   const bool early = (h.hold & HOLD_EARLY) != 0;
   const bool quick = early && (h.hold & HOLD_QUICK) != 0;
   stamp(h, sh, 0);
-  if (tid < 32) take_root(h, &sh); /* warp 0 (see lock_avail_warp) */
-  if (tid == 0) {
+  /* HOLD_COMBINE (warp 0): a partial delete publishes its count while it
+   * waits; the holder takes in dnc deletes after it (dtot keys, each at
+   * dexcl keys past its own in the root's order) */
+  const bool dcomb = quick && (h.hold & HOLD_COMBINE) && h.slots;
+  unsigned dnc = 0, dtot = 0, dexcl = 0, t0 = 0, rc00 = 0;
+  bool taken = false;
+  if (tid < 32) { /* warp 0 (see lock_avail_warp) */
+    Peek<T> none;
+    Publish<T> pub;
+    pub.in = NULL;
+    pub.m = dcomb && n < k ? n | SLOT_DELETE : 0u;
+    const unsigned long long w = take_root(h, &sh, none, false, pub);
+    t0 = pub.t;
+    rc00 = root_rc(w);
+    taken = pub.passed;
+    if (taken) { /* a holder reserved this delete's range: wait for its answer */
+      const unsigned slot = t0 & (h.slots - 1);
+      unsigned long long tag;
+      for (;;) { /* a whole warp */
+        unsigned long long v = 0;
+        if (lane0()) v = ld_acquire(&h.slot_reply[2 * slot]);
+        tag = from_lane0(v);
+        if ((unsigned)(tag >> 32) == t0 + 1) break;
+        __nanosleep(32);
+      }
+      if (lane0()) {
+        sh.comb = ~0u;
+        sh.a = (unsigned)tag;
+        sh.pos = __ldcg(&h.slot_reply[2 * slot + 1]);
+        if (ticket) *ticket = t0;
+      }
+    } else {
+      if (lane0()) sh.comb = 0;
+      if (dcomb && root_hn(w) >= 1 && n < rc00) {
+        /* lane i reads ticket t0 + 1 + i's head; as many waiting partial
+         * deletes in a row as leave the root at least one item */
+        const unsigned lane = tid & 31, tt = t0 + 1 + lane;
+        const bool look = lane < 31 && lane + 1 < h.slots;
+        unsigned long long hd = 0;
+        if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
+        const unsigned lo = (unsigned)hd, ni = lo & ~SLOT_DELETE;
+        const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && (lo & SLOT_DELETE) &&
+                           ni >= 1 && ni < k;
+        const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
+        unsigned incl = ready ? ni : 0u;
+        for (unsigned o = 1; o < 32; o <<= 1) {
+          const unsigned v = __shfl_up_sync(~0u, incl, o);
+          if (lane >= o) incl += v;
+        }
+        dnc = __popc(__ballot_sync(~0u, lane < lead && n + incl < rc00));
+        if (dnc) dtot = __shfl_sync(~0u, incl, dnc - 1);
+        dexcl = incl - (ready ? ni : 0u);
+      }
+    }
+  }
+  if (tid == 0 && !taken) {
     if (ticket) *ticket = sh.ticket;
     if (early) {
       /* the count this delete will take (as computed below), from the
@@ -1208,18 +1275,23 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
         const unsigned r = hn0 == 1 ? rc0 : 0u;
         g = r + (n - r < bc0 ? n - r : bc0);
       }
-      if (cursor) pos0 = atomicAdd(cursor, (unsigned long long)g);
+      if (cursor) pos0 = atomicAdd(cursor, (unsigned long long)(g + dtot));
       if (hn0 >= 1 && n < rc0) {
-        atomicAdd(&h.ctl->readers, 1u); /* deferred (below) */
+        atomicAdd(&h.ctl->readers, 1u + dnc); /* deferred (below), with those taken in */
         if (quick) {
           /* only rc moves under the root, and the block has stored nothing:
-           * hand the root on now (sh keeps the words the block reads) */
+           * hand the root on now (sh keeps the words the block reads), past
+           * the deletes taken in */
           stamp(h, sh, 1);
           stamp(h, sh, 2);
-          release_root(h, sh.ticket, hn0, rc0 - n, bc0, sh.flip); /* root items stay */
-          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)n);
+          release_root(h, sh.ticket + dnc, hn0, rc0 - n - dtot, bc0, sh.flip); /* items stay */
+          atomicAdd(&h.ctl->reserved, 0ull - (unsigned long long)(n + dtot));
           stamp(h, sh, 3);
           add_profile(h, sh, PROF_PARTIAL, PROF_PARTIAL_STAMPS);
+          if (h.prof && dnc) {
+            atomicAdd(&h.prof[PROF_DCOMBINERS], 1ull);
+            atomicAdd(&h.prof[PROF_DCOMBINED], (unsigned long long)dnc);
+          }
           sh.pos = pos0;
         }
       }
@@ -1228,7 +1300,26 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     }
     stamp(h, sh, 1);
   }
+  if (tid < 32 && dnc) { /* warp 0 (dnc warp-uniform): answer the deletes taken in */
+    const unsigned long long p0 = from_lane0(pos0); /* (thread 0's atomic above) */
+    const unsigned lane = tid & 31;
+    if (lane < dnc) {
+      const unsigned slot = (t0 + 1 + lane) & (h.slots - 1);
+      if (cursor) __stcg(&h.slot_reply[2 * slot + 1], p0 + n + dexcl);
+      st_release(&h.slot_reply[2 * slot],
+                 (unsigned long long)(t0 + 2 + lane) << 32 | (k - rc00 + n + dexcl));
+    }
+  }
   __syncthreads();
+  if (sh.comb == ~0u) { /* taken in: read the range the holder reserved */
+    if (h.read_delay_ns) __nanosleep(h.read_delay_ns);
+    load(h, 1, sh.a, out, n);
+    __syncthreads();
+    if (tid == 0) red_release_add(&h.ctl->readers, ~0u); /* -1, after every load */
+    if (pos) *pos = sh.pos;
+    __syncthreads();
+    return n;
+  }
   stamp(h, sh, 2);
   unsigned hn = sh.hn, rc = sh.rc, bc = sh.bc, got = 0;
   /* rc >= 1 whenever hn >= 1, so the root runs out exactly when n >= rc */
