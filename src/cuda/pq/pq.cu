@@ -157,7 +157,7 @@ template <typename T> __device__ __forceinline__ T *smem_items() {
   return reinterpret_cast<T *>(wg_pq_smem);
 }
 
-template <int M>
+template <int M, bool COMBINE>
 __global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>::type> h,
                                                      const typename ItemOf<M>::type *items,
                                                      unsigned long long n, unsigned op,
@@ -173,12 +173,12 @@ __global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>
     if (first >= n) break;
     const unsigned m = (unsigned)(n - first < op ? n - first : op);
     for (unsigned i = threadIdx.x; i < m; i += blockDim.x) io[i] = items[first + i];
-    block_insert(h, io, m, ws, false, NULL);
+    block_insert<T, COMBINE>(h, io, m, ws, false, NULL);
     __syncthreads();
   }
 }
 
-template <int M>
+template <int M, bool COMBINE>
 __global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>::type> h,
                                                      typename ItemOf<M>::type *out,
                                                      unsigned long long n, unsigned op,
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>
     if (first >= n) break;
     const unsigned want = (unsigned)(n - first < op ? n - first : op);
     unsigned long long pos = 0;
-    const unsigned got = block_delete(h, io, want, ws, NULL, &sc->cursor, &pos);
+    const unsigned got = block_delete<T, COMBINE>(h, io, want, ws, NULL, &sc->cursor, &pos);
     for (unsigned i = threadIdx.x; i < got; i += blockDim.x) out[pos + i] = io[i];
     __syncthreads();
   }
@@ -207,7 +207,7 @@ __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, i
     out[i] = from_canon<M>(wg__pq_gen(seed, first + i, key64, pairs));
 }
 
-template <int M>
+template <int M, bool COMBINE>
 __global__ void __launch_bounds__(1024, 1) mixed_kernel(Heap<typename ItemOf<M>::type> h,
                                                     unsigned long long ops, unsigned op,
                                                     double fraction, uint64_t seed,
@@ -228,11 +228,11 @@ __global__ void __launch_bounds__(1024, 1) mixed_kernel(Heap<typename ItemOf<M>:
       for (unsigned q = threadIdx.x; q < op; q += blockDim.x)
         io[q] = from_canon<M>(wg__pq_gen(seed, prefill + i * op + q, key64, pairs));
       __syncthreads();
-      const int ok = block_insert(h, io, op, ws, true, &ticket);
+      const int ok = block_insert<T, COMBINE>(h, io, op, ws, true, &ticket);
       e.type = ok ? WG__PQ_OP_INSERT : WG__PQ_OP_FULL;
       e.count = ok ? op : 0;
     } else {
-      const unsigned got = block_delete(h, io, op, ws, &ticket, NULL, NULL);
+      const unsigned got = block_delete<T, COMBINE>(h, io, op, ws, &ticket, NULL, NULL);
       e.type = WG__PQ_OP_DELETE;
       e.count = got;
       if (dlog)
@@ -320,15 +320,34 @@ static unsigned grid_for(size_t n) {
   return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
 }
 
-template <int M> static cudaError_t set_smem(size_t smem) {
-  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M>,
+template <int M, bool COMBINE> static cudaError_t set_smem_of(size_t smem) {
+  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M, COMBINE>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(delete_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)smem);
+    e = cudaFuncSetAttribute(delete_kernel<M, COMBINE>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(mixed_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)smem);
+    e = cudaFuncSetAttribute(mixed_kernel<M, COMBINE>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  return e;
+}
+/* Each bulk kernel comes in two forms: with HOLD_COMBINE (calls of
+ * partial batches) and without (whole batches: the combining code, though
+ * not run there, cost the heap sort 1.5% on a lent H100). */
+template <int M> static cudaError_t set_smem(size_t smem) {
+  cudaError_t e = set_smem_of<M, false>(smem);
+  return e == cudaSuccess ? set_smem_of<M, true>(smem) : e;
+}
+/* Blocks of the bulk kernels that fit on one SM at once (the fewer of the
+ * two forms, with and without HOLD_COMBINE). */
+template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size_t smem) {
+  int a = 0, b = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, delete_kernel<M, false>,
+                                                                threads, smem);
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, delete_kernel<M, true>, threads,
+                                                      smem);
+  *per_sm = a < b ? a : b;
   return e;
 }
 
@@ -479,21 +498,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   default: WG_CK(set_smem<M_KV>(q->smem)); break;
   }
   switch (q->mode) {
-  case M_U32:
-    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_U32>,
-                                                        (int)q->threads, q->smem));
-    break;
-  case M_P32:
-    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_P32>,
-                                                        (int)q->threads, q->smem));
-    break;
-  case M_U64:
-    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_U64>,
-                                                        (int)q->threads, q->smem));
-    break;
-  default:
-    WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, delete_kernel<M_KV>,
-                                                        (int)q->threads, q->smem));
+  case M_U32: WG_CK(blocks_per_sm<M_U32>(&per_sm, (int)q->threads, q->smem)); break;
+  case M_P32: WG_CK(blocks_per_sm<M_P32>(&per_sm, (int)q->threads, q->smem)); break;
+  case M_U64: WG_CK(blocks_per_sm<M_U64>(&per_sm, (int)q->threads, q->smem)); break;
+  default: WG_CK(blocks_per_sm<M_KV>(&per_sm, (int)q->threads, q->smem));
   }
   if (per_sm < 1) {
     snprintf(why, why_cap, "a block of %u threads with %zu bytes of shared memory cannot run",
@@ -537,7 +545,13 @@ static void launch_insert(const wg__cuda_pq *q, const void *items, uint64_t n, u
   typedef typename ItemOf<M>::type T;
   unsigned long long batches = (n + op - 1) / op;
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
-  insert_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n, op, sc);
+  /* whole batches run the form without HOLD_COMBINE (set_smem's note) */
+  if (op < q->k)
+    insert_kernel<M, true><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n,
+                                                          op, sc);
+  else
+    insert_kernel<M, false><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n,
+                                                           op, sc);
 }
 
 template <int M>
@@ -551,7 +565,10 @@ static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigne
    * 1024 there (docs/pq.md), while refills and inserts want k threads. */
   unsigned threads = q->threads;
   if ((q->hold & HOLD_HALF) && !q->threads_set && threads > 512 && op < q->k / 8) threads = 512;
-  delete_kernel<M><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+  if (op < q->k)
+    delete_kernel<M, true><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+  else
+    delete_kernel<M, false><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
 }
 
 static void launch_pack(const wg__cuda_pq *q, const void *keys, const unsigned *vals,
@@ -751,9 +768,14 @@ static void launch_mixed(const wg__cuda_pq *q, uint64_t ops, unsigned op, double
                          uint64_t seed, uint64_t prefill, wg__pq_logop *log,
                          wg__pq_item *dlog, Scratch *sc, cudaStream_t s) {
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, ops ? ops : 1);
-  mixed_kernel<M><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction, seed,
-                                                 prefill, q->key_type == 1, q->pairs, log,
-                                                 dlog, sc);
+  if (op < q->k)
+    mixed_kernel<M, true><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction, seed,
+                                                         prefill, q->key_type == 1, q->pairs,
+                                                         log, dlog, sc);
+  else
+    mixed_kernel<M, false><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction,
+                                                          seed, prefill, q->key_type == 1,
+                                                          q->pairs, log, dlog, sc);
 }
 
 extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_t ops,

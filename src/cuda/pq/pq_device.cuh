@@ -648,6 +648,39 @@ template <typename T> __device__ __forceinline__ void publish(const Heap<T> &h, 
   if (lane == 0) st_release(&h.slot_head[slot], (unsigned long long)(t + 1) << 32 | m);
 }
 
+/* What a holder takes in (HOLD_COMBINE): how many operations, their items
+ * in all, and (lane i < n) the items of those before lane i's. */
+struct TakenIn {
+  unsigned n, total, excl;
+};
+
+/* Warp 0 (all lanes), holding the root with ticket t: lane i reads the
+ * head of ticket t + 1 + i; takes in the longest run of consecutive
+ * published operations of the holder's kind (del: deletes, else inserts)
+ * whose counts, added to base, stay <= limit. */
+template <typename T>
+__device__ __forceinline__ TakenIn take_in(const Heap<T> &h, unsigned t, bool del,
+                                           unsigned base, unsigned limit) {
+  const unsigned lane = threadIdx.x & 31, tt = t + 1 + lane;
+  const bool look = lane < 31 && lane + 1 < h.slots;
+  unsigned long long hd = 0;
+  if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
+  const unsigned lo = (unsigned)hd, ni = lo & ~SLOT_DELETE;
+  const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && ((lo & SLOT_DELETE) != 0) == del &&
+                     ni >= 1 && ni <= (del ? h.k - 1 : h.slot_cap);
+  const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
+  unsigned incl = ready ? ni : 0u;
+  for (unsigned o = 1; o < 32; o <<= 1) {
+    const unsigned v = __shfl_up_sync(~0u, incl, o);
+    if (lane >= o) incl += v;
+  }
+  TakenIn r;
+  r.n = __popc(__ballot_sync(~0u, lane < lead && base + incl <= limit));
+  r.total = r.n ? __shfl_sync(~0u, incl, r.n - 1) : 0u;
+  r.excl = incl - (ready ? ni : 0u);
+  return r;
+}
+
 /* Warp 0 (all its lanes): takes the root (ticket lock); the root word that
  * shows its turn carries the control words, which lane 0 puts in sh (read
  * after the caller's next barrier) and every lane returns. With peek, once
@@ -757,19 +790,59 @@ template <typename T> __device__ __forceinline__ void wait_readers(const Heap<T>
 
 /* ---- insert ------------------------------------------------------------------------ */
 
+/* The whole block, for an insert holding the root that took nc others in
+ * (HOLD_COMBINE): gathers their runs from the slots into F after its own
+ * (in[0..own)) while the root's ra items from offset ro and the buffer's bc
+ * load (into A and B), then merges all m items into in by merge path in
+ * rounds (pairs of runs, one output per thread; F and C alternate; earlier
+ * runs first on ties). Ends with a barrier. */
+template <typename T>
+__device__ __forceinline__ void gather_runs(const Heap<T> &h, const Shared &sh, T *in,
+                                            unsigned own, unsigned m, unsigned nc, T *F, T *C,
+                                            unsigned ra, unsigned ro, T *A, T *B, unsigned bc) {
+  const unsigned tid = threadIdx.x;
+  for (unsigned i = tid; i < own; i += blockDim.x) F[i] = in[i];
+  for (unsigned i = own + tid; i < m; i += blockDim.x) {
+    unsigned r = 1;
+    while (i >= sh.off[r + 1]) r++;
+    const unsigned slot = (sh.ticket - nc + r) & (h.slots - 1); /* ticket t + r */
+    F[i] = h.slot_items.ld((size_t)slot * h.slot_cap + (i - sh.off[r]));
+  }
+  load2(h, 1, ro, A, ra, 0, 0, B, bc);
+  __syncthreads();
+  const unsigned runs = nc + 1;
+  const T *src = F;
+  for (unsigned w = 1; w < runs; w <<= 1) {
+    T *dst = 2 * w >= runs ? in : (src == F ? C : F);
+    for (unsigned i = tid; i < m; i += blockDim.x) {
+      unsigned p = 0;
+      while (i >= sh.off[min(2 * p * w + 2 * w, runs)]) p++;
+      const unsigned a0 = sh.off[2 * p * w], a1 = sh.off[min(2 * p * w + w, runs)],
+                     b1 = sh.off[min(2 * p * w + 2 * w, runs)];
+      const unsigned d = i - a0, l = merge_path(src + a0, a1 - a0, src + a1, b1 - a1, d);
+      merge_run(src + a0, a1 - a0, src + a1, b1 - a1, l, d - l, d, d + 1, dst + a0, m, dst);
+    }
+    __syncthreads();
+    src = dst;
+  }
+}
+
 /* Called by every thread of the block. in: k items of shared memory, the
  * first m (1 <= m <= k) to insert (clobbered); ws: 6k items of shared
  * memory. With reserve, the capacity is checked (and the items counted) here;
  * the host's bulk insert reserves for all its batches at once instead.
  * Returns 1, or 0 when the heap is full (nothing inserted). *ticket (thread
  * 0's, may be NULL) receives the operation's place in the root's order.
+ * COMBINE = false compiles HOLD_COMBINE out: kernels that only ever run
+ * whole batches use it (the combining code, though not run, cost the
+ * heap sort 1.5%); operations of either kind mix on one heap.
  *
  * Latency: the root hold is the heap's serial bottleneck, so everything
  * that needs only the control words starts at once: warp 1 reserves the
  * target and locks the first path node while the other warps load the root
  * and the buffer together. On the path each level starts locking the next node
  * (warp 1, try_lock) before it loads and merges the current one. */
-template <typename T>
+template <typename T, bool COMBINE = true>
 __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool reserve,
                             unsigned *ticket) {
   __shared__ Shared sh;
@@ -801,7 +874,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     stamp(h, sh, 0);
     Peek<T> pk;
     Publish<T> pub;
-    const bool combine = (h.hold & HOLD_COMBINE) && h.slots && ok;
+    const bool combine = COMBINE && (h.hold & HOLD_COMBINE) && h.slots && ok;
     pub.in = in;
     pub.m = combine && m <= h.slot_cap && m < k ? m : 0u;
     const unsigned long long w = take_root(h, &sh, pk, (h.hold & HOLD_PEEK) != 0, pub);
@@ -818,30 +891,21 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
      * as many in a row as fit into k items with this batch */
     unsigned mm = m, nc = 0;
     if (combine && m < k) {
-      const unsigned lane = tid & 31, tt = pub.t + 1 + lane;
-      const bool look = lane < 31 && lane + 1 < h.slots;
-      unsigned long long hd = 0;
-      if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
-      const unsigned mi = (unsigned)hd;
-      const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && mi >= 1 && mi <= h.slot_cap;
-      const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
-      unsigned incl = ready ? mi : 0u;
-      for (unsigned o = 1; o < 32; o <<= 1) {
-        const unsigned v = __shfl_up_sync(~0u, incl, o);
-        if (lane >= o) incl += v;
-      }
-      nc = __popc(__ballot_sync(~0u, lane < lead && m + incl <= k));
-      if (nc) mm = m + __shfl_sync(~0u, incl, nc - 1);
-      if (lane < nc) sh.off[lane + 1] = m + incl - mi; /* where run lane + 1 starts */
+      const TakenIn in_ = take_in(h, pub.t, false, m, k);
+      nc = in_.n;
+      mm = m + in_.total;
+      if ((tid & 31) < nc) sh.off[(tid & 31) + 1] = m + in_.excl; /* where run lane + 1 starts */
     }
     if (lane0()) {
       sh.ok = ok;
       if (ticket) *ticket = sh.ticket;
-      sh.comb = nc;
-      sh.m = mm;
-      sh.off[0] = 0;
-      sh.off[nc + 1] = mm;
-      sh.ticket += nc; /* the root is handed on past the inserts taken in */
+      if (COMBINE) {
+        sh.comb = nc;
+        sh.m = mm;
+        sh.off[0] = 0;
+        sh.off[nc + 1] = mm;
+        sh.ticket += nc; /* the root is handed on past the inserts taken in */
+      }
       if (h.prof && nc) {
         atomicAdd(&h.prof[PROF_COMBINERS], 1ull);
         atomicAdd(&h.prof[PROF_COMBINED], (unsigned long long)nc);
@@ -890,7 +954,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
     } /* (not taken in) */
   }
   __syncthreads();
-  if (sh.comb == ~0u) return 1; /* served by another insert's hold */
+  if (COMBINE && sh.comb == ~0u) return 1; /* served by another insert's hold */
   if (!sh.ok) {
     __syncthreads();
     if (tid == 0) give_root(h, &sh);
@@ -907,39 +971,14 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
   /* HOLD_COMBINE: gather the runs taken in after this batch (F), while the
    * root and the buffer load; then merge them all into x (earlier runs
    * first on ties) */
-  const unsigned nc = sh.comb, own = m;
-  m = sh.m;
+  const unsigned nc = COMBINE ? sh.comb : 0u, own = m;
+  if (COMBINE) m = sh.m;
   const unsigned s = m + bc;
   if (nc) {
-    for (unsigned i = tid; i < own; i += blockDim.x) F[i] = in[i];
-    for (unsigned i = own + tid; i < m; i += blockDim.x) {
-      unsigned r = 1;
-      while (i >= sh.off[r + 1]) r++;
-      const unsigned slot = (sh.ticket - nc + r) & (h.slots - 1); /* ticket t + r */
-      F[i] = h.slot_items.ld((size_t)slot * h.slot_cap + (i - sh.off[r]));
-    }
-  }
-  load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
-  __syncthreads();
-  if (nc) {
-    /* merge path in rounds: round r merges pairs of runs 2^r wide (runs of
-     * the gathered batch, sh.off) from src to dst, one output per thread;
-     * the last round writes x */
-    const unsigned runs = nc + 1;
-    const T *src = F;
-    for (unsigned w = 1; w < runs; w <<= 1) {
-      T *dst = 2 * w >= runs ? x : (src == F ? C : F);
-      for (unsigned i = tid; i < m; i += blockDim.x) {
-        unsigned p = 0;
-        while (i >= sh.off[min(2 * p * w + 2 * w, runs)]) p++;
-        const unsigned a0 = sh.off[2 * p * w], a1 = sh.off[min(2 * p * w + w, runs)],
-                       b1 = sh.off[min(2 * p * w + 2 * w, runs)];
-        const unsigned d = i - a0, l = merge_path(src + a0, a1 - a0, src + a1, b1 - a1, d);
-        merge_run(src + a0, a1 - a0, src + a1, b1 - a1, l, d - l, d, d + 1, dst + a0, m, dst);
-      }
-      __syncthreads();
-      src = dst;
-    }
+    gather_runs(h, sh, in, own, m, nc, F, C, hn >= 1 && !skip ? rc : 0u, k - rc, A, B, bc);
+  } else {
+    load2(h, 1, k - rc, A, hn >= 1 && !skip ? rc : 0u, 0, 0, B, bc);
+    __syncthreads();
   }
   stamp(h, sh, 3);
   /* The root keeps its rc smallest: nothing to merge when even the batch's
@@ -1182,18 +1221,54 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
   return small;
 }
 
+/* Warp 0 of a delete that a holder took in (HOLD_COMBINE): waits for the
+ * holder's answer and leaves the offset of its range in the root in sh.a
+ * and its output position in sh.pos (sh.comb = ~0u says so). */
+template <typename T> __device__ __forceinline__ void await_answer(const Heap<T> &h, Shared &sh,
+                                                                  unsigned t) {
+  const unsigned slot = t & (h.slots - 1);
+  unsigned long long tag;
+  for (;;) { /* a whole warp */
+    unsigned long long v = 0;
+    if (lane0()) v = ld_acquire(&h.slot_reply[2 * slot]);
+    tag = from_lane0(v);
+    if ((unsigned)(tag >> 32) == t + 1) break;
+    __nanosleep(32);
+  }
+  if (lane0()) {
+    sh.comb = ~0u;
+    sh.a = (unsigned)tag;
+    sh.pos = __ldcg(&h.slot_reply[2 * slot + 1]);
+  }
+}
+
+/* Warp 0 of the holder t: lane i < n answers ticket t + 1 + i with the
+ * offset of its range in the root and its output position (the position
+ * first, the tag with release after it). */
+template <typename T>
+__device__ __forceinline__ void answer_deletes(const Heap<T> &h, unsigned t, unsigned n,
+                                               unsigned off, unsigned long long pos) {
+  const unsigned lane = threadIdx.x & 31;
+  if (lane < n) {
+    const unsigned slot = (t + 1 + lane) & (h.slots - 1);
+    __stcg(&h.slot_reply[2 * slot + 1], pos);
+    st_release(&h.slot_reply[2 * slot], (unsigned long long)(t + 2 + lane) << 32 | off);
+  }
+}
+
 /* Called by every thread of the block. Deletes min(n, size) smallest items
  * (n <= k) into out (k items of shared memory), ascending; ws: 6k items of
  * shared memory. Returns the count. *ticket as for block_insert. With
  * cursor (host bulk calls), *pos receives the output position, taken from
- * *cursor under the root so outputs land in root order.
+ * *cursor under the root so outputs land in root order. COMBINE as for
+ * block_insert.
  *
  * Latency, as for insert: warp 1 locks the last node while the others load
  * the root's items; the root's children are locked while the last node and
  * the buffer merge; every level of the sift-down starts locking the next
  * level's children before its own merge and unlock (h.early: a try_lock
  * finished at the next level; else a blocking lock_children). */
-template <typename T>
+template <typename T, bool COMBINE = true>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
                                  unsigned long long *pos) {
@@ -1210,7 +1285,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   /* HOLD_COMBINE (warp 0): a partial delete publishes its count while it
    * waits; the holder takes in dnc deletes after it (dtot keys, each at
    * dexcl keys past its own in the root's order) */
-  const bool dcomb = quick && (h.hold & HOLD_COMBINE) && h.slots;
+  const bool dcomb = COMBINE && quick && (h.hold & HOLD_COMBINE) && h.slots;
   unsigned dnc = 0, dtot = 0, dexcl = 0, t0 = 0, rc00 = 0;
   bool taken = false;
   if (tid < 32) { /* warp 0 (see lock_avail_warp) */
@@ -1223,42 +1298,17 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     rc00 = root_rc(w);
     taken = pub.passed;
     if (taken) { /* a holder reserved this delete's range: wait for its answer */
-      const unsigned slot = t0 & (h.slots - 1);
-      unsigned long long tag;
-      for (;;) { /* a whole warp */
-        unsigned long long v = 0;
-        if (lane0()) v = ld_acquire(&h.slot_reply[2 * slot]);
-        tag = from_lane0(v);
-        if ((unsigned)(tag >> 32) == t0 + 1) break;
-        __nanosleep(32);
-      }
-      if (lane0()) {
-        sh.comb = ~0u;
-        sh.a = (unsigned)tag;
-        sh.pos = __ldcg(&h.slot_reply[2 * slot + 1]);
-        if (ticket) *ticket = t0;
-      }
+      await_answer(h, sh, t0);
+      if (lane0() && ticket) *ticket = t0;
     } else {
-      if (lane0()) sh.comb = 0;
+      if (COMBINE && lane0()) sh.comb = 0;
       if (dcomb && root_hn(w) >= 1 && n < rc00) {
         /* lane i reads ticket t0 + 1 + i's head; as many waiting partial
          * deletes in a row as leave the root at least one item */
-        const unsigned lane = tid & 31, tt = t0 + 1 + lane;
-        const bool look = lane < 31 && lane + 1 < h.slots;
-        unsigned long long hd = 0;
-        if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
-        const unsigned lo = (unsigned)hd, ni = lo & ~SLOT_DELETE;
-        const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && (lo & SLOT_DELETE) &&
-                           ni >= 1 && ni < k;
-        const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
-        unsigned incl = ready ? ni : 0u;
-        for (unsigned o = 1; o < 32; o <<= 1) {
-          const unsigned v = __shfl_up_sync(~0u, incl, o);
-          if (lane >= o) incl += v;
-        }
-        dnc = __popc(__ballot_sync(~0u, lane < lead && n + incl < rc00));
-        if (dnc) dtot = __shfl_sync(~0u, incl, dnc - 1);
-        dexcl = incl - (ready ? ni : 0u);
+        const TakenIn in_ = take_in(h, t0, true, n, rc00 - 1);
+        dnc = in_.n;
+        dtot = in_.total;
+        dexcl = in_.excl;
       }
     }
   }
@@ -1300,18 +1350,10 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     }
     stamp(h, sh, 1);
   }
-  if (tid < 32 && dnc) { /* warp 0 (dnc warp-uniform): answer the deletes taken in */
-    const unsigned long long p0 = from_lane0(pos0); /* (thread 0's atomic above) */
-    const unsigned lane = tid & 31;
-    if (lane < dnc) {
-      const unsigned slot = (t0 + 1 + lane) & (h.slots - 1);
-      if (cursor) __stcg(&h.slot_reply[2 * slot + 1], p0 + n + dexcl);
-      st_release(&h.slot_reply[2 * slot],
-                 (unsigned long long)(t0 + 2 + lane) << 32 | (k - rc00 + n + dexcl));
-    }
-  }
+  if (tid < 32 && dnc) /* warp 0 (dnc warp-uniform): answer the deletes taken in */
+    answer_deletes(h, t0, dnc, k - rc00 + n + dexcl, from_lane0(pos0) + n + dexcl);
   __syncthreads();
-  if (sh.comb == ~0u) { /* taken in: read the range the holder reserved */
+  if (COMBINE && sh.comb == ~0u) { /* taken in: read the range the holder reserved */
     if (h.read_delay_ns) __nanosleep(h.read_delay_ns);
     load(h, 1, sh.a, out, n);
     __syncthreads();
