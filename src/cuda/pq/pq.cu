@@ -461,6 +461,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
    * come within 64 of the served ticket. */
   q->slot_cap = k / 4;
   q->slots = q->slot_cap ? 64u : 0u;
+  {
+    const char *e = getenv("WG_PQ_SLOTS"); /* 0: no ring (no combining), for comparisons */
+    if (e && strcmp(e, "0") == 0) q->slots = 0;
+  }
   if (q->slots) {
     const size_t n = (size_t)q->slots * q->slot_cap;
     WG_CK(cudaMalloc(&q->slot_head, q->slots * sizeof *q->slot_head));
