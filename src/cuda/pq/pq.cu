@@ -1,10 +1,10 @@
-/* The CUDA priority queue behind the gateway: allocation, the bulk insert
- * and delete kernels (persistent blocks, each running the device API of
- * pq_device.cuh on one batch at a time), packing the caller's keys into the
- * heap's compact items, the mixed workload, and the CUB radix sort ceiling
- * for benchmarks.
+/* The CUDA priority queue behind the gateway: allocation, launching the
+ * bulk insert, delete and mixed kernels of pq_kernels.cuh (the whole-batch
+ * forms compiled here, the HOLD_COMBINE forms in pq_combine.cu), packing
+ * the caller's keys into the heap's compact items, and the CUB radix sort
+ * ceiling for benchmarks.
  *
- * Item forms (Mode): U32 (u32 keys, or f32 keys as ordered bits), P32 (a
+ * Item forms (Mode, pq_kernels.cuh): U32 (u32 keys, or f32 keys as ordered bits), P32 (a
  * 32-bit key and its value packed into one uint64, key high), U64 (u64
  * keys), KV (u64 key + u32 value, two arrays). So the memory held is the
  * bytes of the keys and values themselves plus 4 bytes of lock and state per
@@ -24,18 +24,10 @@
 #include <vector>
 
 #include "cuda/gateway.h"
-#include "cuda/pq/pq_device.cuh"
-#include "pq/pq_common.h"
-
-using namespace wgpq;
+#include "cuda/pq/pq_kernels.cuh"
 
 #include "cuda/check.cuh"
 
-enum Mode { M_U32 = 0, M_P32 = 1, M_U64 = 2, M_KV = 3 };
-
-template <int M> struct ItemOf { typedef unsigned long long type; };
-template <> struct ItemOf<M_U32> { typedef unsigned type; };
-template <> struct ItemOf<M_KV> { typedef KV type; };
 
 struct wg__cuda_pq {
   int device;
@@ -63,34 +55,6 @@ struct wg__cuda_pq {
   unsigned *slot_vals;
   unsigned slots, slot_cap;
 };
-
-/* ---- item conversions ------------------------------------------------------- */
-
-/* canonical (key widened, value) <-> the heap's item */
-template <int M> __device__ __forceinline__ typename ItemOf<M>::type from_canon(wg__pq_item c);
-template <> __device__ __forceinline__ unsigned from_canon<M_U32>(wg__pq_item c) {
-  return (unsigned)c.key;
-}
-template <> __device__ __forceinline__ unsigned long long from_canon<M_P32>(wg__pq_item c) {
-  return (c.key << 32) | c.val;
-}
-template <> __device__ __forceinline__ unsigned long long from_canon<M_U64>(wg__pq_item c) {
-  return c.key;
-}
-template <> __device__ __forceinline__ KV from_canon<M_KV>(wg__pq_item c) {
-  return KV{c.key, c.val};
-}
-__device__ __forceinline__ wg__pq_item to_canon(unsigned x, int mode) {
-  (void)mode;
-  return wg__pq_item{x, 0};
-}
-__device__ __forceinline__ wg__pq_item to_canon(unsigned long long x, int mode) {
-  return mode == M_P32 ? wg__pq_item{x >> 32, (uint32_t)x} : wg__pq_item{x, 0};
-}
-__device__ __forceinline__ wg__pq_item to_canon(KV x, int mode) {
-  (void)mode;
-  return wg__pq_item{x.k, x.v};
-}
 
 /* The caller's key (type kt) and value -> canonical, and back. */
 __device__ __forceinline__ wg__pq_item user_to_canon(const void *keys, const unsigned *vals,
@@ -144,61 +108,6 @@ __global__ void reserve_kernel(unsigned long long *reserved, unsigned long long 
   *ok = 1;
 }
 
-/* Per-call scratch on the device. */
-struct Scratch {
-  unsigned ok;
-  unsigned work;
-  unsigned long long cursor;
-  unsigned ticket_base;
-};
-
-template <typename T> __device__ __forceinline__ T *smem_items() {
-  extern __shared__ __align__(16) unsigned char wg_pq_smem[];
-  return reinterpret_cast<T *>(wg_pq_smem);
-}
-
-template <int M, bool COMBINE>
-__global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>::type> h,
-                                                     const typename ItemOf<M>::type *items,
-                                                     unsigned long long n, unsigned op,
-                                                     Scratch *sc) {
-  typedef typename ItemOf<M>::type T;
-  __shared__ unsigned j;
-  if (!sc->ok) return;
-  T *io = smem_items<T>(), *ws = io + h.k;
-  for (;;) {
-    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
-    __syncthreads();
-    const unsigned long long first = (unsigned long long)j * op;
-    if (first >= n) break;
-    const unsigned m = (unsigned)(n - first < op ? n - first : op);
-    for (unsigned i = threadIdx.x; i < m; i += blockDim.x) io[i] = items[first + i];
-    block_insert<T, COMBINE>(h, io, m, ws, false, NULL);
-    __syncthreads();
-  }
-}
-
-template <int M, bool COMBINE>
-__global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>::type> h,
-                                                     typename ItemOf<M>::type *out,
-                                                     unsigned long long n, unsigned op,
-                                                     Scratch *sc) {
-  typedef typename ItemOf<M>::type T;
-  __shared__ unsigned j;
-  T *io = smem_items<T>(), *ws = io + h.k;
-  for (;;) {
-    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
-    __syncthreads();
-    const unsigned long long first = (unsigned long long)j * op;
-    if (first >= n) break;
-    const unsigned want = (unsigned)(n - first < op ? n - first : op);
-    unsigned long long pos = 0;
-    const unsigned got = block_delete<T, COMBINE>(h, io, want, ws, NULL, &sc->cursor, &pos);
-    for (unsigned i = threadIdx.x; i < got; i += blockDim.x) out[pos + i] = io[i];
-    __syncthreads();
-  }
-}
-
 template <int M>
 __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, int pairs,
                            typename ItemOf<M>::type *out) {
@@ -207,46 +116,6 @@ __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, i
     out[i] = from_canon<M>(wg__pq_gen(seed, first + i, key64, pairs));
 }
 
-template <int M, bool COMBINE>
-__global__ void __launch_bounds__(1024, 1) mixed_kernel(Heap<typename ItemOf<M>::type> h,
-                                                    unsigned long long ops, unsigned op,
-                                                    double fraction, uint64_t seed,
-                                                    uint64_t prefill, int key64, int pairs,
-                                                    wg__pq_logop *log, wg__pq_item *dlog,
-                                                    Scratch *sc) {
-  typedef typename ItemOf<M>::type T;
-  __shared__ unsigned j, ticket;
-  T *io = smem_items<T>(), *ws = io + h.k;
-  for (;;) {
-    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
-    __syncthreads();
-    const unsigned long long i = j;
-    if (i >= ops) break;
-    wg__pq_logop e;
-    e.want = op;
-    if (wg__pq_op_is_insert(seed, i, fraction)) {
-      for (unsigned q = threadIdx.x; q < op; q += blockDim.x)
-        io[q] = from_canon<M>(wg__pq_gen(seed, prefill + i * op + q, key64, pairs));
-      __syncthreads();
-      const int ok = block_insert<T, COMBINE>(h, io, op, ws, true, &ticket);
-      e.type = ok ? WG__PQ_OP_INSERT : WG__PQ_OP_FULL;
-      e.count = ok ? op : 0;
-    } else {
-      const unsigned got = block_delete<T, COMBINE>(h, io, op, ws, &ticket, NULL, NULL);
-      e.type = WG__PQ_OP_DELETE;
-      e.count = got;
-      if (dlog)
-        for (unsigned q = threadIdx.x; q < got; q += blockDim.x)
-          dlog[i * op + q] = to_canon(io[q], M);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0 && log) {
-      e.ticket = ticket;
-      log[i] = e;
-    }
-    __syncthreads();
-  }
-}
 
 /* ---- host side -------------------------------------------------------------------- */
 
@@ -320,33 +189,26 @@ static unsigned grid_for(size_t n) {
   return (unsigned)(g < 4096 ? (g ? g : 1) : 4096);
 }
 
-template <int M, bool COMBINE> static cudaError_t set_smem_of(size_t smem) {
-  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M, COMBINE>,
+/* The whole-batch forms here, the HOLD_COMBINE forms in pq_combine.cu
+ * (pq_kernels.cuh says why). */
+template <int M> static cudaError_t set_smem(size_t smem) {
+  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M, false>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(delete_kernel<M, COMBINE>,
+    e = cudaFuncSetAttribute(delete_kernel<M, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(mixed_kernel<M, COMBINE>,
+    e = cudaFuncSetAttribute(mixed_kernel<M, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  return e;
-}
-/* Each bulk kernel comes in two forms: with HOLD_COMBINE (calls of
- * partial batches) and without (whole batches: the combining code, though
- * not run there, cost the heap sort 1.5% on a lent H100). */
-template <int M> static cudaError_t set_smem(size_t smem) {
-  cudaError_t e = set_smem_of<M, false>(smem);
-  return e == cudaSuccess ? set_smem_of<M, true>(smem) : e;
+  return e == cudaSuccess ? wg__pq_combine_set_smem(M, smem) : e;
 }
 /* Blocks of the bulk kernels that fit on one SM at once (the fewer of the
- * two forms, with and without HOLD_COMBINE). */
+ * two forms). */
 template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size_t smem) {
   int a = 0, b = 0;
   cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, delete_kernel<M, false>,
                                                                 threads, smem);
-  if (e == cudaSuccess)
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, delete_kernel<M, true>, threads,
-                                                      smem);
+  if (e == cudaSuccess) e = wg__pq_combine_blocks_per_sm(M, &b, threads, smem);
   *per_sm = a < b ? a : b;
   return e;
 }
@@ -549,13 +411,11 @@ static void launch_insert(const wg__cuda_pq *q, const void *items, uint64_t n, u
   typedef typename ItemOf<M>::type T;
   unsigned long long batches = (n + op - 1) / op;
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
-  /* whole batches run the form without HOLD_COMBINE (set_smem's note) */
-  if (op < q->k)
-    insert_kernel<M, true><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n,
-                                                          op, sc);
+  const Heap<T> h = heap_of<M>(q);
+  if (op < q->k) /* partial batches: the HOLD_COMBINE form */
+    wg__pq_combine_insert(M, &h, items, n, op, sc, b, q->threads, q->smem, s);
   else
-    insert_kernel<M, false><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), (const T *)items, n,
-                                                           op, sc);
+    insert_kernel<M, false><<<b, q->threads, q->smem, s>>>(h, (const T *)items, n, op, sc);
 }
 
 template <int M>
@@ -569,10 +429,11 @@ static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigne
    * 1024 there (docs/pq.md), while refills and inserts want k threads. */
   unsigned threads = q->threads;
   if ((q->hold & HOLD_HALF) && !q->threads_set && threads > 512 && op < q->k / 8) threads = 512;
+  const Heap<T> h = heap_of<M>(q);
   if (op < q->k)
-    delete_kernel<M, true><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+    wg__pq_combine_delete(M, &h, items, n, op, sc, b, threads, q->smem, s);
   else
-    delete_kernel<M, false><<<b, threads, q->smem, s>>>(heap_of<M>(q), (T *)items, n, op, sc);
+    delete_kernel<M, false><<<b, threads, q->smem, s>>>(h, (T *)items, n, op, sc);
 }
 
 static void launch_pack(const wg__cuda_pq *q, const void *keys, const unsigned *vals,
@@ -772,14 +633,14 @@ static void launch_mixed(const wg__cuda_pq *q, uint64_t ops, unsigned op, double
                          uint64_t seed, uint64_t prefill, wg__pq_logop *log,
                          wg__pq_item *dlog, Scratch *sc, cudaStream_t s) {
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, ops ? ops : 1);
+  const Heap<typename ItemOf<M>::type> h = heap_of<M>(q);
   if (op < q->k)
-    mixed_kernel<M, true><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction, seed,
-                                                         prefill, q->key_type == 1, q->pairs,
-                                                         log, dlog, sc);
+    wg__pq_combine_mixed(M, &h, ops, op, fraction, seed, prefill, q->key_type == 1, q->pairs,
+                         log, dlog, sc, b, q->threads, q->smem, s);
   else
-    mixed_kernel<M, false><<<b, q->threads, q->smem, s>>>(heap_of<M>(q), ops, op, fraction,
-                                                          seed, prefill, q->key_type == 1,
-                                                          q->pairs, log, dlog, sc);
+    mixed_kernel<M, false><<<b, q->threads, q->smem, s>>>(h, ops, op, fraction, seed, prefill,
+                                                          q->key_type == 1, q->pairs, log, dlog,
+                                                          sc);
 }
 
 extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_t ops,
