@@ -16,6 +16,7 @@
  * root, so the output is sorted across the whole call. */
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,8 @@ struct wg__cuda_pq {
   void *slot_keys;
   unsigned *slot_vals;
   unsigned slots, slot_cap;
+  int combine_state;       /* 0, 1 (being set up), 2: the HOLD_COMBINE forms (ready_combine) */
+  uint32_t combine_blocks; /* their persistent blocks */
 };
 
 /* The caller's key (type kt) and value -> canonical, and back. */
@@ -200,17 +203,42 @@ template <int M> static cudaError_t set_smem(size_t smem) {
   if (e == cudaSuccess)
     e = cudaFuncSetAttribute(mixed_kernel<M, false>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  return e == cudaSuccess ? wg__pq_combine_set_smem(M, smem) : e;
-}
-/* Blocks of the bulk kernels that fit on one SM at once (the fewer of the
- * two forms). */
-template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size_t smem) {
-  int a = 0, b = 0;
-  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, delete_kernel<M, false>,
-                                                                threads, smem);
-  if (e == cudaSuccess) e = wg__pq_combine_blocks_per_sm(M, &b, threads, smem);
-  *per_sm = a < b ? a : b;
   return e;
+}
+/* Blocks of the whole-batch kernels that fit on one SM at once. */
+template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size_t smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, delete_kernel<M, false>, threads,
+                                                       smem);
+}
+
+/* The HOLD_COMBINE forms are set up at the first call of partial batches
+ * (from any host thread; the others wait), not at creation: a heap that
+ * only ever runs whole batches never loads their module (loaded, it cost
+ * the heap sort's deletes 1.3% on a lent H100). */
+static cudaError_t ready_combine(wg__cuda_pq *q) {
+  int state = __atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE);
+  if (state == 2) return cudaSuccess;
+  int idle = 0;
+  if (__atomic_compare_exchange_n(&q->combine_state, &idle, 1, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    int per_sm = 0, sms = 0;
+    cudaError_t e = wg__pq_combine_set_smem(q->mode, q->smem);
+    if (e == cudaSuccess)
+      e = wg__pq_combine_blocks_per_sm(q->mode, &per_sm, (int)q->threads, q->smem);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, q->device);
+    if (e == cudaSuccess && per_sm < 1) e = cudaErrorInvalidConfiguration;
+    if (e != cudaSuccess) {
+      __atomic_store_n(&q->combine_state, 0, __ATOMIC_RELEASE);
+      return e;
+    }
+    const uint32_t fit = (uint32_t)(per_sm * sms);
+    q->combine_blocks = q->blocks < fit ? q->blocks : fit;
+    __atomic_store_n(&q->combine_state, 2, __ATOMIC_RELEASE);
+    return cudaSuccess;
+  }
+  while (__atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE) == 1) sched_yield();
+  return __atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE) == 2 ? cudaSuccess
+                                                                    : cudaErrorNotReady;
 }
 
 extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
@@ -412,8 +440,9 @@ static void launch_insert(const wg__cuda_pq *q, const void *items, uint64_t n, u
   unsigned long long batches = (n + op - 1) / op;
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
   const Heap<T> h = heap_of<M>(q);
-  if (op < q->k) /* partial batches: the HOLD_COMBINE form */
-    wg__pq_combine_insert(M, &h, items, n, op, sc, b, q->threads, q->smem, s);
+  if (op < q->k) /* partial batches: the HOLD_COMBINE form (ready_combine ran) */
+    wg__pq_combine_insert(M, &h, items, n, op, sc, std::min(b, q->combine_blocks), q->threads,
+                          q->smem, s);
   else
     insert_kernel<M, false><<<b, q->threads, q->smem, s>>>(h, (const T *)items, n, op, sc);
 }
@@ -431,7 +460,8 @@ static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigne
   if ((q->hold & HOLD_HALF) && !q->threads_set && threads > 512 && op < q->k / 8) threads = 512;
   const Heap<T> h = heap_of<M>(q);
   if (op < q->k)
-    wg__pq_combine_delete(M, &h, items, n, op, sc, b, threads, q->smem, s);
+    wg__pq_combine_delete(M, &h, items, n, op, sc, std::min(b, q->combine_blocks), threads,
+                          q->smem, s);
   else
     delete_kernel<M, false><<<b, threads, q->smem, s>>>(h, (T *)items, n, op, sc);
 }
@@ -536,6 +566,7 @@ extern "C" wg_status wg__cuda_pq_insert(wg__cuda_pq *q, const void *keys,
       launch_pack(q, k_in, v_in, n, items, s);
       src = items;
     }
+    if (q->op_keys < q->k) WG_CK(ready_combine(q));
     switch (q->mode) {
     case M_U32: launch_insert<M_U32>(q, src, n, q->op_keys, sc, s); break;
     case M_P32: launch_insert<M_P32>(q, src, n, q->op_keys, sc, s); break;
@@ -588,6 +619,7 @@ extern "C" wg_status wg__cuda_pq_delete(wg__cuda_pq *q, void *keys, uint32_t *va
       WG_CK(cudaMallocAsync(&items, n * item_bytes(q->mode), s));
       dst = items;
     }
+    if (q->op_keys < q->k) WG_CK(ready_combine(q));
     switch (q->mode) {
     case M_U32: launch_delete<M_U32>(q, dst, n, q->op_keys, sc, s); break;
     case M_P32: launch_delete<M_P32>(q, dst, n, q->op_keys, sc, s); break;
@@ -636,7 +668,7 @@ static void launch_mixed(const wg__cuda_pq *q, uint64_t ops, unsigned op, double
   const Heap<typename ItemOf<M>::type> h = heap_of<M>(q);
   if (op < q->k)
     wg__pq_combine_mixed(M, &h, ops, op, fraction, seed, prefill, q->key_type == 1, q->pairs,
-                         log, dlog, sc, b, q->threads, q->smem, s);
+                         log, dlog, sc, std::min(b, q->combine_blocks), q->threads, q->smem, s);
   else
     mixed_kernel<M, false><<<b, q->threads, q->smem, s>>>(h, ops, op, fraction, seed, prefill,
                                                           q->key_type == 1, q->pairs, log, dlog,
@@ -660,6 +692,7 @@ extern "C" wg_status wg__cuda_pq_mixed(wg__cuda_pq *q, uint64_t prefill, uint64_
   float ms1 = 0, ms2 = 0;
   const size_t logn = (size_t)ops * op_keys;
   WG_CK(cudaSetDevice(q->device));
+  if (op_keys < q->k) WG_CK(ready_combine(q));
   WG_CK(cudaEventCreate(&e0));
   WG_CK(cudaEventCreate(&e1));
   WG_CK(cudaEventCreate(&e2));
