@@ -346,9 +346,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   WG_CK(cudaMalloc(&q->ctl, sizeof(Ctl)));
   WG_CK(cudaMemset(q->word, 0, sbytes));
   WG_CK(cudaMemset(q->ctl, 0, sizeof(Ctl)));
-  /* HOLD_COMBINE: a ring of 64 slots of k/4 items. 64 > the 31 tickets a
-   * holder looks ahead; partial inserts further back publish once they
-   * come within 64 of the served ticket. */
+  /* HOLD_COMBINE: a ring of 64 slots of k/4 items (64 > the 31 tickets a
+   * holder looks ahead; partial operations further back publish once they
+   * come within 64 of the served ticket) and the deletes' reply ring of
+   * REPLIES entries of 16 bytes (pq_device.cuh says why it is longer). */
   q->slot_cap = k / 4;
   q->slots = q->slot_cap ? 64u : 0u;
   {
@@ -359,8 +360,8 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
     const size_t n = (size_t)q->slots * q->slot_cap;
     WG_CK(cudaMalloc(&q->slot_head, q->slots * sizeof *q->slot_head));
     WG_CK(cudaMemset(q->slot_head, 0, q->slots * sizeof *q->slot_head));
-    WG_CK(cudaMalloc(&q->slot_reply, 2 * q->slots * sizeof *q->slot_reply));
-    WG_CK(cudaMemset(q->slot_reply, 0, 2 * q->slots * sizeof *q->slot_reply));
+    WG_CK(cudaMalloc(&q->slot_reply, 2 * REPLIES * sizeof *q->slot_reply));
+    WG_CK(cudaMemset(q->slot_reply, 0, 2 * REPLIES * sizeof *q->slot_reply));
     if (q->mode == M_KV) {
       WG_CK(cudaMalloc(&q->slot_keys, n * 8));
       WG_CK(cudaMalloc(&q->slot_vals, n * 4));
@@ -369,7 +370,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
       slotbytes = n * item_bytes(q->mode);
       WG_CK(cudaMalloc(&q->slot_keys, slotbytes));
     }
-    slotbytes += 3 * q->slots * sizeof *q->slot_head;
+    slotbytes += (q->slots + 2 * REPLIES) * sizeof *q->slot_head;
   }
   /* WG_PQ_TEST_READ_DELAY_NS (tests): deferred root reads wait that long
    * (Heap::read_delay_ns). WG_PQ_PROFILE=1: thread 0 of each operation

@@ -195,12 +195,18 @@ template <typename T> struct Heap {
   Store<T> slot_items;
   unsigned slots, slot_cap;
   /* A partial delete's head has SLOT_DELETE in the count; the holder that
-   * takes it in answers in slot_reply[2i] = (ticket + 1) << 32 | the offset
-   * of its range in the root (with release, after slot_reply[2i + 1] = its
-   * output position). */
+   * takes ticket t in answers in reply entry i = t mod REPLIES:
+   * slot_reply[2i] = (t + 1) << 32 | the offset of its range in the root
+   * (with release, after slot_reply[2i + 1] = its output position). */
   unsigned long long *slot_reply;
 };
-enum : unsigned { SLOT_DELETE = 0x80000000u };
+/* The reply ring is far longer than the slot ring: an answer is written
+ * (and read by its owner) after the root has passed the owner's ticket, so
+ * an entry is safe from the next answer in it only while fewer than
+ * REPLIES tickets have been served since -- thousands of holds, where an
+ * answer is written within one cursor round trip of its hold and read
+ * within one poll (about a microsecond) of it. */
+enum : unsigned { SLOT_DELETE = 0x80000000u, REPLIES = 4096 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
  * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
@@ -1226,7 +1232,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
  * and its output position in sh.pos (sh.comb = ~0u says so). */
 template <typename T> __device__ __forceinline__ void await_answer(const Heap<T> &h, Shared &sh,
                                                                   unsigned t) {
-  const unsigned slot = t & (h.slots - 1);
+  const unsigned slot = t & (REPLIES - 1);
   unsigned long long tag;
   for (;;) { /* a whole warp */
     unsigned long long v = 0;
@@ -1250,7 +1256,7 @@ __device__ __forceinline__ void answer_deletes(const Heap<T> &h, unsigned t, uns
                                                unsigned off, unsigned long long pos) {
   const unsigned lane = threadIdx.x & 31;
   if (lane < n) {
-    const unsigned slot = (t + 1 + lane) & (h.slots - 1);
+    const unsigned slot = (t + 1 + lane) & (REPLIES - 1);
     __stcg(&h.slot_reply[2 * slot + 1], pos);
     st_release(&h.slot_reply[2 * slot], (unsigned long long)(t + 2 + lane) << 32 | off);
   }
