@@ -225,7 +225,8 @@ static cudaError_t ready_combine(wg__cuda_pq *q) {
     cudaError_t e = wg__pq_combine_set_smem(q->mode, q->smem);
     if (e == cudaSuccess)
       e = wg__pq_combine_blocks_per_sm(q->mode, &per_sm, (int)q->threads, q->smem);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, q->device);
+    if (e == cudaSuccess)
+      e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, q->device);
     if (e == cudaSuccess && per_sm < 1) e = cudaErrorInvalidConfiguration;
     if (e != cudaSuccess) {
       __atomic_store_n(&q->combine_state, 0, __ATOMIC_RELEASE);

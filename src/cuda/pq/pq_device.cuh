@@ -890,73 +890,73 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
         if (ticket) *ticket = pub.t;
       }
     } else {
-    if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
-    stamp(h, sh, 1);
-    /* HOLD_COMBINE: the inserts whose tickets follow this one and whose
-     * slots are ready come along (lane i reads ticket t + 1 + i's head),
-     * as many in a row as fit into k items with this batch */
-    unsigned mm = m, nc = 0;
-    if (combine && m < k) {
-      const TakenIn in_ = take_in(h, pub.t, false, m, k);
-      nc = in_.n;
-      mm = m + in_.total;
-      if ((tid & 31) < nc) sh.off[(tid & 31) + 1] = m + in_.excl; /* where run lane + 1 starts */
-    }
-    if (lane0()) {
-      sh.ok = ok;
-      if (ticket) *ticket = sh.ticket;
-      if (COMBINE) {
-        sh.comb = nc;
-        sh.m = mm;
-        sh.off[0] = 0;
-        sh.off[nc + 1] = mm;
-        sh.ticket += nc; /* the root is handed on past the inserts taken in */
+      if (root_hn(w) == 0 && ok) wait_readers(h); /* this insert writes the whole root */
+      stamp(h, sh, 1);
+      /* HOLD_COMBINE: the inserts whose tickets follow this one and whose
+       * slots are ready come along (lane i reads ticket t + 1 + i's head),
+       * as many in a row as fit into k items with this batch */
+      unsigned mm = m, nc = 0;
+      if (combine && m < k) {
+        const TakenIn in_ = take_in(h, pub.t, false, m, k);
+        nc = in_.n;
+        mm = m + in_.total;
+        if ((tid & 31) < nc) sh.off[(tid & 31) + 1] = m + in_.excl; /* where run lane + 1 starts */
       }
-      if (h.prof && nc) {
-        atomicAdd(&h.prof[PROF_COMBINERS], 1ull);
-        atomicAdd(&h.prof[PROF_COMBINED], (unsigned long long)nc);
-      }
-      /* HOLD_PEEK: the root's largest item, read while one holder was
-       * ahead, is still there (that holder rewrote no root items: the flip
-       * bit is as it was; partial deletes leave item k-1 in place) and the
-       * batch is all >= it: no need to load the root */
-      sh.skip = nc == 0 && pk.done && pk.ok && root_flip(w) == pk.flip && root_hn(w) >= 1 &&
-                root_rc(w) >= 1 && !lt(in[0], pk.item);
-      /* A batch going down to a new node t: reserve t (EMPTY and unlocked:
-       * no one locks an EMPTY node; locked at once when it is the first node
-       * of the path) and start locking the first path node, from the root
-       * word alone, before the block's first barrier under the root. */
-      const unsigned hn0 = root_hn(w), s0 = mm + root_bc(w);
-      sh.target = hn0 + 1; /* (a batch that goes down: node_of's, below) */
-      if (ok && s0 >= k && hn0 >= 1) {
-        const unsigned t0 = node_of(h, hn0 + 1);
-        sh.target = t0;
-        first0 = t0 >> (depth_of(t0) - 1);
-        st_relaxed(&h.word[t0], TARGET << 1 | (first0 == t0));
-        if (first0 != t0) pend = try_lock(&h.word[first0], AVAIL);
-        /* HOLD_PEEK's fast hand-over: a whole batch that passes the root
-         * (the peek says so), with an empty buffer, changes nothing under
-         * the root but hn: warp 0 alone locks the first path node and hands
-         * the root on quietly, with no block barrier under the root */
-        fast = sh.skip && root_bc(w) == 0 && mm == k && first0 != t0 &&
-               (h.hold & HOLD_FAST) == HOLD_FAST;
-      }
-      sh.fast = fast;
-      if (h.prof) {
-        if (pk.done) atomicAdd(&h.prof[PROF_PEEKED], 1ull);
-        if (sh.skip) atomicAdd(&h.prof[PROF_SKIPPED], 1ull);
-        if (fast) atomicAdd(&h.prof[PROF_FAST], 1ull);
-      }
-    }
-    stamp(h, sh, 2);
-    if (from_lane0(fast)) { /* warp-uniform */
-      lock_any_finish_warp(&h.word[from_lane0(first0)], pend, AVAIL, false); /* fence: level 1 */
       if (lane0()) {
-        release_root(h, sh.ticket, root_hn(w) + 1, root_rc(w), 0u, sh.flip, true);
-        for (unsigned i = 3; i < PROF_INSERT_STAMPS; i++) stamp(h, sh, i);
-        add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
+        sh.ok = ok;
+        if (ticket) *ticket = sh.ticket;
+        if (COMBINE) {
+          sh.comb = nc;
+          sh.m = mm;
+          sh.off[0] = 0;
+          sh.off[nc + 1] = mm;
+          sh.ticket += nc; /* the root is handed on past the inserts taken in */
+        }
+        if (h.prof && nc) {
+          atomicAdd(&h.prof[PROF_COMBINERS], 1ull);
+          atomicAdd(&h.prof[PROF_COMBINED], (unsigned long long)nc);
+        }
+        /* HOLD_PEEK: the root's largest item, read while one holder was
+         * ahead, is still there (that holder rewrote no root items: the flip
+         * bit is as it was; partial deletes leave item k-1 in place) and the
+         * batch is all >= it: no need to load the root */
+        sh.skip = nc == 0 && pk.done && pk.ok && root_flip(w) == pk.flip && root_hn(w) >= 1 &&
+                  root_rc(w) >= 1 && !lt(in[0], pk.item);
+        /* A batch going down to a new node t: reserve t (EMPTY and unlocked:
+         * no one locks an EMPTY node; locked at once when it is the first node
+         * of the path) and start locking the first path node, from the root
+         * word alone, before the block's first barrier under the root. */
+        const unsigned hn0 = root_hn(w), s0 = mm + root_bc(w);
+        sh.target = hn0 + 1; /* (a batch that goes down: node_of's, below) */
+        if (ok && s0 >= k && hn0 >= 1) {
+          const unsigned t0 = node_of(h, hn0 + 1);
+          sh.target = t0;
+          first0 = t0 >> (depth_of(t0) - 1);
+          st_relaxed(&h.word[t0], TARGET << 1 | (first0 == t0));
+          if (first0 != t0) pend = try_lock(&h.word[first0], AVAIL);
+          /* HOLD_PEEK's fast hand-over: a whole batch that passes the root
+           * (the peek says so), with an empty buffer, changes nothing under
+           * the root but hn: warp 0 alone locks the first path node and hands
+           * the root on quietly, with no block barrier under the root */
+          fast = sh.skip && root_bc(w) == 0 && mm == k && first0 != t0 &&
+                 (h.hold & HOLD_FAST) == HOLD_FAST;
+        }
+        sh.fast = fast;
+        if (h.prof) {
+          if (pk.done) atomicAdd(&h.prof[PROF_PEEKED], 1ull);
+          if (sh.skip) atomicAdd(&h.prof[PROF_SKIPPED], 1ull);
+          if (fast) atomicAdd(&h.prof[PROF_FAST], 1ull);
+        }
       }
-    }
+      stamp(h, sh, 2);
+      if (from_lane0(fast)) { /* warp-uniform */
+        lock_any_finish_warp(&h.word[from_lane0(first0)], pend, AVAIL, false); /* fence: level 1 */
+        if (lane0()) {
+          release_root(h, sh.ticket, root_hn(w) + 1, root_rc(w), 0u, sh.flip, true);
+          for (unsigned i = 3; i < PROF_INSERT_STAMPS; i++) stamp(h, sh, i);
+          add_profile(h, sh, PROF_INSERT, PROF_INSERT_STAMPS);
+        }
+      }
     } /* (not taken in) */
   }
   __syncthreads();
