@@ -14,6 +14,19 @@
 #include <cuda_runtime.h>
 #endif
 
+/* Runs a verified mixed workload (mo->verify: replayed in ticket order
+ * against the serial heap) on a new heap and checks the size it leaves. */
+static void mixed_checked(wg_ctx_t *ctx, uint32_t k, uint64_t cap, wg_pq_key_type t, int pairs,
+                          const wg_pq_mixed_opts *mo) {
+  wg_pq_t *pq = make_pq(ctx, k, cap, t, pairs, 0);
+  wg_pq_mixed_result res;
+  wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, mo, &res), WG_OK);
+  uint64_t size = 0;
+  wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
+  assert_true(size == mo->prefill + res.keys_inserted - res.keys_deleted);
+  wg_pq_destroy(&pq);
+}
+
 static void mixed_many_blocks(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -35,13 +48,7 @@ static void mixed_many_blocks(void **state) {
         mo.verify = 1;
         /* a tight capacity for one case, so some inserts are refused */
         uint64_t cap = f == 3 ? mo.prefill + 40 * k : mo.prefill + mo.ops * mo.op_keys;
-        wg_pq_t *pq = make_pq(ctx, k, cap, (wg_pq_key_type)t, pairs, 0);
-        wg_pq_mixed_result res;
-        wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, &res), WG_OK);
-        uint64_t size = 0;
-        wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
-        assert_true(size == mo.prefill + res.keys_inserted - res.keys_deleted);
-        wg_pq_destroy(&pq);
+        mixed_checked(ctx, k, cap, (wg_pq_key_type)t, pairs, &mo);
       }
   wg_ctx_destroy(&ctx);
 }
@@ -233,14 +240,8 @@ static void combined_partial_ops(void **state) {
         mo.insert_fraction = fr[f];
         mo.seed = seed++;
         mo.verify = 1;
-        wg_pq_t *pq = make_pq(ctx, ks[f], mo.prefill + mo.ops * mo.op_keys,
-                              (wg_pq_key_type)t, pairs, 0);
-        wg_pq_mixed_result res;
-        wgt_assert_status(ctx, wg_pq_mixed(ctx, pq, &mo, &res), WG_OK);
-        uint64_t size = 0;
-        wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
-        assert_true(size == mo.prefill + res.keys_inserted - res.keys_deleted);
-        wg_pq_destroy(&pq);
+        mixed_checked(ctx, ks[f], mo.prefill + mo.ops * mo.op_keys, (wg_pq_key_type)t, pairs,
+                      &mo);
       }
     }
   wg_ctx_destroy(&ctx);

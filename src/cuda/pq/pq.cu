@@ -122,8 +122,8 @@ __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, i
 
 /* ---- host side -------------------------------------------------------------------- */
 
-template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q) {
-  Heap<typename ItemOf<M>::type> h;
+/* The fields of a Heap view that do not depend on the item form. */
+template <typename T> static void view_common(Heap<T> &h, const wg__cuda_pq *q) {
   h.ctl = q->ctl;
   h.word = q->word;
   h.prof = q->prof;
@@ -141,29 +141,17 @@ template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q
   h.slot_reply = q->slot_reply;
   h.slots = q->slots;
   h.slot_cap = q->slot_cap;
+}
+template <int M> static Heap<typename ItemOf<M>::type> view(const wg__cuda_pq *q) {
+  Heap<typename ItemOf<M>::type> h;
+  view_common(h, q);
   return h;
 }
 template <> Heap<KV> view<M_KV>(const wg__cuda_pq *q) {
   Heap<KV> h;
-  h.ctl = q->ctl;
-  h.word = q->word;
-  h.prof = q->prof;
-  h.read_delay_ns = q->read_delay_ns;
-  h.k = q->k;
-  h.max_nodes = q->max_nodes;
-  h.capacity = q->capacity;
-  h.early = q->early;
-  h.hold = q->hold;
-  h.spread = q->spread;
-  h.last_base = q->last_base;
-  h.last_m = q->last_m;
-  h.last_stride = q->last_stride;
+  view_common(h, q);
   h.nodes.k = (unsigned long long *)q->keys;
   h.nodes.v = q->vals;
-  h.slot_head = q->slot_head;
-  h.slot_reply = q->slot_reply;
-  h.slots = q->slots;
-  h.slot_cap = q->slot_cap;
   h.slot_items.k = (unsigned long long *)q->slot_keys;
   h.slot_items.v = q->slot_vals;
   return h;
@@ -195,20 +183,10 @@ static unsigned grid_for(size_t n) {
 /* The whole-batch forms here, the HOLD_COMBINE forms in pq_combine.cu
  * (pq_kernels.cuh says why). */
 template <int M> static cudaError_t set_smem(size_t smem) {
-  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M, false>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(delete_kernel<M, false>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(mixed_kernel<M, false>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  return e;
+  return set_kernels_smem<M, false>(smem);
 }
-/* Blocks of the whole-batch kernels that fit on one SM at once. */
 template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size_t smem) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, delete_kernel<M, false>, threads,
-                                                       smem);
+  return kernels_per_sm<M, false>(per_sm, threads, smem);
 }
 
 /* The HOLD_COMBINE forms are set up at the first call of partial batches

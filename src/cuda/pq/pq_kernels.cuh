@@ -15,6 +15,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "cuda/pq/pq_device.cuh"
 #include "pq/pq_common.h"
 
@@ -147,6 +149,35 @@ __global__ void __launch_bounds__(1024, 1) mixed_kernel(Heap<typename ItemOf<M>:
       log[i] = e;
     }
     __syncthreads();
+  }
+}
+
+/* The bulk kernels of one form may use `smem` bytes of dynamic shared
+ * memory. */
+template <int M, bool COMBINE> static cudaError_t set_kernels_smem(size_t smem) {
+  cudaError_t e = cudaFuncSetAttribute(insert_kernel<M, COMBINE>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(delete_kernel<M, COMBINE>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(mixed_kernel<M, COMBINE>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  return e;
+}
+/* Blocks of one form's bulk kernels that fit on one SM at once. */
+template <int M, bool COMBINE>
+static cudaError_t kernels_per_sm(int *per_sm, int threads, size_t smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, delete_kernel<M, COMBINE>,
+                                                       threads, smem);
+}
+/* Calls f(std::integral_constant<int, M>()) for the item form `mode`. */
+template <typename F> static void by_mode(int mode, F f) {
+  switch (mode) {
+  case M_U32: f(std::integral_constant<int, M_U32>()); break;
+  case M_P32: f(std::integral_constant<int, M_P32>()); break;
+  case M_U64: f(std::integral_constant<int, M_U64>()); break;
+  default: f(std::integral_constant<int, M_KV>());
   }
 }
 
