@@ -69,6 +69,20 @@ template <typename T> __device__ __forceinline__ T *smem_items() {
   return reinterpret_cast<T *>(wg_pq_smem);
 }
 
+/* A persistent block's next batch of a bulk call of n items in batches of
+ * op: its first item and size, or false when the call is done (every
+ * thread; j is the block's shared claim). */
+__device__ __forceinline__ bool next_batch(Scratch *sc, unsigned &j, unsigned long long n,
+                                           unsigned op, unsigned long long *first,
+                                           unsigned *size) {
+  if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
+  __syncthreads();
+  *first = (unsigned long long)j * op;
+  if (*first >= n) return false;
+  *size = (unsigned)(n - *first < op ? n - *first : op);
+  return true;
+}
+
 template <int M, bool COMBINE>
 __global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>::type> h,
                                                      const typename ItemOf<M>::type *items,
@@ -78,12 +92,9 @@ __global__ void __launch_bounds__(1024, 1) insert_kernel(Heap<typename ItemOf<M>
   __shared__ unsigned j;
   if (!sc->ok) return;
   T *io = smem_items<T>(), *ws = io + h.k;
-  for (;;) {
-    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
-    __syncthreads();
-    const unsigned long long first = (unsigned long long)j * op;
-    if (first >= n) break;
-    const unsigned m = (unsigned)(n - first < op ? n - first : op);
+  unsigned long long first;
+  unsigned m;
+  while (next_batch(sc, j, n, op, &first, &m)) {
     for (unsigned i = threadIdx.x; i < m; i += blockDim.x) io[i] = items[first + i];
     block_insert<T, COMBINE>(h, io, m, ws, false, NULL);
     __syncthreads();
@@ -98,12 +109,9 @@ __global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>
   typedef typename ItemOf<M>::type T;
   __shared__ unsigned j;
   T *io = smem_items<T>(), *ws = io + h.k;
-  for (;;) {
-    if (threadIdx.x == 0) j = atomicAdd(&sc->work, 1u);
-    __syncthreads();
-    const unsigned long long first = (unsigned long long)j * op;
-    if (first >= n) break;
-    const unsigned want = (unsigned)(n - first < op ? n - first : op);
+  unsigned long long first;
+  unsigned want;
+  while (next_batch(sc, j, n, op, &first, &want)) {
     unsigned long long pos = 0;
     const unsigned got = block_delete<T, COMBINE>(h, io, want, ws, NULL, &sc->cursor, &pos);
     for (unsigned i = threadIdx.x; i < got; i += blockDim.x) out[pos + i] = io[i];
