@@ -56,6 +56,7 @@ struct wg__cuda_pq {
   unsigned *slot_vals;
   unsigned slots, slot_cap;
   int combine_state;       /* 0, 1 (being set up), 2: the HOLD_COMBINE forms (ready_combine) */
+  unsigned calls;          /* bulk deletes so far (their ids, block_delete's call) */
   uint32_t combine_blocks; /* their persistent blocks */
 };
 
@@ -429,7 +430,7 @@ static void launch_insert(const wg__cuda_pq *q, const void *items, uint64_t n, u
 
 template <int M>
 static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigned op,
-                          Scratch *sc, cudaStream_t s) {
+                          Scratch *sc, unsigned call, cudaStream_t s) {
   typedef typename ItemOf<M>::type T;
   unsigned long long batches = (n + op - 1) / op;
   unsigned b = (unsigned)std::min<unsigned long long>(q->blocks, batches);
@@ -440,10 +441,10 @@ static void launch_delete(const wg__cuda_pq *q, void *items, uint64_t n, unsigne
   if ((q->hold & HOLD_HALF) && !q->threads_set && threads > 512 && op < q->k / 8) threads = 512;
   const Heap<T> h = heap_of<M>(q);
   if (op < q->k)
-    wg__pq_combine_delete(M, &h, items, n, op, sc, std::min(b, q->combine_blocks), threads,
-                          q->smem, s);
+    wg__pq_combine_delete(M, &h, items, n, op, sc, call, std::min(b, q->combine_blocks),
+                          threads, q->smem, s);
   else
-    delete_kernel<M, false><<<b, threads, q->smem, s>>>(h, (T *)items, n, op, sc);
+    delete_kernel<M, false><<<b, threads, q->smem, s>>>(h, (T *)items, n, op, sc, call);
 }
 
 static void launch_pack(const wg__cuda_pq *q, const void *keys, const unsigned *vals,
@@ -600,11 +601,15 @@ extern "C" wg_status wg__cuda_pq_delete(wg__cuda_pq *q, void *keys, uint32_t *va
       dst = items;
     }
     if (q->op_keys < q->k) WG_CK(ready_combine(q));
+    /* this call's id (block_delete's call): partial deletes combine only
+     * with deletes of their own call, whose output cursor they share */
+    const unsigned call =
+        (__atomic_fetch_add(&q->calls, 1u, __ATOMIC_RELAXED) % SLOT_CALLS) + 1u;
     switch (q->mode) {
-    case M_U32: launch_delete<M_U32>(q, dst, n, q->op_keys, sc, s); break;
-    case M_P32: launch_delete<M_P32>(q, dst, n, q->op_keys, sc, s); break;
-    case M_U64: launch_delete<M_U64>(q, dst, n, q->op_keys, sc, s); break;
-    default: launch_delete<M_KV>(q, dst, n, q->op_keys, sc, s);
+    case M_U32: launch_delete<M_U32>(q, dst, n, q->op_keys, sc, call, s); break;
+    case M_P32: launch_delete<M_P32>(q, dst, n, q->op_keys, sc, call, s); break;
+    case M_U64: launch_delete<M_U64>(q, dst, n, q->op_keys, sc, call, s); break;
+    default: launch_delete<M_KV>(q, dst, n, q->op_keys, sc, call, s);
     }
     WG_CK(cudaGetLastError());
     WG_CK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, s));

@@ -29,13 +29,13 @@ void wg__pq_combine_insert(int mode, const void *heap, const void *items, unsign
 }
 
 void wg__pq_combine_delete(int mode, const void *heap, void *items, unsigned long long n,
-                           unsigned op, Scratch *sc, unsigned blocks, unsigned threads,
-                           size_t smem, cudaStream_t s) {
+                           unsigned op, Scratch *sc, unsigned call, unsigned blocks,
+                           unsigned threads, size_t smem, cudaStream_t s) {
   by_mode(mode, [&](auto m) {
     constexpr int M = decltype(m)::value;
     typedef typename ItemOf<M>::type T;
     delete_kernel<M, true><<<blocks, threads, smem, s>>>(*(const Heap<T> *)heap, (T *)items, n,
-                                                          op, sc);
+                                                          op, sc, call);
   });
 }
 

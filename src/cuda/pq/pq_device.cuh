@@ -194,7 +194,10 @@ template <typename T> struct Heap {
   unsigned long long *slot_head;
   Store<T> slot_items;
   unsigned slots, slot_cap;
-  /* A partial delete's head has SLOT_DELETE in the count; the holder that
+  /* A partial delete's head has SLOT_DELETE in the count word, its count
+   * in bits 0-9 and its call in bits 10-30 (SLOT_CALL_SHIFT: deletes of
+   * bulk calls take their output positions from their own call's cursor,
+   * so only deletes of one call combine); the holder that
    * takes ticket t in answers in reply entry i = t mod REPLIES:
    * slot_reply[2i] = (t + 1) << 32 | the offset of its range in the root
    * (with release, after slot_reply[2i + 1] = its output position). */
@@ -206,7 +209,8 @@ template <typename T> struct Heap {
  * REPLIES tickets have been served since -- thousands of holds, where an
  * answer is written within one cursor round trip of its hold and read
  * within one poll (about a microsecond) of it. */
-enum : unsigned { SLOT_DELETE = 0x80000000u, REPLIES = 4096 };
+enum : unsigned { SLOT_DELETE = 0x80000000u, SLOT_COUNT = 0x3ffu, SLOT_CALL_SHIFT = 10,
+                  SLOT_CALLS = 0x1fffffu, REPLIES = 4096 };
 
 /* Heap::hold: ways of shortening a hold, each switchable for comparisons.
  * HOLD_PAIRED: two nodes loaded in one pass (one round trip; loading them
@@ -662,18 +666,20 @@ struct TakenIn {
 
 /* Warp 0 (all lanes), holding the root with ticket t: lane i reads the
  * head of ticket t + 1 + i; takes in the longest run of consecutive
- * published operations of the holder's kind (del: deletes, else inserts)
- * whose counts, added to base, stay <= limit. */
+ * published operations of the holder's kind (del: deletes of the holder's
+ * call, else inserts) whose counts, added to base, stay <= limit. */
 template <typename T>
 __device__ __forceinline__ TakenIn take_in(const Heap<T> &h, unsigned t, bool del,
-                                           unsigned base, unsigned limit) {
+                                           unsigned call, unsigned base, unsigned limit) {
   const unsigned lane = threadIdx.x & 31, tt = t + 1 + lane;
   const bool look = lane < 31 && lane + 1 < h.slots;
   unsigned long long hd = 0;
   if (look) hd = ld_acquire(&h.slot_head[tt & (h.slots - 1)]);
-  const unsigned lo = (unsigned)hd, ni = lo & ~SLOT_DELETE;
-  const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && ((lo & SLOT_DELETE) != 0) == del &&
-                     ni >= 1 && ni <= (del ? h.k - 1 : h.slot_cap);
+  const unsigned lo = (unsigned)hd, ni = del ? lo & SLOT_COUNT : lo;
+  const bool kind = del ? (lo & SLOT_DELETE) && (lo >> SLOT_CALL_SHIFT & SLOT_CALLS) == call
+                        : !(lo & SLOT_DELETE);
+  const bool ready = look && (unsigned)(hd >> 32) == tt + 1 && kind && ni >= 1 &&
+                     ni <= (del ? h.k - 1 : h.slot_cap);
   const unsigned lead = __ffs(__ballot_sync(~0u, !ready)) - 1; /* lane 31 never ready */
   unsigned incl = ready ? ni : 0u;
   for (unsigned o = 1; o < 32; o <<= 1) {
@@ -897,7 +903,7 @@ __device__ int block_insert(const Heap<T> &h, T *in, unsigned m, T *ws, bool res
        * as many in a row as fit into k items with this batch */
       unsigned mm = m, nc = 0;
       if (combine && m < k) {
-        const TakenIn in_ = take_in(h, pub.t, false, m, k);
+        const TakenIn in_ = take_in(h, pub.t, false, 0u, m, k);
         nc = in_.n;
         mm = m + in_.total;
         if ((tid & 31) < nc) sh.off[(tid & 31) + 1] = m + in_.excl; /* where run lane + 1 starts */
@@ -1267,7 +1273,11 @@ __device__ __forceinline__ void answer_deletes(const Heap<T> &h, unsigned t, uns
  * shared memory. Returns the count. *ticket as for block_insert. With
  * cursor (host bulk calls), *pos receives the output position, taken from
  * *cursor under the root so outputs land in root order. COMBINE as for
- * block_insert.
+ * block_insert; call (HOLD_COMBINE): with a cursor, the id of the bulk call
+ * it belongs to (1..SLOT_CALLS, unique among the calls running at once),
+ * since partial deletes combine only with deletes of their own call; 0
+ * with a cursor keeps this delete out of combining; without a cursor,
+ * ignored (such deletes combine with one another).
  *
  * Latency, as for insert: warp 1 locks the last node while the others load
  * the root's items; the root's children are locked while the last node and
@@ -1277,7 +1287,7 @@ __device__ __forceinline__ void answer_deletes(const Heap<T> &h, unsigned t, uns
 template <typename T, bool COMBINE = true>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
-                                 unsigned long long *pos) {
+                                 unsigned long long *pos, unsigned call = 0) {
   __shared__ Shared sh;
   const unsigned k = h.k, tid = threadIdx.x;
   T *A = ws, *B = ws + k, *C = ws + 2 * k, *X = ws + 3 * k, *Y = ws + 4 * k,
@@ -1291,14 +1301,16 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
   /* HOLD_COMBINE (warp 0): a partial delete publishes its count while it
    * waits; the holder takes in dnc deletes after it (dtot keys, each at
    * dexcl keys past its own in the root's order) */
-  const bool dcomb = COMBINE && quick && (h.hold & HOLD_COMBINE) && h.slots;
+  if (!cursor) call = 0;
+  const bool dcomb = COMBINE && quick && (h.hold & HOLD_COMBINE) && h.slots &&
+                     (!cursor || (call >= 1 && call <= SLOT_CALLS));
   unsigned dnc = 0, dtot = 0, dexcl = 0, t0 = 0, rc00 = 0;
   bool taken = false;
   if (tid < 32) { /* warp 0 (see lock_avail_warp) */
     Peek<T> none;
     Publish<T> pub;
     pub.in = NULL;
-    pub.m = dcomb && n < k ? n | SLOT_DELETE : 0u;
+    pub.m = dcomb && n < k ? n | call << SLOT_CALL_SHIFT | SLOT_DELETE : 0u;
     const unsigned long long w = take_root(h, &sh, none, false, pub);
     t0 = pub.t;
     rc00 = root_rc(w);
@@ -1311,7 +1323,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       if (dcomb && root_hn(w) >= 1 && n < rc00) {
         /* lane i reads ticket t0 + 1 + i's head; as many waiting partial
          * deletes in a row as leave the root at least one item */
-        const TakenIn in_ = take_in(h, t0, true, n, rc00 - 1);
+        const TakenIn in_ = take_in(h, t0, true, call, n, rc00 - 1);
         dnc = in_.n;
         dtot = in_.total;
         dexcl = in_.excl;

@@ -105,7 +105,7 @@ template <int M, bool COMBINE>
 __global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>::type> h,
                                                      typename ItemOf<M>::type *out,
                                                      unsigned long long n, unsigned op,
-                                                     Scratch *sc) {
+                                                     Scratch *sc, unsigned call) {
   typedef typename ItemOf<M>::type T;
   __shared__ unsigned j;
   T *io = smem_items<T>(), *ws = io + h.k;
@@ -113,7 +113,8 @@ __global__ void __launch_bounds__(1024, 1) delete_kernel(Heap<typename ItemOf<M>
   unsigned want;
   while (next_batch(sc, j, n, op, &first, &want)) {
     unsigned long long pos = 0;
-    const unsigned got = block_delete<T, COMBINE>(h, io, want, ws, NULL, &sc->cursor, &pos);
+    const unsigned got =
+        block_delete<T, COMBINE>(h, io, want, ws, NULL, &sc->cursor, &pos, call);
     for (unsigned i = threadIdx.x; i < got; i += blockDim.x) out[pos + i] = io[i];
     __syncthreads();
   }
@@ -197,8 +198,8 @@ void wg__pq_combine_insert(int mode, const void *heap, const void *items, unsign
                            unsigned op, Scratch *sc, unsigned blocks, unsigned threads,
                            size_t smem, cudaStream_t s);
 void wg__pq_combine_delete(int mode, const void *heap, void *items, unsigned long long n,
-                           unsigned op, Scratch *sc, unsigned blocks, unsigned threads,
-                           size_t smem, cudaStream_t s);
+                           unsigned op, Scratch *sc, unsigned call, unsigned blocks,
+                           unsigned threads, size_t smem, cudaStream_t s);
 void wg__pq_combine_mixed(int mode, const void *heap, unsigned long long ops, unsigned op,
                           double fraction, uint64_t seed, uint64_t prefill, int key64, int pairs,
                           wg__pq_logop *log, wg__pq_item *dlog, Scratch *sc, unsigned blocks,
