@@ -4,9 +4,9 @@
  * the caller's keys into the heap's compact items, and the CUB radix sort
  * ceiling for benchmarks.
  *
- * Item forms (Mode, pq_kernels.cuh): U32 (u32 keys, or f32 keys as ordered bits), P32 (a
- * 32-bit key and its value packed into one uint64, key high), U64 (u64
- * keys), KV (u64 key + u32 value, two arrays). So the memory held is the
+ * Item forms (Mode, pq_kernels.cuh): U32 (u32 keys, or f32 keys as ordered
+ * bits), P32 (a 32-bit key and its value packed into one uint64, key
+ * high), U64 (u64 keys), KV (u64 key + u32 value, two arrays). So the memory held is the
  * bytes of the keys and values themselves plus 4 bytes of lock and state per
  * node of k items.
  *
@@ -28,7 +28,6 @@
 #include "cuda/pq/pq_kernels.cuh"
 
 #include "cuda/check.cuh"
-
 
 struct wg__cuda_pq {
   int device;
@@ -120,7 +119,6 @@ __global__ void gen_kernel(uint64_t seed, uint64_t first, size_t n, int key64, i
     out[i] = from_canon<M>(wg__pq_gen(seed, first + i, key64, pairs));
 }
 
-
 /* ---- host side -------------------------------------------------------------------- */
 
 /* The fields of a Heap view that do not depend on the item form. */
@@ -191,15 +189,21 @@ template <int M> static cudaError_t blocks_per_sm(int *per_sm, int threads, size
 }
 
 /* The HOLD_COMBINE forms are set up at the first call of partial batches
- * (from any host thread; the others wait), not at creation: a heap that
+ * (from any host thread; the others wait, and try themselves if that set-up
+ * failed, so each gets the real error), not at creation: a heap that
  * only ever runs whole batches never loads their module (loaded, it cost
  * the heap sort's deletes 1.3% on a lent H100). */
 static cudaError_t ready_combine(wg__cuda_pq *q) {
-  int state = __atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE);
-  if (state == 2) return cudaSuccess;
-  int idle = 0;
-  if (__atomic_compare_exchange_n(&q->combine_state, &idle, 1, false, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE)) {
+  for (;;) {
+    int state = __atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE);
+    if (state == 2) return cudaSuccess;
+    if (state == 1) { /* another thread sets them up; if it fails, try again */
+      sched_yield();
+      continue;
+    }
+    if (!__atomic_compare_exchange_n(&q->combine_state, &state, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      continue;
     int per_sm = 0, sms = 0;
     cudaError_t e = wg__pq_combine_set_smem(q->mode, q->smem);
     if (e == cudaSuccess)
@@ -216,9 +220,6 @@ static cudaError_t ready_combine(wg__cuda_pq *q) {
     __atomic_store_n(&q->combine_state, 2, __ATOMIC_RELEASE);
     return cudaSuccess;
   }
-  while (__atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE) == 1) sched_yield();
-  return __atomic_load_n(&q->combine_state, __ATOMIC_ACQUIRE) == 2 ? cudaSuccess
-                                                                    : cudaErrorNotReady;
 }
 
 extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,

@@ -143,8 +143,8 @@ enum : unsigned { ROOT_TICKET_BITS = 15, ROOT_HN_BITS = 27 };
 /* The flip bit (above hn) toggles whenever a holder rewrites root items, so
  * that the next in line can tell whether the root's largest item it read
  * while waiting is still there (HOLD_PEEK). */
-enum : unsigned { ROOT_FLIP_SHIFT = ROOT_TICKET_BITS + ROOT_HN_BITS, ROOT_RC_SHIFT = ROOT_FLIP_SHIFT + 1,
-                  ROOT_BC_SHIFT = ROOT_RC_SHIFT + 11 };
+enum : unsigned { ROOT_FLIP_SHIFT = ROOT_TICKET_BITS + ROOT_HN_BITS,
+                  ROOT_RC_SHIFT = ROOT_FLIP_SHIFT + 1, ROOT_BC_SHIFT = ROOT_RC_SHIFT + 11 };
 static_assert(ROOT_BC_SHIFT + 10 == 64, "the root word's fields fill 64 bits");
 __host__ __device__ inline unsigned long long pack_root(unsigned served, unsigned hn, unsigned flip,
                                                         unsigned rc, unsigned bc) {
@@ -272,9 +272,10 @@ enum : unsigned { SLOT_DELETE = 0x80000000u, SLOT_COUNT = 0x3ffu, SLOT_CALL_SHIF
  *   owners see the root's ticket pass theirs and return: one hold serves
  *   several partial inserts, which the root's order still places one after
  *   the other (no other operation comes between them). Partial deletes
- *   publish only their count: a delete that takes the root and leaves
- *   items in it also reserves root ranges for the consecutive waiting
- *   deletes that the root can serve, and each reads its own range. */
+ *   publish their count and their bulk call: a delete that takes the root
+ *   and leaves items in it also reserves root ranges (and output positions
+ *   from its call's cursor) for the consecutive waiting deletes of its call
+ *   that the root can serve, and each reads its own range. */
 enum : unsigned { HOLD_PAIRED = 1, HOLD_DIRECT = 2, HOLD_HALF = 4, HOLD_EARLY = 8,
                   HOLD_QUICK = 16, HOLD_FALL = 32, HOLD_LETGO = 64, HOLD_AHEAD = 128,
                   HOLD_STRAIGHT = 256, HOLD_NOCOPY = 512, HOLD_LATE_FENCE = 1024,
@@ -644,8 +645,8 @@ template <typename T> struct Publish {
 };
 
 /* Warp 0: puts the sorted batch in[0..m) in ticket t's slot (an insert's)
- * and then, with release, the slot's head. The ring's slot is free: t is fewer than
- * h.slots tickets ahead of the one served, so the ticket that used the
+ * and then, with release, the slot's head. The slot is free: t is fewer
+ * than h.slots tickets ahead of the one served, so the ticket that used the
  * slot before (t - h.slots) was served and its items taken. */
 template <typename T> __device__ __forceinline__ void publish(const Heap<T> &h, const T *in,
                                                               unsigned m, unsigned t) {
@@ -1368,8 +1369,10 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     }
     stamp(h, sh, 1);
   }
-  if (tid < 32 && dnc) /* warp 0 (dnc warp-uniform): answer the deletes taken in */
-    answer_deletes(h, t0, dnc, k - rc00 + n + dexcl, from_lane0(pos0) + n + dexcl);
+  if (tid < 32 && dnc) { /* warp 0 (dnc warp-uniform): answer the deletes taken in */
+    const unsigned long long p0 = from_lane0(pos0); /* (thread 0's cursor add) */
+    answer_deletes(h, t0, dnc, k - rc00 + n + dexcl, cursor ? p0 + n + dexcl : 0ull);
+  }
   __syncthreads();
   if (COMBINE && sh.comb == ~0u) { /* taken in: read the range the holder reserved */
     if (h.read_delay_ns) __nanosleep(h.read_delay_ns);
