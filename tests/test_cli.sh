@@ -184,5 +184,33 @@ else
   echo "note: gnuplot not installed; plot checks skipped"
 fi
 
+# the heap benchmark: verified heap sorts and mixed workloads on the CPU
+# backend (every key type, pairs, orders, partial batches), JSON, bad options
+check help-heap 0 "$bin" heap --help
+expect_in help-heap "$tmp/out" "usage: wattgraph heap"
+for keys in u32 u64 f32; do
+  check "heap-sort-$keys" 0 "$bin" heap --n 5000 --k 64 --keys $keys --pairs --order desc \
+    --backend cpu --verify --json -q
+  expect_in "heap-sort-$keys" "$tmp/out" '"verified":true'
+  expect_in "heap-sort-$keys" "$tmp/out" "\"keys\":\"$keys\""
+done
+check heap-mixed 0 "$bin" heap --n 3000 --k 32 --mix 0.6 --op-keys 5 --backend cpu --verify --json -q
+expect_in heap-mixed "$tmp/out" '"workload":"mixed"'
+expect_in heap-mixed "$tmp/out" '"verified":true'
+check heap-text 0 "$bin" heap --n 1000 --k 16 --order asc --backend cpu --verify
+expect_in heap-text "$tmp/out" "PASS"
+for bad in "--n 0" "--k 3" "--k 2048" "--mix 1.5" "--keys u16" "--order sideways" \
+           "--op-keys 0" "--backend tpu"; do
+  name="heap-bad-${bad// /}"
+  check "$name" 2 "$bin" heap $bad
+  one_line_error "$name"
+done
+# a GPU asked for on a machine without one: exit 1 and the plain reason
+if ! "$bin" heap --n 64 --k 64 --backend cuda -q >/dev/null 2>&1; then
+  check heap-no-gpu 1 "$bin" heap --n 64 --k 64 --backend cuda -q
+  one_line_error heap-no-gpu
+  expect_in heap-no-gpu "$tmp/err" "GPU"
+fi
+
 echo "$pass passed, $failures failed"
 [ "$failures" -eq 0 ]

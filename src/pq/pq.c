@@ -69,6 +69,15 @@ wg_status wg_pq_create(wg_ctx_t *ctx, wg_pq_t **out, const wg_pq_opts *opts) {
   }
   if (o.backend != WG_BACKEND_CPU && o.backend != WG_BACKEND_CUDA)
     return wg__error(ctx, WG_EINVAL, "pq: unknown backend %d", (int)o.backend);
+  if (o.backend == WG_BACKEND_CUDA) {
+    /* asked for explicitly: a missing driver or GPU gets the same plain
+     * message as sssp's, not the runtime's words from cudaSetDevice */
+    int count = 0;
+    if ((st = wg_cuda_device_count(ctx, &count)) != WG_OK) return st;
+    if (o.device < 0 || o.device >= count)
+      return wg__error(ctx, WG_ENODEV, "pq: GPU %d does not exist (this machine has %d)",
+                       o.device, count);
+  }
   if ((st = wg__calloc(ctx, &pq, 1, sizeof *pq, "pq handle")) != WG_OK) return st;
   pq->magic = WG__PQ_MAGIC;
   pq->o = o;
