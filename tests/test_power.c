@@ -525,9 +525,11 @@ static int f_name(wg__nvml_device d, char *name, unsigned len) {
   snprintf(name, len, "Fake GPU 80GB");
   return 0;
 }
+/* read by the meter's update watcher too: atomics, as the test thread
+ * changes them during windows */
 static int f_energy(wg__nvml_device d, unsigned long long *mj) {
-  *mj = fake_mj + (uintptr_t)d; /* devices differ by 1 mJ, constant offset */
-  return fake_energy_ret;
+  *mj = __atomic_load_n(&fake_mj, __ATOMIC_RELAXED) + (uintptr_t)d; /* devices differ by 1 mJ */
+  return __atomic_load_n(&fake_energy_ret, __ATOMIC_RELAXED);
 }
 static int f_power(wg__nvml_device d, unsigned *mw) {
   (void)d;
@@ -554,10 +556,12 @@ static void fake_nvml_energy_and_power_paths(void **state) {
   assert_int_equal(wg__meter_create_ex(NULL, &m, &o, &fake_api), WG_OK);
   assert_int_equal(wg_meter_source_count(m), 5);
   assert_int_equal(wg_meter_begin(m), WG_OK);
-  fake_mj += 12345;
+  __atomic_fetch_add(&fake_mj, 12345ull, __ATOMIC_RELAXED);
   assert_int_equal(wg_meter_end(m, r, 8, &n), WG_OK);
   assert_string_equal(r[0].name, "gpu0 Fake GPU 80GB");
-  assert_true(r[0].available && r[0].joules == 12.345);
+  /* one update at most: the plain difference */
+  assert_true(r[0].available && r[0].joules == 12.345 && r[0].counter_joules == 12.345);
+  assert_true(r[0].updates <= 1);
   expect_why(&r[1], "Fake error");
   assert_string_equal(r[1].name, "gpu1");
   assert_string_equal(r[2].name, "gpu2 Fake GPU 80GB");
@@ -566,7 +570,7 @@ static void fake_nvml_energy_and_power_paths(void **state) {
   assert_int_equal(r[4].kind, WG_METER_DRAM);
   /* a counter read failing mid-window */
   assert_int_equal(wg_meter_begin(m), WG_OK);
-  fake_energy_ret = 15;
+  __atomic_store_n(&fake_energy_ret, 15, __ATOMIC_RELAXED);
   assert_int_equal(wg_meter_end(m, r, 8, &n), WG_OK);
   expect_why(&r[0], "read error: nvmlDeviceGetTotalEnergyConsumption: Other");
   wg_meter_destroy(&m);
@@ -620,6 +624,76 @@ static void fake_nvml_energy_and_power_paths(void **state) {
   wg_meter_destroy(&m);
 }
 
+/* A counter driven by the clock as the H100's is: 100 W, moved every 50 ms
+ * by 5 J (fake_step_ms, fake_watts), starting at a phase the test picks. */
+static double fake_t0;
+static int fake_step_ms = 50;
+static double fake_watts = 100.0;
+static int f_energy_clock(wg__nvml_device d, unsigned long long *mj) {
+  (void)d;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - fake_t0;
+  const double steps = floor(t * 1000.0 / fake_step_ms);
+  *mj = 7000000ull + (unsigned long long)(steps * fake_watts * fake_step_ms);
+  return 0;
+}
+static const wg__nvml_api clock_api = {f_init, f_shutdown, f_count, f_handle,
+                                       f_name, f_energy_clock, f_power, f_err};
+
+static void stepped_counter_windows_read_true_power(void **state) {
+  (void)state;
+  wg_meter_t *m = NULL, *plain = NULL;
+  wg_meter_reading r[4], q[4];
+  size_t n = 0;
+  wg_meter_opts o = fake_opts();
+  o.use_rapl = 0;
+  fake_init_ret = 0, fake_count = 1, fake_energy_ret = 0, fake_power_ret = 0;
+  assert_int_equal(wg__meter_create_ex(NULL, &m, &o, &clock_api), WG_OK);
+  o.watch_updates = 0;
+  assert_int_equal(wg__meter_create_ex(NULL, &plain, &o, &clock_api), WG_OK);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  fake_t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  /* windows of 0.33 to 0.47 s at phases across a step: the plain
+   * difference is off by up to one step (5 J of 33-47 J); with the watcher
+   * the window reads 100 W within the update times' error */
+  double worst = 0.0, worst_plain = 0.0;
+  for (int w = 0; w < 8; w++) {
+    sleep_ms(7.0 * w);
+    assert_int_equal(wg_meter_begin(m), WG_OK);
+    assert_int_equal(wg_meter_begin(plain), WG_OK);
+    sleep_ms(330.0 + 20.0 * w);
+    assert_int_equal(wg_meter_end(plain, q, 4, &n), WG_OK);
+    assert_int_equal(wg_meter_end(m, r, 4, &n), WG_OK);
+    assert_true(r[0].available && q[0].available);
+    assert_true(r[0].updates >= 4); /* ~6-9 updates in the window */
+    assert_int_equal(q[0].updates, 0);
+    assert_true(q[0].joules == q[0].counter_joules);
+    const double err = fabs(r[0].mean_watts - fake_watts) / fake_watts;
+    const double err_plain = fabs(q[0].mean_watts - fake_watts) / fake_watts;
+    printf("  window %.3f s: %u updates, %.2f W (counter alone %.2f W, %.3f J)\n",
+           r[0].seconds, r[0].updates, r[0].mean_watts, q[0].mean_watts, q[0].counter_joules);
+    if (err > worst) worst = err;
+    if (err_plain > worst_plain) worst_plain = err_plain;
+    /* the counter's difference is a whole number of steps */
+    const double steps = q[0].counter_joules / (fake_watts * fake_step_ms / 1e3);
+    assert_float_equal(steps, floor(steps + 0.5), 1e-9);
+  }
+  printf("  worst error: %.2f%% watched, %.2f%% counter alone\n", 100 * worst,
+         100 * worst_plain);
+  /* 1 ms polls plus this machine's scheduling: a few percent at worst, far
+   * inside the +-10-15% a step gives the plain difference */
+  assert_true(worst < 0.05);
+  /* a window too short for two updates keeps the plain difference */
+  assert_int_equal(wg_meter_begin(m), WG_OK);
+  sleep_ms(10.0);
+  assert_int_equal(wg_meter_end(m, r, 4, &n), WG_OK);
+  assert_true(r[0].updates <= 1 && r[0].joules == r[0].counter_joules);
+  wg_meter_destroy(&plain);
+  wg_meter_destroy(&m);
+}
+
 /* ---- the real machine ------------------------------------------------------- */
 
 static void real_machine_defaults(void **state) {
@@ -669,6 +743,7 @@ int main(void) {
       cmocka_unit_test(sampler_records_and_catches_wraps),
       cmocka_unit_test(misuse_is_rejected),
       cmocka_unit_test(fake_nvml_energy_and_power_paths),
+      cmocka_unit_test(stepped_counter_windows_read_true_power),
       cmocka_unit_test(real_machine_defaults),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

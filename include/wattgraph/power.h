@@ -33,6 +33,8 @@ typedef struct wg_meter_opts {
   const char *nvml_library;   /* "libnvidia-ml.so.1" */
   int use_gpu;                /* 1 */
   int use_rapl;               /* 1 */
+  int watch_updates;          /* 1: a thread watches GPU energy counters during
+                                 each window for their updates (see joules) */
 } wg_meter_opts;
 
 void wg_meter_opts_defaults(wg_meter_opts *opts);
@@ -42,9 +44,17 @@ typedef struct wg_meter_reading {
   wg_meter_kind kind;
   int available;              /* 0: see why */
   char why[160];              /* reason when unavailable, else "" */
+  /* GPU energy counters update in steps (every ~100 ms on H100 and H200),
+   * so their plain difference over a window is off by up to one step's
+   * energy (+-10% of a 1 s window). When the watcher saw two or more
+   * updates inside the window, joules = the energy between the first and
+   * the last update (exact: both are update values) + that span's mean
+   * power x the rest of the window; otherwise the plain difference. */
   double joules;
   double mean_watts;
   double seconds;
+  double counter_joules;      /* the counter's plain difference over the window */
+  unsigned updates;           /* counter updates the watcher saw (0: not watched) */
 } wg_meter_reading;
 
 /* Discovers sources. Never fails because a meter is missing: missing

@@ -42,6 +42,7 @@ void wg_meter_opts_defaults(wg_meter_opts *opts) {
   opts->nvml_library = "libnvidia-ml.so.1";
   opts->use_gpu = 1;
   opts->use_rapl = 1;
+  opts->watch_updates = 1;
 }
 
 void wg__fmt(char *buf, size_t cap, const char *fmt, ...) {
@@ -93,6 +94,7 @@ wg_status wg__meter_create_ex(wg_ctx_t *ctx, wg_meter_t **out,
   if (st != WG_OK) goto done;
   m->magic = WG__METER_MAGIC;
   m->ctx = ctx;
+  m->watch_enabled = o.watch_updates != 0;
   if (pthread_mutex_init(&m->lock, NULL) != 0) {
     st = wg__error(ctx, WG_ENOMEM, "meter: cannot create a mutex");
     goto done;
@@ -153,6 +155,7 @@ wg_status wg_meter_create(wg_ctx_t *ctx, wg_meter_t **out,
 void wg_meter_destroy(wg_meter_t **pm) {
   if (!pm || !*pm) return;
   wg_meter_t *m = *pm;
+  wg__watch_stop(m);
   wg__sampler_shutdown(m);
   wg__nvml_close(&m->nvml);
   pthread_cond_destroy(&m->wake);
@@ -182,6 +185,7 @@ void wg__source_fail(wg__source *s, const char *why) {
 wg_status wg_meter_begin(wg_meter_t *m) {
   if (!m || m->magic != WG__METER_MAGIC) return WG_EINVAL;
   char why[160];
+  wg__watch_stop(m); /* a window begun again without an end */
   pthread_mutex_lock(&m->lock);
   double now = wg__now();
   for (size_t i = 0; i < m->nsrc; i++) {
@@ -208,6 +212,7 @@ wg_status wg_meter_begin(wg_meter_t *m) {
   }
   m->t_begin = now;
   m->in_window = 1;
+  wg__watch_start(m);
   pthread_mutex_unlock(&m->lock);
   return WG_OK;
 }
@@ -221,12 +226,13 @@ wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
                      "wg_meter_end: no window is open (call wg_meter_begin first)");
   char why[160];
   int sampled = m->running;
+  wg__watch_stop(m); /* before the lock: it takes the lock per read */
   pthread_mutex_lock(&m->lock);
   double now = wg__now();
   double seconds = now - m->t_begin;
   for (size_t i = 0; i < m->nsrc; i++) {
     wg__source *s = &m->src[i];
-    double joules = 0.0;
+    double joules = 0.0, counter_joules = 0.0;
     if (s->method != WG__NONE && !s->win_failed) {
       if (s->method == WG__NVML_ENERGY) {
         uint64_t mj;
@@ -235,7 +241,8 @@ wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
         } else if (mj < s->win_last) {
           wg__source_fail(s, "GPU energy counter went backwards (driver reloaded?)");
         } else {
-          joules = (double)(mj - s->win_last) / 1e3;
+          counter_joules = (double)(mj - s->win_last) / 1e3;
+          joules = wg__watch_joules(s, mj - s->win_last, seconds);
         }
       } else if (s->method == WG__NVML_POWER) {
         double w;
@@ -243,7 +250,7 @@ wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
           wg__source_fail(s, why);
         } else {
           s->win_joules += 0.5 * (s->win_last_w + w) * (now - s->win_last_t);
-          joules = s->win_joules;
+          joules = counter_joules = s->win_joules;
         }
       } else {
         uint64_t uj;
@@ -252,7 +259,7 @@ wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
         } else {
           s->win_acc += wg__rapl_delta(s->win_last, uj, s->max_range);
           s->win_last = uj;
-          joules = (double)s->win_acc / 1e6;
+          joules = counter_joules = (double)s->win_acc / 1e6;
           if (!sampled && s->max_range > 0 &&
               seconds > (double)s->max_range / 1e6 / WG__WRAP_WARN_WATTS)
             wg__log(m->ctx, WG_LOG_WARN,
@@ -275,6 +282,8 @@ wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,
       } else {
         r->available = 1;
         r->joules = joules;
+        r->counter_joules = counter_joules;
+        r->updates = s->method == WG__NVML_ENERGY && !s->watch_broken ? s->watch_updates : 0u;
         r->mean_watts = seconds > 0.0 ? joules / seconds : 0.0;
       }
     }

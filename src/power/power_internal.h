@@ -77,6 +77,13 @@ typedef struct wg__source {
   double win_joules; /* WG__NVML_POWER: trapezoid integral */
   double win_last_w, win_last_t;
 
+  /* the update watcher (WG__NVML_ENERGY, while a window is open): the last
+   * value it read and when, the first and last updates seen (value, time) */
+  int watch_broken;
+  unsigned watch_updates;
+  uint64_t watch_prev, watch_first_e, watch_last_e;
+  double watch_prev_t, watch_first_t, watch_last_t;
+
   /* the sampler's previous RAPL reading, for power = dE / dt */
   int samp_valid;
   uint64_t samp_prev;
@@ -94,6 +101,11 @@ struct wg_meter {
 
   int in_window;
   double t_begin;
+
+  /* the update watcher: a thread per window polling GPU energy counters */
+  int watch_enabled;
+  int watching, watch_stop; /* watch_stop: under lock */
+  pthread_t watcher;
 
   /* sampler */
   pthread_t thread;
@@ -161,5 +173,18 @@ uint64_t wg__rapl_delta(uint64_t a, uint64_t b, uint64_t max);
 
 /* Stops and joins the sampler if running (destroy). */
 void wg__sampler_shutdown(wg_meter_t *m);
+
+/* ---- watch.c ------------------------------------------------------------------ */
+
+/* Starts the update watcher for the window begin just opened (with the lock
+ * held by the caller: it only sets fields and creates the thread), if
+ * enabled and a GPU energy counter is readable; nothing otherwise. */
+void wg__watch_start(wg_meter_t *m);
+/* Stops and joins it (without the lock held); no-op when not running. */
+void wg__watch_stop(wg_meter_t *m);
+/* The window's joules for an NVML energy source given the counter's plain
+ * difference d_mj and the window's seconds (called with the lock held, the
+ * watcher stopped): see wg_meter_reading. */
+double wg__watch_joules(const wg__source *s, uint64_t d_mj, double seconds);
 
 #endif

@@ -525,6 +525,10 @@ void json_energy(cli_json *j, const wg_meter_reading *r, size_t count,
       json_num(j, "joules", r[i].joules);
       json_num(j, "mean_watts", r[i].mean_watts);
       json_num(j, "seconds", r[i].seconds);
+      if (r[i].updates) { /* a stepped GPU counter, watched (power.h) */
+        json_u64(j, "counter_updates", r[i].updates);
+        json_num(j, "counter_joules", r[i].counter_joules);
+      }
     } else {
       json_str(j, "why", r[i].why);
     }
