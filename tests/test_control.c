@@ -352,6 +352,61 @@ static void adopt_follows_the_fit(void **state) {
  * magnitude within a run (a Kronecker run: hubs first, near-final
  * vertices last), with 20% noise: with the frontier fitted exactly to
  * P / d, the median X2 is within 10% of P and X2 rarely leaves [P/2, 2P]. */
+/* The asynchronous engine's bands: a band drains every vertex below its
+ * threshold, so X1 is what it expanded over all its hops, drawn from
+ * [band_lo, thr) (counts.x1_span), X4 = 0, and the far queue holds only a
+ * thin fringe (a few hundred vertices just above the threshold). The
+ * vertex density grows with distance, as a road network's wavefront does.
+ * With x1_span the band's own density is alpha's first estimate, and the
+ * bands hold P from the third on; without it the fringe's density is, and
+ * the first bands overshoot. */
+static void band_plant(double P, double *x2_out, int bands, int span) {
+  wg_selftune st;
+  assert_int_equal(wg_selftune_init(&st, P, 100.0, 60.0), WG_OK);
+  uint64_t lo = 0, thr = 100;
+  for (int k = 0; k < bands; k++) {
+    /* density 20 + r / 400 vertices per unit of distance at radius r */
+    const double a = (double)lo, b = (double)thr;
+    const double x1 = 20.0 * (b - a) + (b * b - a * a) / 800.0;
+    wg_selftune_counts c;
+    memset(&c, 0, sizeof c);
+    c.x1 = (uint64_t)llround(x1);
+    c.x2 = (uint64_t)llround(2.5 * x1);
+    c.x3 = c.x2 / 2;
+    c.x4 = 0;
+    c.x1_span = span ? thr - lo : 0;
+    plant_sizes(&st, 0.05, &c); /* the fringe: 0.05 per unit of distance */
+    c.far_min = thr + 3;
+    x2_out[k] = (double)c.x2;
+    wg_selftune_decision dec;
+    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
+    assert_true(dec.threshold > thr); /* progress */
+    lo = c.far_min;
+    thr = dec.threshold;
+  }
+}
+
+static void bands_hold_the_set_point(void **state) {
+  (void)state;
+  const double P = 200000.0;
+  double x2[40], off[40];
+  band_plant(P, x2, 40, 1);
+  /* from the third band on: every band within 25% of P */
+  for (int k = 2; k < 40; k++) {
+    off[k - 2] = fabs(x2[k] / P - 1.0);
+    if (off[k - 2] > 0.25) printf("band %d: X2 %.0f = %.2f P\n", k, x2[k], x2[k] / P);
+    assert_true(off[k - 2] <= 0.25);
+  }
+  printf("bands: median |X2/P - 1| from band 2 on %.3f\n", median(off, 38));
+  /* without the span, alpha's first estimate is the fringe's density, far
+   * below the band's, and the early bands overshoot */
+  double worst = 0.0;
+  band_plant(P, x2, 40, 0);
+  for (int k = 1; k < 6; k++) worst = fmax(worst, x2[k] / P);
+  printf("bands without the span: worst of bands 1-5 %.2f P\n", worst);
+  assert_true(worst > 1.5);
+}
+
 static void d_follows_a_falling_degree(void **state) {
   (void)state;
   wg_selftune st;
@@ -487,6 +542,7 @@ int main(void) {
       cmocka_unit_test(edge_cases_stay_finite),
       cmocka_unit_test(adopt_follows_the_fit),
       cmocka_unit_test(d_follows_a_falling_degree),
+      cmocka_unit_test(bands_hold_the_set_point),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,10 @@ typedef struct wg_selftune_counts {
   uint32_t nparts;    /* partitions the caller reports: must equal the
                          controller's current count */
   uint64_t part_size[WG_SELFTUNE_MAX_PARTS]; /* vertices in each partition */
+  uint64_t x1_span;   /* > 0: X1 was drained from a distance range this wide
+                         (a band of the asynchronous engine), so X1 / x1_span
+                         is alpha's estimate until alpha settles; 0: unknown
+                         (the paper's estimates from X4 and the partitions) */
 } wg_selftune_counts;
 
 /* What to do before iteration k+1. Apply in this order:

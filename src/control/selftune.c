@@ -8,7 +8,8 @@
  * push the surplus out). Until alpha has five samples it is estimated from
  * the sizes at hand, as the paper does: X4 / delta when the frontier already
  * exceeds the target, else the density of the far-queue partitions just
- * above the threshold. docs/control.md derives the rule and lists the
+ * above the threshold (or, for a band of the asynchronous engine, X1 over
+ * the band's width: counts.x1_span). docs/control.md derives the rule and lists the
  * clamps; in short: the threshold grows at most GROW * max(delta, mean
  * weight) and shrinks at most half per step, never pulls (by the exact
  * partition counts) more than twice the target, never stalls on an empty
@@ -96,6 +97,10 @@ WG_HD wg_status wg_selftune_init(wg_selftune *st, double P, double delta0,
 static WG_HD double alpha_bootstrap(const wg_selftune *st,
                                     const wg_selftune_counts *c,
                                     double target, uint64_t thr) {
+  /* a band drained X1 from a known range: its density is measured, and the
+   * next band starts where it ended (the far queue holds only the band's
+   * outer fringe, so the partitions would underestimate it) */
+  if (c->x1_span > 0 && c->x1 > 0) return (double)c->x1 / (double)c->x1_span;
   double far = 0.0, cum = 0.0;
   for (uint32_t i = 0; i + 1 < st->nparts; i++) {
     cum += (double)c->part_size[i];

@@ -132,8 +132,12 @@ struct AState {
   alignas(kLine) unsigned long long far_min[2];
   unsigned int far_size[2];
   alignas(kLine) unsigned long long part_count[WG_SELFTUNE_MAX_PARTS];
-  alignas(kLine) unsigned long long x1, x2, x3, x4; /* the band's counts */
+  /* the band's counts: x1 the vertices it started from (pulled from the far
+   * queue), xe the vertices it expanded (every hop: the controller's X1) */
+  alignas(kLine) unsigned long long x1, x2, x3, x4, xe;
   alignas(kLine) unsigned long long thr;            /* the band: dist < thr */
+  unsigned long long band_lo; /* the band's lowest distance: the last band's
+                                 thr, or far_min when that was above it */
   unsigned int par;                                 /* which far buffer is live */
   unsigned int done, error, yield;
   unsigned long long iter, bands, trace_count, last_ns;
@@ -228,7 +232,7 @@ struct Warp {
   uint32_t *fv;           /* the far stash: vertices ... */
   unsigned long long *fd; /* ... and the distances they were pushed at */
   uint32_t fn;            /* stashed entries (the same in every lane) */
-  unsigned long long x2, x3, x4;
+  unsigned long long x2, x3, x4, xe;
   uint32_t lane;
   uint32_t epoch; /* ticket: the band's epoch (descriptors of other bands are empty) */
 };
@@ -470,7 +474,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
   W.fv = fv;
   W.fd = fd;
   W.fn = 0;
-  W.x2 = W.x3 = W.x4 = 0;
+  W.x2 = W.x3 = W.x4 = W.xe = 0;
   W.lane = threadIdx.x & 31;
   W.epoch = epoch;
   bool token = false;
@@ -619,6 +623,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
     }
     const bool live = u != kEmpty && d < dn;
     if (live) __stcg(&k.done[u], d);
+    W.xe += live;
     const uint32_t deg = live ? (uint32_t)(o1 - o0) : 0;
     const bool big = deg > kCoop;
     const uint32_t sdeg = big ? 0 : deg;
@@ -722,16 +727,18 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
     atomicAdd(&S->idle_ns, idle);
   }
   /* the band's counts */
-  unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4;
+  unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4, ce = W.xe;
   for (int o = 16; o > 0; o /= 2) {
     c2 += __shfl_xor_sync(kFull, c2, o);
     c3 += __shfl_xor_sync(kFull, c3, o);
     c4 += __shfl_xor_sync(kFull, c4, o);
+    ce += __shfl_xor_sync(kFull, ce, o);
   }
   if (W.lane == 0) {
     if (c2) atomicAdd(&S->x2, c2);
     if (c3) atomicAdd(&S->x3, c3);
     if (c4) atomicAdd(&S->x4, c4);
+    if (ce) atomicAdd(&S->xe, ce);
   }
 }
 
@@ -745,7 +752,7 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     if (S->trace) {
       wg_sssp_iter *row = &trace[S->trace_count % kRing];
       row->iter = S->iter;
-      row->frontier_in = S->x1;
+      row->frontier_in = S->xe; /* the controller's X1 (see below) */
       row->advance_out = S->x2;
       row->filter_out = S->x3 + S->x4;
       row->near_out = S->x4;
@@ -767,7 +774,13 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
   } else if (S->selftune) {
     wg_selftune_counts c;
     wg_selftune_decision dec;
-    c.x1 = S->x1;
+    /* X1: the vertices the band expanded, over all its hops, drawn from
+     * [band_lo, thr): a band is a whole near-far phase, so its frontier is
+     * everything it expanded (not the few far vertices it started from,
+     * which say little about the work: X2 / seeds ran from 200 to 700 on
+     * FLA), and its density X1 / width is alpha's first estimate */
+    c.x1 = S->xe;
+    c.x1_span = thr > S->band_lo ? thr - S->band_lo : 0;
     c.x2 = S->x2;
     c.x3 = S->x3 + S->x4;
     c.x4 = 0; /* the band drained everything below its threshold */
@@ -791,6 +804,7 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     if (fm != ~0ull && fm >= nt) nt = thr + ((fm - thr) / delta + 1) * delta;
   }
   S->thr = nt;
+  S->band_lo = fm != ~0ull && fm > thr ? fm : thr;
   S->gq = 0;
   S->gc = 0;
   S->pend = 0;
@@ -804,7 +818,7 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     S->cy[i] = 0;
   }
   S->maxb = 0;
-  S->x1 = S->x2 = S->x3 = S->x4 = 0;
+  S->x1 = S->x2 = S->x3 = S->x4 = S->xe = 0;
   S->far_size[par ^ 1] = 0;
   S->far_min[par ^ 1] = ~0ull;
   S->par = par ^ 1;
