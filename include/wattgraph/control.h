@@ -185,6 +185,12 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
 /* Longest memory of the correction of d (st->d_bias): it averages the
  * prediction's residuals, so it remembers longer than d itself. */
 #define WG_SELFTUNE_BIAS_TAU_MAX 16.0
+/* Memory of alpha for bands (counts.x1_span > 0): about the last sample.
+ * Replayed against FLA's distance profile with the async engine's measured
+ * work per band, memories of 1.05 / 1.2 / 1.5 / unbounded gave IQR/median
+ * 0.40 / 0.37 / 0.33 / 0.79 at P = 65536 and 0.53 / 0.65 / 0.71 / 1.21 at
+ * 131072 (docs/control.md, "Bands"). */
+#define WG_SELFTUNE_BAND_TAU_MAX 1.05
 /* The exact frontier fit (docs/control.md, "Frontier fit"): after applying
  * a decision the loop trims a frontier larger than TRIM * target to the
  * ceil(target) vertices of smallest distance, or tops up one smaller than

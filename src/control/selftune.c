@@ -145,6 +145,12 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
     /* What was actually pulled: the integer thresholds, not the doubles. */
     double dthr = (double)thr - (double)threshold_of(st->delta_prev);
     wg_vsgd_update(&st->alpha, dthr, x1 - (double)st->x4_prev);
+    /* a band's density is a property of the distance range it covered and
+     * changes band to band (a road network's wavefront crosses cities and
+     * thins out at the end): in band mode alpha keeps a memory of about one
+     * sample, as d keeps a short one (docs/control.md, "Bands") */
+    if (c->x1_span > 0 && st->alpha.tau > WG_SELFTUNE_BAND_TAU_MAX)
+      st->alpha.tau = WG_SELFTUNE_BAND_TAU_MAX;
   }
   if (st->alpha.updates >= WG_SELFTUNE_SETTLE) st->alpha_settled = 1;
 
