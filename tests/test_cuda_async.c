@@ -14,7 +14,8 @@
  * warp-per-vertex predecessor pass, and 200 small random graphs (races show
  * up as rare mismatches).
  * Also the trace (one row per band, counts consistent, longer than the
- * device's ring). Skips (exit 7) without a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
+ * device's ring) and the self-tuned bands holding P (median within 25%,
+ * spread below a fixed delta's of as many bands). Skips (exit 7) without a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,72 @@ static void trace_and_dispatch(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median and IQR / median of advance_out over rows [skip, len - len/10):
+ * the last tenth is the run's tail, where the graph runs out of vertices
+ * and no controller can hold P (as tests/test_cuda_nearfar.c measures). */
+static void spread(const wg_sssp_result *r, uint64_t skip, double *median, double *iqr) {
+  const uint64_t end = r->trace_len - r->trace_len / 10;
+  uint64_t k = 0, *x = calloc(r->trace_len + 1, sizeof *x);
+  assert_non_null(x);
+  for (uint64_t i = skip; i < end; i++) x[k++] = r->trace[i].advance_out;
+  qsort(x, k, sizeof *x, cmp_u64);
+  *median = k ? (double)x[k / 2] : 0.0;
+  *iqr = k && x[k / 2] ? (double)(x[3 * k / 4] - x[k / 4]) / (double)x[k / 2] : 1e9;
+  free(x);
+}
+
+/* Issue 3's trace property on the engine road graphs run on: a band is the
+ * controller's iteration, and after the first bands the self-tuned run's
+ * median advance_out is within 25% of P with a smaller spread than a fixed
+ * delta giving the same number of bands. */
+static void bands_hold_parallelism(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = ctx_new();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 300000, &go), WG_OK);
+  uint32_t src = 0;
+  wgt_assert_status(ctx, wg_graph_default_source(ctx, g, &src), WG_OK);
+  const double Ps[] = {8192, 32768};
+  for (int i = 0; i < 2; i++) {
+    const double P = Ps[i];
+    wg_sssp_opts o;
+    wg_sssp_opts_defaults(&o);
+    o.backend = WG_BACKEND_CUDA;
+    o.trace = 1;
+    o.algo = WG_ALGO_SELFTUNE;
+    o.parallelism = P;
+    wg_sssp_result *st = NULL, *nf = NULL;
+    wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &st), WG_OK);
+    uint64_t maxd = 0;
+    for (uint32_t v = 0; v < g->n; v++)
+      if (st->dist[v] != WG_DIST_INF && st->dist[v] > maxd) maxd = st->dist[v];
+    o.algo = WG_ALGO_NEARFAR;
+    o.delta = maxd / (st->iterations ? st->iterations : 1) + 1;
+    wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &nf), WG_OK);
+    double med_s, iqr_s, med_n, iqr_n;
+    spread(st, 3, &med_s, &iqr_s);
+    spread(nf, 3, &med_n, &iqr_n);
+    printf("road-300k: self-tuned P=%.0f: %llu bands, median advance_out %.0f (%.2f P), "
+           "IQR/median %.2f; fixed delta %llu: %llu bands, median %.0f, IQR/median %.2f\n",
+           P, (unsigned long long)st->iterations, med_s, med_s / P, iqr_s,
+           (unsigned long long)o.delta, (unsigned long long)nf->iterations, med_n, iqr_n);
+    assert_true(st->iterations >= 12); /* enough bands for the statistics */
+    assert_true(med_s >= 0.75 * P && med_s <= 1.25 * P);
+    assert_true(iqr_s < iqr_n);
+    wg_sssp_result_destroy(&st);
+    wg_sssp_result_destroy(&nf);
+  }
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   wgt_skip_without_gpu();
   setenv("WG_CUDA_ENGINE", "async", 1);
@@ -344,7 +411,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(special_graphs),  cmocka_unit_test(random_graphs),
       cmocka_unit_test(generated),       cmocka_unit_test(trace_and_dispatch),
-      cmocka_unit_test(real_roads),
+      cmocka_unit_test(real_roads),      cmocka_unit_test(bands_hold_parallelism),
   };
   if (quick) return _cmocka_run_group_tests("quick", tests, 3, NULL, NULL);
   return cmocka_run_group_tests(tests, NULL, NULL);
