@@ -383,6 +383,10 @@ wg_meter_t *cli_meter(wg_ctx_t *ctx) {
    * CLI tests, which build a fake one */
   const char *root = getenv("WG_POWERCAP_ROOT");
   if (root && *root) o.powercap_root = root;
+  /* WG_METER_WATCH=0: GPU joules from the counter's plain difference, for
+   * comparing against the update watcher (docs/power.md) */
+  const char *watch = getenv("WG_METER_WATCH");
+  if (watch && strcmp(watch, "0") == 0) o.watch_updates = 0;
   if (wg_meter_create(ctx, &m, &o) != WG_OK) return NULL;
   return m;
 }
