@@ -629,8 +629,10 @@ static void fake_nvml_energy_and_power_paths(void **state) {
 static double fake_t0;
 static int fake_step_ms = 50;
 static double fake_watts = 100.0;
+static unsigned long long clock_reads;
 static int f_energy_clock(wg__nvml_device d, unsigned long long *mj) {
   (void)d;
+  __atomic_fetch_add(&clock_reads, 1ull, __ATOMIC_RELAXED);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   const double t = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - fake_t0;
@@ -658,7 +660,9 @@ static void stepped_counter_windows_read_true_power(void **state) {
   /* windows of 0.33 to 0.47 s at phases across a step: the plain
    * difference is off by up to one step (5 J of 33-47 J); with the watcher
    * the window reads 100 W within the update times' error */
-  double worst = 0.0, worst_plain = 0.0;
+  double worst = 0.0, worst_plain = 0.0, sum_err = 0.0;
+  unsigned long long updates = 0;
+  __atomic_store_n(&clock_reads, 0ull, __ATOMIC_RELAXED);
   for (int w = 0; w < 8; w++) {
     sleep_ms(7.0 * w);
     assert_int_equal(wg_meter_begin(m), WG_OK);
@@ -674,17 +678,26 @@ static void stepped_counter_windows_read_true_power(void **state) {
     const double err_plain = fabs(q[0].mean_watts - fake_watts) / fake_watts;
     printf("  window %.3f s: %u updates, %.2f W (counter alone %.2f W, %.3f J)\n",
            r[0].seconds, r[0].updates, r[0].mean_watts, q[0].mean_watts, q[0].counter_joules);
+    updates += r[0].updates;
+    sum_err += err;
     if (err > worst) worst = err;
     if (err_plain > worst_plain) worst_plain = err_plain;
     /* the counter's difference is a whole number of steps */
     const double steps = q[0].counter_joules / (fake_watts * fake_step_ms / 1e3);
     assert_float_equal(steps, floor(steps + 0.5), 1e-9);
   }
-  printf("  worst error: %.2f%% watched, %.2f%% counter alone\n", 100 * worst,
-         100 * worst_plain);
-  /* 1 ms polls plus this machine's scheduling: a few percent at worst, far
-   * inside the +-10-15% a step gives the plain difference */
-  assert_true(worst < 0.05);
+  printf("  worst error: %.2f%% watched, %.2f%% counter alone; mean %.2f%% watched\n",
+         100 * worst, 100 * worst_plain, 100 * sum_err / 8);
+  /* 1 ms reads: well under 1% per window here; the mean allows one window
+   * of a loaded machine (a sanitizer build) to lose its timed updates and
+   * fall back to the plain difference (up to one step, 10-15%) */
+  assert_true(sum_err / 8 < 0.02);
+  /* and few reads: the watcher sleeps between updates once it knows their
+   * period (reading every 1 ms would be ~45 reads per 50 ms update); the
+   * plain meter reads twice per window */
+  const unsigned long long reads = __atomic_load_n(&clock_reads, __ATOMIC_RELAXED) - 16;
+  printf("  %llu watcher reads for %llu updates\n", reads, updates);
+  assert_true(reads < 12 * updates);
   /* a window too short for two updates keeps the plain difference */
   assert_int_equal(wg_meter_begin(m), WG_OK);
   sleep_ms(10.0);

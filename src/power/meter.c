@@ -108,6 +108,10 @@ wg_status wg__meter_create_ex(wg_ctx_t *ctx, wg_meter_t **out,
   }
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   cond_ok = pthread_cond_init(&m->wake, &ca) == 0;
+  if (cond_ok && pthread_cond_init(&m->watch_wake, &ca) != 0) {
+    pthread_cond_destroy(&m->wake);
+    cond_ok = 0;
+  }
   pthread_condattr_destroy(&ca);
   if (!cond_ok) {
     st = wg__error(ctx, WG_ENOMEM, "meter: cannot create a condition variable");
@@ -139,7 +143,10 @@ wg_status wg__meter_create_ex(wg_ctx_t *ctx, wg_meter_t **out,
 done:
   if (m) {
     wg__nvml_close(&m->nvml);
-    if (cond_ok) pthread_cond_destroy(&m->wake);
+    if (cond_ok) {
+      pthread_cond_destroy(&m->wake);
+      pthread_cond_destroy(&m->watch_wake);
+    }
     if (lock_ok) pthread_mutex_destroy(&m->lock);
     wg__free(&m->src);
     wg__free(&m);
@@ -159,6 +166,7 @@ void wg_meter_destroy(wg_meter_t **pm) {
   wg__sampler_shutdown(m);
   wg__nvml_close(&m->nvml);
   pthread_cond_destroy(&m->wake);
+  pthread_cond_destroy(&m->watch_wake);
   pthread_mutex_destroy(&m->lock);
   wg__free(&m->src);
   wg__free(&m->samples);

@@ -80,9 +80,12 @@ typedef struct wg__source {
   /* the update watcher (WG__NVML_ENERGY, while a window is open): the last
    * value it read and when, the first and last updates seen (value, time) */
   int watch_broken;
-  unsigned watch_updates;
+  unsigned watch_updates, watch_timed; /* seen; seen between close reads */
   uint64_t watch_prev, watch_first_e, watch_last_e;
   double watch_prev_t, watch_first_t, watch_last_t;
+  /* kept across windows: the last update seen and the update period (0:
+   * not known yet), so the watcher sleeps between updates */
+  double watch_seen_t, watch_period;
 
   /* the sampler's previous RAPL reading, for power = dE / dt */
   int samp_valid;
@@ -106,6 +109,7 @@ struct wg_meter {
   int watch_enabled;
   int watching, watch_stop; /* watch_stop: under lock */
   pthread_t watcher;
+  pthread_cond_t watch_wake; /* on CLOCK_MONOTONIC; signalled by stop */
 
   /* sampler */
   pthread_t thread;
@@ -175,6 +179,10 @@ uint64_t wg__rapl_delta(uint64_t a, uint64_t b, uint64_t max);
 void wg__sampler_shutdown(wg_meter_t *m);
 
 /* ---- watch.c ------------------------------------------------------------------ */
+
+/* The watcher reads at most this many sources (the first ones: GPUs come
+ * first); a machine with more GPUs gets plain differences for the rest. */
+#define WG__WATCH_MAX_SOURCES 64
 
 /* Starts the update watcher for the window begin just opened (with the lock
  * held by the caller: it only sets fields and creates the thread), if
