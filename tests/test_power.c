@@ -651,8 +651,9 @@ static void stepped_counter_windows_read_true_power(void **state) {
   wg_meter_opts o = fake_opts();
   o.use_rapl = 0;
   fake_init_ret = 0, fake_count = 1, fake_energy_ret = 0, fake_power_ret = 0;
+  o.watch_updates = 1;
   assert_int_equal(wg__meter_create_ex(NULL, &m, &o, &clock_api), WG_OK);
-  o.watch_updates = 0;
+  o.watch_updates = 0; /* the default */
   assert_int_equal(wg__meter_create_ex(NULL, &plain, &o, &clock_api), WG_OK);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -692,12 +693,19 @@ static void stepped_counter_windows_read_true_power(void **state) {
    * of a loaded machine (a sanitizer build) to lose its timed updates and
    * fall back to the plain difference (up to one step, 10-15%) */
   assert_true(sum_err / 8 < 0.02);
-  /* and few reads: the watcher sleeps between updates once it knows their
-   * period (reading every 1 ms would be ~45 reads per 50 ms update); the
-   * plain meter reads twice per window */
+  /* reads 1 ms apart (the plain meter reads twice per window) */
   const unsigned long long reads = __atomic_load_n(&clock_reads, __ATOMIC_RELAXED) - 16;
   printf("  %llu watcher reads for %llu updates\n", reads, updates);
-  assert_true(reads < 12 * updates);
+  assert_true(reads > updates);
+  /* turned off and on between windows; not while one is open */
+  assert_int_equal(wg_meter_watch(m, 0), WG_OK);
+  assert_int_equal(wg_meter_begin(m), WG_OK);
+  assert_int_equal(wg_meter_watch(m, 1), WG_EINVAL);
+  sleep_ms(120.0);
+  assert_int_equal(wg_meter_end(m, r, 4, &n), WG_OK);
+  assert_true(r[0].updates == 0 && r[0].joules == r[0].counter_joules);
+  assert_int_equal(wg_meter_watch(m, 1), WG_OK);
+  assert_int_equal(wg_meter_watch(NULL, 1), WG_EINVAL);
   /* a window too short for two updates keeps the plain difference */
   assert_int_equal(wg_meter_begin(m), WG_OK);
   sleep_ms(10.0);

@@ -33,8 +33,9 @@ typedef struct wg_meter_opts {
   const char *nvml_library;   /* "libnvidia-ml.so.1" */
   int use_gpu;                /* 1 */
   int use_rapl;               /* 1 */
-  int watch_updates;          /* 1: a thread watches GPU energy counters during
-                                 each window for their updates (see joules) */
+  int watch_updates;          /* 0; 1: a thread watches GPU energy counters
+                                 during each window (see joules, and
+                                 wg_meter_watch for its cost) */
 } wg_meter_opts;
 
 void wg_meter_opts_defaults(wg_meter_opts *opts);
@@ -69,6 +70,13 @@ size_t wg_meter_source_count(const wg_meter_t *m);
 
 /* Starts a window: reads every counter. */
 wg_status wg_meter_begin(wg_meter_t *m);
+/* Turns the update watcher on or off for the windows begun after it
+ * (docs/power.md, "Update watcher"): GPU joules to the update times' error
+ * instead of one counter step (+-10% of a 1 s window). Its NVML reads share
+ * the host side with the CUDA driver and slowed a heap sort timed inside a
+ * watched window by 1.5-5%: watch windows whose work is not being timed.
+ * WG_EINVAL while a window is open. */
+wg_status wg_meter_watch(wg_meter_t *m, int on);
 /* Ends the window and fills out[0 .. min(cap, count)) with one reading per
  * source; *count gets the number of sources. WG_EINVAL without begin. */
 wg_status wg_meter_end(wg_meter_t *m, wg_meter_reading *out, size_t cap,

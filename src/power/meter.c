@@ -42,7 +42,7 @@ void wg_meter_opts_defaults(wg_meter_opts *opts) {
   opts->nvml_library = "libnvidia-ml.so.1";
   opts->use_gpu = 1;
   opts->use_rapl = 1;
-  opts->watch_updates = 1;
+  opts->watch_updates = 0;
 }
 
 void wg__fmt(char *buf, size_t cap, const char *fmt, ...) {
@@ -222,6 +222,14 @@ wg_status wg_meter_begin(wg_meter_t *m) {
   m->in_window = 1;
   wg__watch_start(m);
   pthread_mutex_unlock(&m->lock);
+  return WG_OK;
+}
+
+wg_status wg_meter_watch(wg_meter_t *m, int on) {
+  if (!m || m->magic != WG__METER_MAGIC) return WG_EINVAL;
+  if (m->in_window)
+    return wg__error(m->ctx, WG_EINVAL, "wg_meter_watch: a window is open");
+  m->watch_enabled = on != 0;
   return WG_OK;
 }
 

@@ -83,9 +83,6 @@ typedef struct wg__source {
   unsigned watch_updates, watch_timed; /* seen; seen between close reads */
   uint64_t watch_prev, watch_first_e, watch_last_e;
   double watch_prev_t, watch_first_t, watch_last_t;
-  /* kept across windows: the last update seen and the update period (0:
-   * not known yet), so the watcher sleeps between updates */
-  double watch_seen_t, watch_period;
 
   /* the sampler's previous RAPL reading, for power = dE / dt */
   int samp_valid;
@@ -180,9 +177,6 @@ void wg__sampler_shutdown(wg_meter_t *m);
 
 /* ---- watch.c ------------------------------------------------------------------ */
 
-/* The watcher reads at most this many sources (the first ones: GPUs come
- * first); a machine with more GPUs gets plain differences for the rest. */
-#define WG__WATCH_MAX_SOURCES 64
 
 /* Starts the update watcher for the window begin just opened (with the lock
  * held by the caller: it only sets fields and creates the thread), if

@@ -1,5 +1,6 @@
-/* The update watcher: a thread that polls GPU energy counters while a
- * window is open and notes when they change.
+/* The update watcher: a thread that reads GPU energy counters while a
+ * window is open and notes when they change. Opt-in (wg_meter_watch or
+ * wg_meter_opts.watch_updates): see the cost below.
  *
  * Why: NVML's energy counter is exact to 1 mJ but the driver moves it only
  * every ~100 ms on H100 and H200 (docs/power.md, "Accuracy"), so the plain
@@ -7,20 +8,29 @@
  * energy: +-10% of a 1 s window at steady power, whatever the work. The
  * values at two updates, though, are exact, and so is the energy between
  * them. So the watcher records the first and the last update it sees inside
- * the window (the update's time is estimated as the midpoint between the
- * read that still saw the old value and the read that saw the new one; a
- * read's time is the midpoint of its call), and the window's joules become
- * the energy between them plus their span's mean power times the rest of
- * the window (wg__watch_joules). At steady power that is exact to the
- * update times' error (a few ms of a >= 200 ms span); where the power
- * changes within an update period of the window's edges it extrapolates,
- * as the plain difference misattributes. With fewer than two updates seen
- * (a window shorter than ~200 ms), the plain difference stands.
+ * the window, each timed at the midpoint between the read that still saw
+ * the old value and the read that saw the new one (only updates bracketed
+ * by reads at most TIGHT apart are timed; others are counted), and the
+ * window's joules become the energy between them plus their span's mean
+ * power times the rest of the window (wg__watch_joules). At steady power
+ * that is exact to the update times' error (a few ms of a >= 200 ms span);
+ * where the power changes within an update period of the window's edges it
+ * extrapolates, as the plain difference misattributes. With fewer than two
+ * timed updates (a window shorter than ~200 ms), the plain difference
+ * stands.
  *
- * The thread reads outside the meter's lock (an NVML read takes up to a few
- * ms) and applies each value under it; begin starts it, end signals, stops
- * and joins it before taking the lock for the final reads. Between updates
- * it sleeps (below), so it reads a handful of times per update period. */
+ * Cost: the reads share the host side with the CUDA driver. Read without a
+ * pause (an NVML read takes 3-4 ms there), a heap sort timed inside the
+ * window lost 1.5-5% of its insert rate on a lent H200; a watcher that
+ * slept between updates and read in bursts around them cost the same
+ * inserts 40% (fewer reads, for reasons not found), so it reads steadily,
+ * 1 ms apart, and callers turn it on for windows whose work is not being
+ * timed (the CLI's separate SSSP energy window, the benchmarks' energy
+ * windows).
+ *
+ * The thread reads outside the meter's lock and applies each value under
+ * it; begin starts it, end signals, stops and joins it before taking the
+ * lock for the final reads. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
@@ -28,48 +38,25 @@
 
 #include "power/power_internal.h"
 
-/* Reads 1 ms apart while an update is due (update times within ~1 ms plus
- * a read). Between updates the thread sleeps: the counter moves with a
- * steady period (97-103 ms on H100 and H200), so after an update it wakes
- * GUARD before the next one is expected. Reading continuously slowed a
- * host-driven heap sort's inserts by 4% on a lent H200 (NVML calls and the
- * CUDA driver share the host side), so reads are kept to a handful per
- * period. */
+/* The pause after each round of reads. */
 #define WG__WATCH_PAUSE_S 0.001
-#define WG__WATCH_GUARD_S 0.006
-/* An update is timed when the reads around it are at most this far apart. */
-#define WG__WATCH_TIGHT_S 0.005
-/* Longest sleep without looking: a counter that is not periodic (or whose
- * period changed) is still seen within this. */
-#define WG__WATCH_MAX_SLEEP_S 0.25
+/* An update is timed when the reads around it are at most this far apart
+ * (its time is then known to half that). */
+#define WG__WATCH_TIGHT_S 0.025
 
-/* One read of s: notes an update. Returns when s is next due. */
-static double watch_read(wg_meter_t *m, wg__source *s) {
+/* One read of s: notes an update. */
+static void watch_read(wg_meter_t *m, wg__source *s) {
   char why[160];
   uint64_t mj = 0;
   const double t0 = wg__now();
   const int ok = wg__nvml_energy_mj(m, s, &mj, why, sizeof why) == 0;
   const double t = 0.5 * (t0 + wg__now());
-  double due = t + WG__WATCH_PAUSE_S;
   pthread_mutex_lock(&m->lock);
   if (!ok || mj < s->watch_prev) {
     s->watch_broken = 1; /* end's own read reports why */
   } else if (mj != s->watch_prev) {
-    const double at = 0.5 * (s->watch_prev_t + t);
-    /* bracketed by reads at most TIGHT apart: its time is known to half
-     * that; an update found after a sleep is counted but not timed */
-    const int tight = t - s->watch_prev_t <= WG__WATCH_TIGHT_S;
-    if (tight) {
-      /* the period, from consecutive updates both timed (kept across
-       * windows); a gap over 1.5 periods spans a missed update */
-      if (s->watch_seen_t > 0.0) {
-        const double gap = at - s->watch_seen_t;
-        if (s->watch_period == 0.0 && gap > 0.0 && gap < WG__WATCH_MAX_SLEEP_S)
-          s->watch_period = gap;
-        else if (gap > 0.5 * s->watch_period && gap < 1.5 * s->watch_period)
-          s->watch_period = 0.75 * s->watch_period + 0.25 * gap;
-      }
-      s->watch_seen_t = at;
+    if (t - s->watch_prev_t <= WG__WATCH_TIGHT_S) {
+      const double at = 0.5 * (s->watch_prev_t + t);
       if (s->watch_timed == 0) {
         s->watch_first_e = mj;
         s->watch_first_t = at;
@@ -77,74 +64,56 @@ static double watch_read(wg_meter_t *m, wg__source *s) {
       s->watch_last_e = mj;
       s->watch_last_t = at;
       s->watch_timed++;
-    } else {
-      s->watch_seen_t = 0.0; /* the next gap would not be one period */
     }
     s->watch_updates++;
-    if (s->watch_period > 2.0 * WG__WATCH_GUARD_S)
-      due = at + s->watch_period - WG__WATCH_GUARD_S;
   }
   s->watch_prev = mj;
   s->watch_prev_t = t;
   pthread_mutex_unlock(&m->lock);
-  return due;
+}
+
+static struct timespec abs_time(double t) {
+  struct timespec ts;
+  const double whole = floor(t);
+  ts.tv_sec = (time_t)whole;
+  ts.tv_nsec = (long)((t - whole) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
 }
 
 static void *watch_main(void *arg) {
   wg_meter_t *m = arg;
-  double due[WG__WATCH_MAX_SOURCES];
-  const size_t n = m->nsrc < WG__WATCH_MAX_SOURCES ? m->nsrc : WG__WATCH_MAX_SOURCES;
-  const double t_start = wg__now();
   pthread_mutex_lock(&m->lock);
-  for (size_t i = 0; i < n; i++) {
-    /* from an earlier window's updates, the next one is expected at
-     * seen + j * period: wake GUARD before it (else read from the start) */
-    const wg__source *s = &m->src[i];
-    due[i] = t_start;
-    if (s->watch_period > 2.0 * WG__WATCH_GUARD_S && s->watch_seen_t > 0.0) {
-      const double j = ceil((t_start - s->watch_seen_t) / s->watch_period);
-      const double next = s->watch_seen_t + j * s->watch_period - WG__WATCH_GUARD_S;
-      if (next > t_start) due[i] = next;
-    }
-  }
   while (!m->watch_stop) {
-    double next = wg__now() + WG__WATCH_MAX_SLEEP_S;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m->nsrc && !m->watch_stop; i++) {
       wg__source *s = &m->src[i];
-      /* a sampler tick may fail the source: read under the lock */
+      /* a sampler tick may fail the source: tested under the lock */
       if (s->method != WG__NVML_ENERGY || s->win_failed || s->watch_broken) continue;
-      if (due[i] <= wg__now()) {
-        pthread_mutex_unlock(&m->lock); /* the read takes up to a few ms */
-        due[i] = watch_read(m, s);
-        pthread_mutex_lock(&m->lock);
-      }
-      if (due[i] < next) next = due[i];
+      pthread_mutex_unlock(&m->lock); /* the read takes up to a few ms */
+      watch_read(m, s);
+      pthread_mutex_lock(&m->lock);
     }
     if (m->watch_stop) break;
-    /* sleep until the next source is due; end signals watch_wake */
-    struct timespec ts;
-    double whole = floor(next);
-    ts.tv_sec = (time_t)whole;
-    ts.tv_nsec = (long)((next - whole) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    if (next > wg__now()) pthread_cond_timedwait(&m->watch_wake, &m->lock, &ts);
+    /* end signals watch_wake, so stopping does not wait for the pause */
+    const struct timespec ts = abs_time(wg__now() + WG__WATCH_PAUSE_S);
+    pthread_cond_timedwait(&m->watch_wake, &m->lock, &ts);
   }
   pthread_mutex_unlock(&m->lock);
   return NULL;
 }
 
 void wg__watch_start(wg_meter_t *m) {
-  if (!m->watch_enabled || m->watching) return;
+  if (m->watching) return;
   int any = 0;
   for (size_t i = 0; i < m->nsrc; i++) {
     wg__source *s = &m->src[i];
     s->watch_broken = 0;
-    s->watch_updates = 0;
+    s->watch_updates = 0; /* also for unwatched windows: their readings say 0 */
     s->watch_timed = 0;
-    if (s->method != WG__NVML_ENERGY || s->win_failed) continue;
+    if (!m->watch_enabled || s->method != WG__NVML_ENERGY || s->win_failed) continue;
     s->watch_prev = s->win_last; /* begin's read, at t_begin */
     s->watch_prev_t = m->t_begin;
     any = 1;

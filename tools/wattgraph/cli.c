@@ -383,12 +383,14 @@ wg_meter_t *cli_meter(wg_ctx_t *ctx) {
    * CLI tests, which build a fake one */
   const char *root = getenv("WG_POWERCAP_ROOT");
   if (root && *root) o.powercap_root = root;
-  /* WG_METER_WATCH=0: GPU joules from the counter's plain difference, for
-   * comparing against the update watcher (docs/power.md) */
-  const char *watch = getenv("WG_METER_WATCH");
-  if (watch && strcmp(watch, "0") == 0) o.watch_updates = 0;
   if (wg_meter_create(ctx, &m, &o) != WG_OK) return NULL;
   return m;
+}
+
+void cli_meter_watch(wg_meter_t *m, int on) {
+  /* WG_METER_WATCH=0: plain counter differences, for comparisons */
+  const char *e = getenv("WG_METER_WATCH");
+  if (m) wg_meter_watch(m, on && !(e && strcmp(e, "0") == 0));
 }
 
 void cli_print_energy(FILE *to, const char *label, int width,

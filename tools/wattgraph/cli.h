@@ -79,6 +79,10 @@ int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
 /* Meter helpers: a meter for timed runs (never fails: on error returns
  * NULL and the report says meters are unavailable). */
 wg_meter_t *cli_meter(wg_ctx_t *ctx);
+/* The meter's update watcher on or off for the next windows (on only for
+ * windows whose work is not being timed: power.h, wg_meter_watch);
+ * WG_METER_WATCH=0 keeps it off. NULL-safe. */
+void cli_meter_watch(wg_meter_t *m, int on);
 /* Prints one line per reading, the first labelled `label` in a column of
  * `width`; joules are divided by runs. */
 void cli_print_energy(FILE *to, const char *label, int width,
