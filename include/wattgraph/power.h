@@ -73,9 +73,10 @@ wg_status wg_meter_begin(wg_meter_t *m);
 /* Turns the update watcher on or off for the windows begun after it
  * (docs/power.md, "Update watcher"): GPU joules to the update times' error
  * instead of one counter step (+-10% of a 1 s window). Its NVML reads share
- * the host side with the CUDA driver and slowed a heap sort timed inside a
- * watched window by 1.5-5%: watch windows whose work is not being timed.
- * WG_EINVAL while a window is open. */
+ * the host side with the CUDA driver and slow the window's GPU work (a heap
+ * sort's inserts by 1.5-5%, repeated SSSP runs by 1-2%, which raises their
+ * joules as much): off by default; never around timed work. WG_EINVAL while
+ * a window is open. */
 wg_status wg_meter_watch(wg_meter_t *m, int on);
 /* Ends the window and fills out[0 .. min(cap, count)) with one reading per
  * source; *count gets the number of sources. WG_EINVAL without begin. */

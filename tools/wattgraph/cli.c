@@ -388,9 +388,10 @@ wg_meter_t *cli_meter(wg_ctx_t *ctx) {
 }
 
 void cli_meter_watch(wg_meter_t *m, int on) {
-  /* WG_METER_WATCH=0: plain counter differences, for comparisons */
+  /* only with WG_METER_WATCH=1: the watcher's reads slow the GPU work of
+   * the window by 1-2% (docs/power.md), which biases what it measures */
   const char *e = getenv("WG_METER_WATCH");
-  if (m) wg_meter_watch(m, on && !(e && strcmp(e, "0") == 0));
+  if (m) wg_meter_watch(m, on && e && strcmp(e, "1") == 0);
 }
 
 void cli_print_energy(FILE *to, const char *label, int width,

@@ -79,9 +79,9 @@ int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
 /* Meter helpers: a meter for timed runs (never fails: on error returns
  * NULL and the report says meters are unavailable). */
 wg_meter_t *cli_meter(wg_ctx_t *ctx);
-/* The meter's update watcher on or off for the next windows (on only for
- * windows whose work is not being timed: power.h, wg_meter_watch);
- * WG_METER_WATCH=0 keeps it off. NULL-safe. */
+/* The meter's update watcher on or off for the next windows, on only with
+ * WG_METER_WATCH=1 and for windows whose work is not being timed (power.h,
+ * wg_meter_watch). NULL-safe. */
 void cli_meter_watch(wg_meter_t *m, int on);
 /* Prints one line per reading, the first labelled `label` in a column of
  * `width`; joules are divided by runs. */

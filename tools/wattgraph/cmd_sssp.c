@@ -246,7 +246,7 @@ int cmd_sssp(int argc, char **argv) {
     eo.trace = 0;
     eo.repeat = want < 1 ? 1 : want > WG_SSSP_MAX_REPEAT ? WG_SSSP_MAX_REPEAT : (uint32_t)want;
     wg_sssp_result *er = NULL;
-    cli_meter_watch(meter, 1); /* nothing in this window is timed */
+    cli_meter_watch(meter, 1); /* nothing in this window is timed (opt-in) */
     wg_meter_begin(meter);
     st = wg_sssp(ctx, g, source, &eo, &er);
     wg_meter_end(meter, readings, MAX_READINGS, &nread);
