@@ -785,15 +785,10 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     c.x3 = S->x3 + S->x4;
     c.x4 = 0; /* the band drained everything below its threshold */
     c.far_min = fm == ~0ull ? WG_SELFTUNE_INF : fm;
-    /* the step runs on a copy in this thread's local memory: on the state
-     * in global memory every field access is a round trip (the step is one
-     * thread's chain of dependent arithmetic) */
-    wg_selftune ctl = S->ctl;
-    c.nparts = ctl.nparts;
-    for (uint32_t i = 0; i < c.nparts; i++) c.part_size[i] = S->part_count[i];
-    const wg_status sst = wg__async_selftune_step(&ctl, &c, &dec);
-    S->ctl = ctl;
-    if (sst != WG_OK) {
+    c.nparts = S->ctl.nparts;
+    for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++)
+      c.part_size[i] = i < c.nparts ? S->part_count[i] : 0;
+    if (wg__async_selftune_step(&S->ctl, &c, &dec) != WG_OK) {
       S->error = 1;
       S->done = 1;
     } else {
