@@ -15,7 +15,8 @@
  * up as rare mismatches).
  * Also the trace (one row per band, counts consistent, longer than the
  * device's ring) and the self-tuned bands holding P (median within 25%,
- * spread below a fixed delta's of as many bands). Skips (exit 7) without a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
+ * spread below a fixed delta's of as many bands). Skips (exit 7) without
+ * a GPU. WG_TEST_QUICK=1: a small subset for compute-sanitizer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -47,10 +47,11 @@ typedef struct wg_meter_reading {
   char why[160];              /* reason when unavailable, else "" */
   /* GPU energy counters update in steps (every ~100 ms on H100 and H200),
    * so their plain difference over a window is off by up to one step's
-   * energy (+-10% of a 1 s window). When the watcher saw two or more
-   * updates inside the window, joules = the energy between the first and
-   * the last update (exact: both are update values) + that span's mean
-   * power x the rest of the window; otherwise the plain difference. */
+   * energy (+-10% of a 1 s window). In a watched window (wg_meter_watch)
+   * where the watcher timed two or more updates, joules = the energy
+   * between the first and the last of them (exact: both are update values)
+   * + that span's mean power x the rest of the window; otherwise the plain
+   * difference. */
   double joules;
   double mean_watts;
   double seconds;

@@ -9,8 +9,8 @@
  * the sizes at hand, as the paper does: X4 / delta when the frontier already
  * exceeds the target, else the density of the far-queue partitions just
  * above the threshold (or, for a band of the asynchronous engine, X1 over
- * the band's width: counts.x1_span). docs/control.md derives the rule and lists the
- * clamps; in short: the threshold grows at most GROW * max(delta, mean
+ * the band's width: counts.x1_span). docs/control.md derives the rule and
+ * lists the clamps; in short: the threshold grows at most GROW * max(delta, mean
  * weight) and shrinks at most half per step, never pulls (by the exact
  * partition counts) more than twice the target, never stalls on an empty
  * frontier (it jumps past far_min), and is always finite and >= 1.
