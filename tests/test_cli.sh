@@ -197,10 +197,15 @@ done
 check heap-mixed 0 "$bin" heap --n 3000 --k 32 --mix 0.6 --op-keys 5 --backend cpu --verify --json -q
 expect_in heap-mixed "$tmp/out" '"workload":"mixed"'
 expect_in heap-mixed "$tmp/out" '"verified":true'
+check heap-shards 0 "$bin" heap --n 20000 --k 64 --pairs --shards 2 --backend cpu --verify --json -q
+expect_in heap-shards "$tmp/out" '"verified":true'
+expect_in heap-shards "$tmp/out" '"shards":2'
+check heap-shards-mix 2 "$bin" heap --n 1000 --mix 0.5 --shards 2
+one_line_error heap-shards-mix
 check heap-text 0 "$bin" heap --n 1000 --k 16 --order asc --backend cpu --verify
 expect_in heap-text "$tmp/out" "PASS"
 for bad in "--n 0" "--k 3" "--k 2048" "--mix 1.5" "--keys u16" "--order sideways" \
-           "--op-keys 0" "--backend tpu"; do
+           "--op-keys 0" "--backend tpu" "--shards 3"; do
   name="heap-bad-${bad// /}"
   check "$name" 2 "$bin" heap $bad
   one_line_error "$name"

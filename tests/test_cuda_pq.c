@@ -143,40 +143,44 @@ static void big_heap_sort_device_arrays(void **state) {
   wg_ctx_t *ctx = NULL;
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
   const uint64_t n = 1u << 22;
-  uint32_t *h = malloc(n * 4), *hv = malloc(n * 4), *o = malloc(n * 4), *ov = malloc(n * 4);
-  for (uint64_t i = 0; i < n; i++) {
-    h[i] = (uint32_t)(wg__mix64(i) >> 40);
-    hv[i] = (uint32_t)i;
-  }
-  void *dk, *dv;
-  assert_int_equal(cudaMalloc(&dk, n * 4), cudaSuccess);
-  assert_int_equal(cudaMalloc(&dv, n * 4), cudaSuccess);
-  cudaMemcpy(dk, h, n * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(dv, hv, n * 4, cudaMemcpyHostToDevice);
-  wg_pq_t *pq = make_pq(ctx, 1024, n, WG_PQ_KEY_F32, 1, 0);
-  wgt_assert_status(ctx, wg_pq_insert(ctx, pq, dk, dv, n, NULL), WG_OK);
-  uint64_t got = 0;
-  wgt_assert_status(ctx, wg_pq_delete_min(ctx, pq, dk, dv, n, &got, NULL), WG_OK);
-  assert_true(got == n);
-  cudaMemcpy(o, dk, n * 4, cudaMemcpyDeviceToHost);
-  cudaMemcpy(ov, dv, n * 4, cudaMemcpyDeviceToHost);
-  wg__pq_oracle orc;
-  assert_int_equal(wg__pq_oracle_init(ctx, &orc, n), WG_OK);
-  for (uint64_t i = 0; i < n; i++)
-    wg__pq_oracle_push(&orc, item_of(WG_PQ_KEY_F32, h, hv, 1, i));
-  for (uint64_t i = 0; i < n; i++) {
-    wg__pq_item w, g = item_of(WG_PQ_KEY_F32, o, ov, 1, i);
-    wg__pq_oracle_pop(&orc, &w);
-    if (w.key != g.key || w.val != g.val) {
-      printf("item %llu: (%llu,%u) vs oracle (%llu,%u)\n", (unsigned long long)i,
-             (unsigned long long)g.key, g.val, (unsigned long long)w.key, w.val);
-      fail();
+  /* one heap, then two behind a front (runs of 32k keys: 64 refill rounds) */
+  for (g_shards = 1; g_shards <= 2; g_shards++) {
+    uint32_t *h = malloc(n * 4), *hv = malloc(n * 4), *o = malloc(n * 4), *ov = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++) {
+      h[i] = (uint32_t)(wg__mix64(i) >> 40);
+      hv[i] = (uint32_t)i;
     }
+    void *dk, *dv;
+    assert_int_equal(cudaMalloc(&dk, n * 4), cudaSuccess);
+    assert_int_equal(cudaMalloc(&dv, n * 4), cudaSuccess);
+    cudaMemcpy(dk, h, n * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dv, hv, n * 4, cudaMemcpyHostToDevice);
+    wg_pq_t *pq = make_pq(ctx, 1024, n, WG_PQ_KEY_F32, 1, 0);
+    wgt_assert_status(ctx, wg_pq_insert(ctx, pq, dk, dv, n, NULL), WG_OK);
+    uint64_t got = 0;
+    wgt_assert_status(ctx, wg_pq_delete_min(ctx, pq, dk, dv, n, &got, NULL), WG_OK);
+    assert_true(got == n);
+    cudaMemcpy(o, dk, n * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(ov, dv, n * 4, cudaMemcpyDeviceToHost);
+    wg__pq_oracle orc;
+    assert_int_equal(wg__pq_oracle_init(ctx, &orc, n), WG_OK);
+    for (uint64_t i = 0; i < n; i++)
+      wg__pq_oracle_push(&orc, item_of(WG_PQ_KEY_F32, h, hv, 1, i));
+    for (uint64_t i = 0; i < n; i++) {
+      wg__pq_item w, g = item_of(WG_PQ_KEY_F32, o, ov, 1, i);
+      wg__pq_oracle_pop(&orc, &w);
+      if (w.key != g.key || w.val != g.val) {
+        printf("item %llu: (%llu,%u) vs oracle (%llu,%u)\n", (unsigned long long)i,
+               (unsigned long long)g.key, g.val, (unsigned long long)w.key, w.val);
+        fail();
+      }
+    }
+    wg__pq_oracle_free(&orc);
+    cudaFree(dk), cudaFree(dv);
+    free(h), free(hv), free(o), free(ov);
+    wg_pq_destroy(&pq);
   }
-  wg__pq_oracle_free(&orc);
-  cudaFree(dk), cudaFree(dv);
-  free(h), free(hv), free(o), free(ov);
-  wg_pq_destroy(&pq);
+  g_shards = 1;
   wg_ctx_destroy(&ctx);
 }
 #endif
@@ -304,6 +308,7 @@ int main(void) {
       cmocka_unit_test(heap_sort_all),
       cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
+      cmocka_unit_test(two_heaps_behind_a_front),
       cmocka_unit_test(mixed_matches_oracle),
       cmocka_unit_test(mixed_many_blocks),
       cmocka_unit_test(slow_root_readers),

@@ -18,6 +18,9 @@
 
 enum { ORD_RANDOM, ORD_ASC, ORD_DESC, ORD_EQUAL };
 
+/* Heaps made by make_pq: 1, or 2 (two heaps behind a merging front). */
+static uint32_t g_shards = 1;
+
 /* Keys of type t in order `ord` (with duplicates in random: a narrow range
  * half the time), values = index. */
 static void make_keys(wg_pq_key_type t, int ord, uint64_t n, uint64_t seed, void *keys,
@@ -68,6 +71,7 @@ static wg_pq_t *make_pq(wg_ctx_t *ctx, uint32_t k, uint64_t cap, wg_pq_key_type 
   o.pairs = pairs;
   o.op_keys = op_keys;
   o.backend = PQ_BACKEND;
+  o.shards = g_shards;
   wg_pq_t *pq = NULL;
   wgt_assert_status(ctx, wg_pq_create(ctx, &pq, &o), WG_OK);
   return pq;
@@ -171,6 +175,104 @@ static void heap_sort_bulk_deletes(void **state) {
         heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ORD_RANDOM, 6 * k + 1, 0, 3,
                          6 * k, seed++); /* a small heap */
       }
+  wg_ctx_destroy(&ctx);
+}
+
+/* Two heaps behind a merging front (shards = 2): the heap sorts and bulk
+ * deletes above, then inserts and deletes of random sizes interleaved
+ * (every insert returns the front's staged runs to their heaps) against
+ * the oracle item by item, the capacity, and what the front refuses. */
+static void interleaved_against_oracle(wg_ctx_t *ctx, uint32_t k, wg_pq_key_type t,
+                                       int pairs, uint64_t cap, int ops, uint64_t seed) {
+  const size_t kb = wg_pq_key_bytes(t);
+  const uint64_t maxn = 3ull * k + 5, maxd = 5ull * k + 7;
+  void *keys = malloc(maxn * kb + 8), *out = malloc(maxd * kb + 8);
+  uint32_t *vals = malloc(maxn * 4 + 4), *ovals = malloc(maxd * 4 + 4);
+  wg_pq_t *pq = make_pq(ctx, k, cap, t, pairs, 0);
+  wg__pq_oracle o;
+  assert_int_equal(wg__pq_oracle_init(ctx, &o, cap), WG_OK);
+  wg__rng r;
+  wg__rng_seed(&r, seed);
+  int bad = 0;
+  for (int op = 0; op < ops && !bad; op++) {
+    const int insert = o.n == 0 || wg__rng_next(&r) % 100 < 55;
+    if (insert) {
+      uint64_t n = 1 + wg__rng_next(&r) % maxn;
+      make_keys(t, ORD_RANDOM, n, wg__rng_next(&r), keys, vals);
+      const wg_status st = wg_pq_insert(ctx, pq, keys, pairs ? vals : NULL, n, NULL);
+      if (o.n + n > cap) {
+        assert_int_equal(st, WG_EFULL);
+        continue;
+      }
+      wgt_assert_status(ctx, st, WG_OK);
+      for (uint64_t i = 0; i < n; i++) wg__pq_oracle_push(&o, item_of(t, keys, vals, pairs, i));
+    } else {
+      const uint64_t m = 1 + wg__rng_next(&r) % maxd, expect = m < o.n ? m : o.n;
+      uint64_t got = 0;
+      wgt_assert_status(ctx, wg_pq_delete_min(ctx, pq, out, pairs ? ovals : NULL, m, &got, NULL),
+                        WG_OK);
+      assert_true(got == expect);
+      for (uint64_t i = 0; i < got; i++) {
+        wg__pq_item want, have = item_of(t, out, ovals, pairs, i);
+        wg__pq_oracle_pop(&o, &want);
+        if ((want.key != have.key || want.val != have.val) && bad++ < 5)
+          printf("shards=2 k=%u type=%s pairs=%d op %d: item %llu of %llu is (%llu,%u), "
+                 "oracle (%llu,%u)\n",
+                 k, wg_pq_key_type_name(t), pairs, op, (unsigned long long)i,
+                 (unsigned long long)got, (unsigned long long)have.key, have.val,
+                 (unsigned long long)want.key, want.val);
+      }
+    }
+    uint64_t size = 0;
+    wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
+    assert_true(size == o.n);
+  }
+  wg__pq_oracle_free(&o);
+  wg_pq_destroy(&pq);
+  free(keys), free(out), free(vals), free(ovals);
+  assert_int_equal(bad, 0);
+}
+
+static void two_heaps_behind_a_front(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  g_shards = 2;
+  const uint32_t ks[] = {1, 32, 1024};
+  uint64_t seed = 900;
+  for (int t = 0; t < 3; t++)
+    for (int pairs = 0; pairs < 2; pairs++) {
+      for (int ord = 0; ord < 4; ord++)
+        for (unsigned ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+          const uint32_t k = ks[ki];
+          const uint64_t n = k == 1 ? 3001 : (uint64_t)k * 37 + 11;
+          heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ord, n, 0, n, n, seed++);
+          heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ord, n, 0, k / 2 + 1, 3 * k + 1,
+                           seed++);
+        }
+      /* a heap large enough for several rounds of refills per delete */
+      heap_sort_chunks(ctx, 256, (wg_pq_key_type)t, pairs, ORD_RANDOM, 200003, 0, 77777,
+                       50001, seed++);
+      interleaved_against_oracle(ctx, 32, (wg_pq_key_type)t, pairs, 4000, 400, seed++);
+      interleaved_against_oracle(ctx, 1024, (wg_pq_key_type)t, pairs, 60000, 150, seed++);
+    }
+  /* what the front refuses: three shards, the mixed workload */
+  wg_pq_opts o;
+  wg_pq_opts_defaults(&o);
+  o.capacity = 1000;
+  o.backend = PQ_BACKEND;
+  o.shards = 3;
+  wg_pq_t *pq = NULL;
+  assert_int_equal(wg_pq_create(ctx, &pq, &o), WG_EINVAL);
+  assert_null(pq);
+  o.shards = 2;
+  wgt_assert_status(ctx, wg_pq_create(ctx, &pq, &o), WG_OK);
+  wg_pq_mixed_opts mo;
+  wg_pq_mixed_opts_defaults(&mo);
+  mo.ops = 10;
+  assert_int_equal(wg_pq_mixed(ctx, pq, &mo, NULL), WG_ENOTSUP);
+  wg_pq_destroy(&pq);
+  g_shards = 1;
   wg_ctx_destroy(&ctx);
 }
 
@@ -289,6 +391,7 @@ int main(void) {
       cmocka_unit_test(heap_sort_all),
       cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
+      cmocka_unit_test(two_heaps_behind_a_front),
       cmocka_unit_test(mixed_matches_oracle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,12 @@ typedef struct wg_pq_opts {
                               (for benchmarks) */
   uint32_t blocks;         /* CUDA: concurrent thread blocks in bulk calls;
                               0 = chosen from the device */
+  uint32_t shards;         /* 1 (or 0): one heap; 2: two heaps, each with
+                              half the keys and (CUDA) half the SMs, whose
+                              bulk deletes a front merges (twice the delete
+                              rate: docs/pq.md, "Two heaps behind a front").
+                              Bulk calls only (no wg_pq_mixed), and calls
+                              on one heap run one at a time */
 } wg_pq_opts;
 
 void wg_pq_opts_defaults(wg_pq_opts *opts);

@@ -111,6 +111,70 @@ wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
   return absent(why, why_cap);
 }
 
+/* ---- the two-heap front ------------------------------------------------------------ */
+
+wg_status wg__cuda_front_alloc(int device, size_t bytes, void **p, char *why,
+                               size_t why_cap) {
+  (void)device, (void)bytes;
+  *p = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_front_free(void *p) { (void)p; }
+
+wg_status wg__cuda_front_stream(int device, void **stream, char *why, size_t why_cap) {
+  (void)device;
+  *stream = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_front_stream_destroy(void *stream) { (void)stream; }
+
+wg_status wg__cuda_front_sync(void *stream, char *why, size_t why_cap) {
+  (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_front_copy(void *dst, const void *src, size_t bytes, void *stream,
+                              char *why, size_t why_cap) {
+  (void)dst, (void)src, (void)bytes, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_front_item(int key_type, const void *keys, const uint32_t *vals,
+                              uint64_t i, uint64_t *ord, uint32_t *val, void *stream,
+                              char *why, size_t why_cap) {
+  (void)key_type, (void)keys, (void)vals, (void)i, (void)ord, (void)val, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_front_count_le(int key_type, const void *keys, const uint32_t *vals,
+                                  uint64_t n, uint64_t bound, uint32_t bound_val,
+                                  uint64_t *count, void *stream, char *why,
+                                  size_t why_cap) {
+  (void)key_type, (void)keys, (void)vals, (void)n, (void)bound, (void)bound_val;
+  (void)count, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_front_corank(int key_type, const void *a, const uint32_t *av,
+                                uint64_t na, const void *b, const uint32_t *bv,
+                                uint64_t nb, uint64_t need, uint64_t *take_a,
+                                void *stream, char *why, size_t why_cap) {
+  (void)key_type, (void)a, (void)av, (void)na, (void)b, (void)bv, (void)nb, (void)need;
+  (void)take_a, (void)stream;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_front_merge(int key_type, int pairs, const void *ak, const uint32_t *av,
+                               uint64_t na, const void *bk, const uint32_t *bv,
+                               uint64_t nb, void *ok, uint32_t *ov, void *stream,
+                               char *why, size_t why_cap) {
+  (void)key_type, (void)pairs, (void)ak, (void)av, (void)na, (void)bk, (void)bv, (void)nb;
+  (void)ok, (void)ov, (void)stream;
+  return absent(why, why_cap);
+}
+
 /* ---- collectives ---------------------------------------------------------------- */
 
 wg_status wg__cuda_coll_create(const int *devices, int n, const wg__cuda_coll_cfg *cfg,

@@ -187,6 +187,42 @@ wg_status wg__cuda_pq_sort_ceiling(int device, int key_type, int pairs,
                                    uint64_t n, unsigned repeat, double *seconds,
                                    char *why, size_t why_cap);
 
+/* ---- the two-heap front's device primitives (src/cuda/pq/pq_front.cu) -------
+ * Runs: keys (key_type as above) with optional values (NULL: keys alone) in
+ * device memory, sorted in the heap's order (ordered key, then value).
+ * Every call synchronises `stream` before returning. */
+wg_status wg__cuda_front_alloc(int device, size_t bytes, void **p, char *why,
+                               size_t why_cap);
+void wg__cuda_front_free(void *p);
+/* A non-blocking stream of its own on `device`. */
+wg_status wg__cuda_front_stream(int device, void **stream, char *why, size_t why_cap);
+void wg__cuda_front_stream_destroy(void *stream);
+wg_status wg__cuda_front_sync(void *stream, char *why, size_t why_cap);
+/* Any direction (host or device on either side). */
+wg_status wg__cuda_front_copy(void *dst, const void *src, size_t bytes, void *stream,
+                              char *why, size_t why_cap);
+/* Item i as (ordered key, value). */
+wg_status wg__cuda_front_item(int key_type, const void *keys, const uint32_t *vals,
+                              uint64_t i, uint64_t *ord, uint32_t *val, void *stream,
+                              char *why, size_t why_cap);
+/* Items of [0, n) not above (bound, bound_val). */
+wg_status wg__cuda_front_count_le(int key_type, const void *keys, const uint32_t *vals,
+                                  uint64_t n, uint64_t bound, uint32_t bound_val,
+                                  uint64_t *count, void *stream, char *why,
+                                  size_t why_cap);
+/* How many of the first `need` outputs of merge(a, b) come from a (a first
+ * on equal items). */
+wg_status wg__cuda_front_corank(int key_type, const void *a, const uint32_t *av,
+                                uint64_t na, const void *b, const uint32_t *bv,
+                                uint64_t nb, uint64_t need, uint64_t *take_a,
+                                void *stream, char *why, size_t why_cap);
+/* Merges a[0, na) and b[0, nb) into ok/ov (host or device; ov may be NULL
+ * to drop the values). */
+wg_status wg__cuda_front_merge(int key_type, int pairs, const void *ak, const uint32_t *av,
+                               uint64_t na, const void *bk, const uint32_t *bv,
+                               uint64_t nb, void *ok, uint32_t *ov, void *stream,
+                               char *why, size_t why_cap);
+
 /* ---- collectives (src/cuda/coll) -------------------------------------------
  * A wg__cuda_coll holds, per driven rank, the GPU, its staging area (flags
  * and data regions, schedule.h's layout), the peers' staging areas mapped

@@ -2,6 +2,7 @@
  * batched CPU heap or, through the gateway, to the CUDA heap. Also the
  * mixed workload and its verification by replay against the oracle, which
  * both backends share. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -61,6 +62,10 @@ wg_status wg_pq_create(wg_ctx_t *ctx, wg_pq_t **out, const wg_pq_opts *opts) {
   if (o.op_keys > o.k)
     return wg__error(ctx, WG_EINVAL, "pq: op_keys = %u exceeds k = %u", o.op_keys, o.k);
   o.pairs = o.pairs ? 1 : 0;
+  if (o.shards == 0) o.shards = 1;
+  if (o.shards != 1 && o.shards != WG__PQ_SHARDS)
+    return wg__error(ctx, WG_EINVAL, "pq: shards = %u (1, or %d heaps behind a front)",
+                     o.shards, WG__PQ_SHARDS);
   if (o.backend == WG_BACKEND_AUTO) {
     int count = 0;
     o.backend = wg__cuda_device_count(&count, why, sizeof why) == WG_OK && count > 0
@@ -82,7 +87,9 @@ wg_status wg_pq_create(wg_ctx_t *ctx, wg_pq_t **out, const wg_pq_opts *opts) {
   pq->magic = WG__PQ_MAGIC;
   pq->o = o;
   pq->backend = o.backend;
-  if (o.backend == WG_BACKEND_CPU) {
+  if (o.shards > 1) {
+    st = wg__pq_front_create(ctx, &o, &pq->front, &pq->bytes);
+  } else if (o.backend == WG_BACKEND_CPU) {
     st = wg__pq_cpu_create(ctx, &pq->cpu, o.k, o.capacity);
     if (st == WG_OK) pq->bytes = wg__pq_cpu_bytes(pq->cpu);
   } else {
@@ -101,6 +108,7 @@ wg_status wg_pq_create(wg_ctx_t *ctx, wg_pq_t **out, const wg_pq_opts *opts) {
 void wg_pq_destroy(wg_pq_t **pqp) {
   if (!pqp || !*pqp) return;
   wg_pq_t *pq = *pqp;
+  wg__pq_front_destroy(&pq->front);
   wg__pq_cpu_destroy(&pq->cpu);
   if (pq->gpu) wg__cuda_pq_destroy(pq->gpu);
   pq->magic = 0xdeadbeefu;
@@ -116,6 +124,7 @@ uint64_t wg_pq_memory_bytes(const wg_pq_t *pq) { return valid(pq) ? pq->bytes : 
 wg_status wg_pq_size(wg_ctx_t *ctx, wg_pq_t *pq, uint64_t *size, void *stream) {
   char why[256] = "";
   if (!valid(pq) || !size) return wg__error(ctx, WG_EINVAL, "pq size: bad arguments");
+  if (pq->front) return wg__pq_front_size(pq->front, size);
   if (pq->cpu) {
     *size = pq->cpu->size;
     return WG_OK;
@@ -155,23 +164,16 @@ static void from_item(const wg_pq_t *pq, wg__pq_item it, void *keys, uint32_t *v
   if (pq->o.pairs && vals) vals[i] = it.val;
 }
 
-wg_status wg_pq_insert(wg_ctx_t *ctx, wg_pq_t *pq, const void *keys,
-                       const uint32_t *values, uint64_t n, void *stream) {
-  char why[256] = "";
-  if (!valid(pq)) return wg__error(ctx, WG_EINVAL, "pq insert: not a heap");
-  if (n == 0) return WG_OK;
-  if (!keys || (pq->o.pairs && !values))
-    return wg__error(ctx, WG_EINVAL, "pq insert: NULL %s", keys ? "values" : "keys");
-  if (pq->gpu) {
-    wg_status st = wg__cuda_pq_insert(pq->gpu, keys, values, n, stream, why, sizeof why);
-    return st == WG_OK ? st : wg__error(ctx, st, "pq insert: %s", why);
-  }
+wg_status wg__pq_insert_raw(wg_pq_t *pq, const void *keys, const uint32_t *values,
+                            uint64_t n, void *stream, char *why, size_t why_cap) {
+  if (pq->gpu) return wg__cuda_pq_insert(pq->gpu, keys, values, n, stream, why, why_cap);
   wg__pq_cpu *h = pq->cpu;
-  if (n > h->capacity - h->size)
-    return wg__error(ctx, WG_EFULL,
-                     "pq insert: %llu keys would exceed the capacity (%llu held of %llu)",
-                     (unsigned long long)n, (unsigned long long)h->size,
-                     (unsigned long long)h->capacity);
+  if (n > h->capacity - h->size) {
+    snprintf(why, why_cap, "%llu keys would exceed the capacity (%llu held of %llu)",
+             (unsigned long long)n, (unsigned long long)h->size,
+             (unsigned long long)h->capacity);
+    return WG_EFULL;
+  }
   wg__pq_item *batch = h->io;
   const uint32_t op = pq->o.op_keys;
   for (uint64_t i = 0; i < n; i += op) {
@@ -182,18 +184,21 @@ wg_status wg_pq_insert(wg_ctx_t *ctx, wg_pq_t *pq, const void *keys,
   return WG_OK;
 }
 
-wg_status wg_pq_delete_min(wg_ctx_t *ctx, wg_pq_t *pq, void *keys, uint32_t *values,
-                           uint64_t n, uint64_t *deleted, void *stream) {
+wg_status wg_pq_insert(wg_ctx_t *ctx, wg_pq_t *pq, const void *keys,
+                       const uint32_t *values, uint64_t n, void *stream) {
   char why[256] = "";
-  if (deleted) *deleted = 0;
-  if (!valid(pq)) return wg__error(ctx, WG_EINVAL, "pq delete: not a heap");
+  if (!valid(pq)) return wg__error(ctx, WG_EINVAL, "pq insert: not a heap");
   if (n == 0) return WG_OK;
-  if (!keys) return wg__error(ctx, WG_EINVAL, "pq delete: NULL keys");
-  if (pq->gpu) {
-    wg_status st =
-        wg__cuda_pq_delete(pq->gpu, keys, values, n, deleted, stream, why, sizeof why);
-    return st == WG_OK ? st : wg__error(ctx, st, "pq delete: %s", why);
-  }
+  if (!keys || (pq->o.pairs && !values))
+    return wg__error(ctx, WG_EINVAL, "pq insert: NULL %s", keys ? "values" : "keys");
+  if (pq->front) return wg__pq_front_insert(ctx, pq->front, keys, values, n, stream);
+  wg_status st = wg__pq_insert_raw(pq, keys, values, n, stream, why, sizeof why);
+  return st == WG_OK ? st : wg__error(ctx, st, "pq insert: %s", why);
+}
+
+wg_status wg__pq_delete_raw(wg_pq_t *pq, void *keys, uint32_t *values, uint64_t n,
+                            uint64_t *deleted, void *stream, char *why, size_t why_cap) {
+  if (pq->gpu) return wg__cuda_pq_delete(pq->gpu, keys, values, n, deleted, stream, why, why_cap);
   wg__pq_cpu *h = pq->cpu;
   wg__pq_item *batch = h->io;
   const uint32_t op = pq->o.op_keys;
@@ -207,6 +212,18 @@ wg_status wg_pq_delete_min(wg_ctx_t *ctx, wg_pq_t *pq, void *keys, uint32_t *val
   }
   if (deleted) *deleted = done;
   return WG_OK;
+}
+
+wg_status wg_pq_delete_min(wg_ctx_t *ctx, wg_pq_t *pq, void *keys, uint32_t *values,
+                           uint64_t n, uint64_t *deleted, void *stream) {
+  char why[256] = "";
+  if (deleted) *deleted = 0;
+  if (!valid(pq)) return wg__error(ctx, WG_EINVAL, "pq delete: not a heap");
+  if (n == 0) return WG_OK;
+  if (!keys) return wg__error(ctx, WG_EINVAL, "pq delete: NULL keys");
+  if (pq->front) return wg__pq_front_delete(ctx, pq->front, keys, values, n, deleted, stream);
+  wg_status st = wg__pq_delete_raw(pq, keys, values, n, deleted, stream, why, sizeof why);
+  return st == WG_OK ? st : wg__error(ctx, st, "pq delete: %s", why);
 }
 
 /* ---- the mixed workload -------------------------------------------------------- */
@@ -340,6 +357,10 @@ wg_status wg_pq_mixed(wg_ctx_t *ctx, wg_pq_t *pq, const wg_pq_mixed_opts *mo,
   memset(&res, 0, sizeof res);
   if (out) memset(out, 0, sizeof *out);
   if (!valid(pq) || !mo) return wg__error(ctx, WG_EINVAL, "pq mixed: bad arguments");
+  if (pq->front)
+    return wg__error(ctx, WG_ENOTSUP,
+                     "pq mixed: the workload runs from kernels on one heap's root; a heap "
+                     "of %u shards takes bulk calls only", pq->o.shards);
   uint32_t op_keys = mo->op_keys ? mo->op_keys : pq->o.k;
   if (op_keys > pq->o.k || !(mo->insert_fraction >= 0 && mo->insert_fraction <= 1))
     return wg__error(ctx, WG_EINVAL, "pq mixed: op_keys %u > k %u or fraction %g not in [0, 1]",

@@ -6,6 +6,8 @@
 #ifndef WG_PQ_INTERNAL_H
 #define WG_PQ_INTERNAL_H
 
+#include <pthread.h>
+
 #include "core/internal.h"
 #include "cuda/gateway.h"
 #include "pq/pq_common.h"
@@ -54,14 +56,52 @@ uint32_t wg__pq_cpu_delete(wg__pq_cpu *h, wg__pq_item *out, uint32_t n);
 
 #define WG__PQ_MAGIC 0x70714851u
 
+/* Two heaps behind a merging front (src/pq/front.c). */
+#define WG__PQ_SHARDS 2
+
+typedef struct wg__pq_run {
+  void *keys[2];      /* two buffers (the heaps' memory): items move between */
+  uint32_t *vals[2];  /* them when a run is compacted */
+  int cur;            /* the buffer in use */
+  uint64_t head, count, cap; /* items [head, head + count) of cur */
+} wg__pq_run;
+
+typedef struct wg__pq_front {
+  wg_pq_key_type key_type;
+  int pairs, cuda, device, lock_ok;
+  uint64_t capacity, chunk;
+  struct wg_pq *sub[WG__PQ_SHARDS];
+  uint64_t held[WG__PQ_SHARDS]; /* items in heap j (its run not counted) */
+  wg__pq_run run[WG__PQ_SHARDS];
+  void *stream[WG__PQ_SHARDS];  /* CUDA: each heap's own stream */
+  pthread_mutex_t lock;         /* the calls on one front, one at a time */
+} wg__pq_front;
+
+wg_status wg__pq_front_create(wg_ctx_t *ctx, const wg_pq_opts *o, wg__pq_front **out,
+                              uint64_t *bytes);
+void wg__pq_front_destroy(wg__pq_front **f);
+wg_status wg__pq_front_size(wg__pq_front *f, uint64_t *size);
+wg_status wg__pq_front_insert(wg_ctx_t *ctx, wg__pq_front *f, const void *keys,
+                              const uint32_t *vals, uint64_t n, void *stream);
+wg_status wg__pq_front_delete(wg_ctx_t *ctx, wg__pq_front *f, void *keys, uint32_t *vals,
+                              uint64_t n, uint64_t *deleted, void *stream);
+
 struct wg_pq {
   uint32_t magic;
   wg_pq_opts o;       /* k, capacity, key type, pairs, op_keys resolved */
   wg_backend backend; /* CPU or CUDA */
   wg__pq_cpu *cpu;
   wg__cuda_pq *gpu;
+  wg__pq_front *front; /* shards = 2: the two heaps (cpu and gpu NULL) */
   uint64_t bytes;
 };
+
+/* The bulk calls without a context (the front calls them from two
+ * threads): the backend's work, errors as a status and a reason in why. */
+wg_status wg__pq_insert_raw(struct wg_pq *pq, const void *keys, const uint32_t *values,
+                            uint64_t n, void *stream, char *why, size_t why_cap);
+wg_status wg__pq_delete_raw(struct wg_pq *pq, void *keys, uint32_t *values, uint64_t n,
+                            uint64_t *deleted, void *stream, char *why, size_t why_cap);
 
 /* Replays a mixed workload's log in ticket order against the oracle (see
  * wg_pq_mixed). dlog holds op_keys items per operation (what deletes

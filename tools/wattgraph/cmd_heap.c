@@ -68,7 +68,7 @@ static void make_keys(wg_pq_key_type t, const char *order, uint64_t n, uint64_t 
 
 int cmd_heap(int argc, char **argv) {
   uint64_t n = 1u << 20, seed = 1, ops = 0;
-  uint32_t k = 1024, op_keys = 0, blocks = 0;
+  uint32_t k = 1024, op_keys = 0, blocks = 0, shards = 1;
   int pairs = 0, verify = 0, json = 0, quiet = 0, threads = 0, have_mix = 0, device = 0;
   double mixf = 0.5;
   const char *keys_name = "u32", *order = "random", *backend_name = "auto";
@@ -92,6 +92,9 @@ int cmd_heap(int argc, char **argv) {
        "keys per operation (fewer than k: partial batches)", "k", 1, 1024, NULL},
       {"blocks", 0, OPT_U32, &blocks, "B", "CUDA: concurrent thread blocks", "one per SM",
        1, 100000, NULL},
+      {"shards", 0, OPT_U32, &shards, "S",
+       "1: one heap; 2: two heaps behind a merging front (heap sort only)", "1", 1, 2,
+       NULL},
       {"backend", 'b', OPT_STRING, &backend_name, "B", "auto, cpu or cuda", "auto", 0, 0,
        NULL},
       {"device", 0, OPT_INT, &device, "N", "CUDA device ordinal", "0", 0, 1024, NULL},
@@ -142,7 +145,13 @@ int cmd_heap(int argc, char **argv) {
   po.device = device;
   po.op_keys = op_keys;
   po.blocks = blocks;
+  po.shards = shards;
   po.capacity = have_mix ? n + ops * opk : n;
+  if (have_mix && shards > 1) {
+    cli_error("heap: --mix runs from kernels on one heap's root; --shards %u takes the "
+              "heap sort only", shards);
+    return CLI_USAGE;
+  }
 
   wg_ctx_t *ctx = NULL;
   wg_pq_t *pq = NULL;
@@ -269,6 +278,7 @@ int cmd_heap(int argc, char **argv) {
     json_u64(&j, "k", k);
     json_u64(&j, "n", n);
     json_u64(&j, "op_keys", opk);
+    json_u64(&j, "shards", shards);
     if (have_mix) {
       json_num(&j, "insert_fraction", mixf);
       json_u64(&j, "ops", ops);
