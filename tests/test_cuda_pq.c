@@ -309,6 +309,7 @@ int main(void) {
       cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
       cmocka_unit_test(two_heaps_behind_a_front),
+      cmocka_unit_test(front_from_two_threads),
       cmocka_unit_test(mixed_matches_oracle),
       cmocka_unit_test(mixed_many_blocks),
       cmocka_unit_test(slow_root_readers),

@@ -5,6 +5,7 @@
  * heap is WG_EFULL with nothing inserted. Shared with test_cuda_pq.c, which
  * runs the same checks on the GPU backend (PQ_BACKEND). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,84 @@ static void two_heaps_behind_a_front(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Calls on one two-heap front from two host threads at once (each with its
+ * own context): the front's mutex serialises them, so every key comes out
+ * exactly once and every call's output is sorted. */
+typedef struct front_thread {
+  wg_pq_t *pq;
+  uint32_t base, n, batch;
+  int deleter;
+  uint32_t *out;
+  uint64_t got;
+  int ok;
+} front_thread;
+
+static void *front_worker(void *arg) {
+  front_thread *w = arg;
+  wg_ctx_t *ctx = NULL;
+  w->ok = wg_ctx_create(&ctx) == WG_OK;
+  uint32_t keys[1024], vals[1024];
+  for (uint32_t i = 0; w->ok && i < w->n; i += w->batch) {
+    const uint32_t m = w->n - i < w->batch ? w->n - i : w->batch;
+    if (!w->deleter) {
+      for (uint32_t j = 0; j < m; j++) {
+        /* distinct: x -> x * c mod p is one to one below the prime p */
+        keys[j] = (uint32_t)((uint64_t)(w->base + i + j) * 2654435761u % 1000003u);
+        vals[j] = w->base + i + j;
+      }
+      w->ok = wg_pq_insert(ctx, w->pq, keys, vals, m, NULL) == WG_OK;
+      if (!w->ok) printf("front thread insert: %s\n", wg_ctx_last_error(ctx));
+    } else {
+      uint64_t got = 0;
+      w->ok = wg_pq_delete_min(ctx, w->pq, keys, vals, m, &got, NULL) == WG_OK;
+      for (uint64_t j = 1; j < got; j++) w->ok &= keys[j - 1] < keys[j];
+      for (uint64_t j = 0; j < got; j++) w->out[w->got + j] = vals[j];
+      w->got += got;
+    }
+  }
+  wg_ctx_destroy(&ctx);
+  return NULL;
+}
+
+static void front_from_two_threads(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  g_shards = 2;
+  enum { N = 60000 };
+  wg_pq_t *pq = make_pq(ctx, 64, 2 * N, WG_PQ_KEY_U32, 1, 0);
+  uint32_t *outa = calloc(N, 4), *outb = calloc(N, 4);
+  unsigned char *seen = calloc(2 * N, 1);
+  front_thread w[2] = {{pq, 0, N, 777, 0, NULL, 0, 0}, {pq, N, N, 555, 0, NULL, 0, 0}};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, front_worker, &w[1]), 0);
+  front_worker(&w[0]);
+  pthread_join(t, NULL);
+  assert_true(w[0].ok && w[1].ok);
+  uint64_t size = 0;
+  wgt_assert_status(ctx, wg_pq_size(ctx, pq, &size, NULL), WG_OK);
+  assert_true(size == 2 * N);
+  /* two deleters at once, then every value exactly once */
+  w[0] = (front_thread){pq, 0, N, 1000, 1, outa, 0, 0};
+  w[1] = (front_thread){pq, 0, N, 333, 1, outb, 0, 0};
+  assert_int_equal(pthread_create(&t, NULL, front_worker, &w[1]), 0);
+  front_worker(&w[0]);
+  pthread_join(t, NULL);
+  assert_true(w[0].ok && w[1].ok);
+  assert_true(w[0].got + w[1].got == 2 * N);
+  int dup = 0;
+  for (int i = 0; i < 2; i++)
+    for (uint64_t j = 0; j < w[i].got; j++) {
+      const uint32_t v = w[i].out[j];
+      if (v >= 2 * N || seen[v]++) dup++;
+    }
+  assert_int_equal(dup, 0);
+  wg_pq_destroy(&pq);
+  free(outa), free(outb), free(seen);
+  g_shards = 1;
+  wg_ctx_destroy(&ctx);
+}
+
 static void partial_batches(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -392,6 +471,7 @@ int main(void) {
       cmocka_unit_test(heap_sort_bulk_deletes),
       cmocka_unit_test(partial_batches),
       cmocka_unit_test(two_heaps_behind_a_front),
+      cmocka_unit_test(front_from_two_threads),
       cmocka_unit_test(mixed_matches_oracle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
