@@ -93,11 +93,12 @@ if [ "${WG_GPU_BENCH:-1}" != 0 ]; then
   WG_BENCH_QUICK=1 WG_BENCH_MULTS=0.0625,0.125 WG_BENCH_PS=262144,524288 bench kron 150 \
     "$B"/bench_sssp_gpu kron21 kron22
   bench heap 120 "$WG_BIN" heap --n 134217728 --k 1024 --pairs --backend cuda --json -q
+  bench heap-shards2 120 "$WG_BIN" heap --n 134217728 --k 1024 --pairs --shards 2 --backend cuda --json -q
   bench heap-partial100 60 "$WG_BIN" heap --n 16777216 --op-keys 100 --backend cuda --json -q
   bench heap-partial127 60 "$WG_BIN" heap --n 16777216 --op-keys 127 --backend cuda --json -q
   grep -E "^(FLA|road1.5M) |energy medians" "$OUT/bench-async.txt" 2>/dev/null | tee -a "$summary"
   grep -E "^kron" "$OUT/bench-kron.txt" 2>/dev/null | head -12 | tee -a "$summary"
-  for h in heap heap-partial100 heap-partial127; do
+  for h in heap heap-shards2 heap-partial100 heap-partial127; do
     echo "$h: $(grep -oE '"((insert|delete|total)_keys_per_s|verified)":[a-z0-9.e+-]*' "$OUT/bench-$h.txt" 2>/dev/null | tr '\n' ' ')" | tee -a "$summary"
   done
 fi
