@@ -251,6 +251,9 @@ static void two_heaps_behind_a_front(void **state) {
           heap_sort_chunks(ctx, k, (wg_pq_key_type)t, pairs, ord, n, 0, k / 2 + 1, 3 * k + 1,
                            seed++);
         }
+      /* tiny queues: runs of one or two keys */
+      for (uint64_t n = 1; n <= 5; n++)
+        heap_sort_chunks(ctx, 4, (wg_pq_key_type)t, pairs, ORD_RANDOM, n, 0, 1, 2, seed++);
       /* a heap large enough for several rounds of refills per delete */
       heap_sort_chunks(ctx, 256, (wg_pq_key_type)t, pairs, ORD_RANDOM, 200003, 0, 77777,
                        50001, seed++);

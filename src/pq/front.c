@@ -174,7 +174,8 @@ static void *run_job(void *arg) {
   }
   wg__pq_run *r = &f->run[j];
   /* refill a run that is running low, from a heap that has items */
-  if (f->held[j] == 0 || r->count >= f->chunk / 2) return NULL;
+  const uint64_t low = f->chunk / 2 ? f->chunk / 2 : 1;
+  if (f->held[j] == 0 || r->count >= low) return NULL;
   if ((b->st = compact(f, j, b->why, sizeof b->why)) != WG_OK) return NULL;
   uint64_t want = f->chunk;
   if (want > f->held[j]) want = f->held[j];
@@ -241,12 +242,15 @@ wg_status wg__pq_front_create(wg_ctx_t *ctx, const wg_pq_opts *o, wg__pq_front *
     wg_device_info info;
     if ((st = wg_cuda_device_info(ctx, o->device, &info)) != WG_OK) goto fail;
     so.blocks = (uint32_t)(info.multiprocessors / 2 > 0 ? info.multiprocessors / 2 : 1);
+  } else if (f->cuda) { /* the blocks asked for, shared: two full sets cannot co-reside */
+    so.blocks = so.blocks / 2 > 0 ? so.blocks / 2 : 1;
   }
   /* runs of a chunk, refilled below half a chunk: about 1/128 of the
    * capacity, at least 4 batches, at most 4 M keys */
   uint64_t chunk = o->capacity / 128;
   if (chunk < 4ull * o->k) chunk = 4ull * o->k;
   if (chunk > (4ull << 20)) chunk = 4ull << 20;
+  if (chunk > so.capacity) chunk = so.capacity; /* a small queue: runs of its size */
   f->chunk = chunk;
   *bytes = 0;
   for (int j = 0; j < WG__PQ_SHARDS; j++) {
