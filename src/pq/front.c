@@ -205,7 +205,8 @@ static wg_status both(wg_ctx_t *ctx, job jb[2], const char *what) {
   if (threaded) pthread_join(t, NULL);
   else run_job(&jb[1]);
   for (int j = 0; j < 2; j++)
-    if (jb[j].st != WG_OK) return wg__error(ctx, jb[j].st, "pq %s (heap %d): %s", what, j, jb[j].why);
+    if (jb[j].st != WG_OK)
+      return wg__error(ctx, jb[j].st, "pq %s (heap %d): %s", what, j, jb[j].why);
   return WG_OK;
 }
 
@@ -256,7 +257,8 @@ wg_status wg__pq_front_create(wg_ctx_t *ctx, const wg_pq_opts *o, wg__pq_front *
   for (int j = 0; j < WG__PQ_SHARDS; j++) {
     if ((st = wg_pq_create(ctx, &f->sub[j], &so)) != WG_OK) goto fail;
     *bytes += wg_pq_memory_bytes(f->sub[j]);
-    if (f->cuda && (st = wg__cuda_front_stream(o->device, &f->stream[j], why, sizeof why)) != WG_OK) {
+    if (f->cuda &&
+        (st = wg__cuda_front_stream(o->device, &f->stream[j], why, sizeof why)) != WG_OK) {
       st = wg__error(ctx, st, "pq front: %s", why);
       goto fail;
     }
