@@ -22,6 +22,29 @@ typedef struct ref_edge {
   uint32_t u, v, w;
 } ref_edge;
 
+static inline int ref_cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median and IQR / median of a trace's advance_out after the first `skip`
+ * rows, over the rows that are not the run's tail (the last tenth: the
+ * graph runs out of vertices there and no controller can hold P). */
+static inline void ref_trace_spread(const wg_sssp_result *r, uint64_t skip, double *median,
+                                    double *iqr) {
+  const uint64_t end = r->trace_len - r->trace_len / 10;
+  uint64_t k = 0, *x = calloc(r->trace_len + 1, sizeof *x);
+  if (!x) {
+    *median = 0.0, *iqr = 1e9;
+    return;
+  }
+  for (uint64_t i = skip; i < end; i++) x[k++] = r->trace[i].advance_out;
+  qsort(x, k, sizeof *x, ref_cmp_u64);
+  *median = k ? (double)x[k / 2] : 0.0;
+  *iqr = k && x[k / 2] ? (double)(x[3 * k / 4] - x[k / 4]) / (double)x[k / 2] : 1e9;
+  free(x);
+}
+
 /* Builds a graph of n vertices from k edges through the CSR builder (the
  * same path every loader takes). Fails the test on error. */
 static inline wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,

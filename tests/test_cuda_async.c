@@ -338,25 +338,6 @@ static void trace_and_dispatch(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median and IQR / median of advance_out over rows [skip, len - len/10):
- * the last tenth is the run's tail, where the graph runs out of vertices
- * and no controller can hold P (as tests/test_cuda_nearfar.c measures). */
-static void spread(const wg_sssp_result *r, uint64_t skip, double *median, double *iqr) {
-  const uint64_t end = r->trace_len - r->trace_len / 10;
-  uint64_t k = 0, *x = calloc(r->trace_len + 1, sizeof *x);
-  assert_non_null(x);
-  for (uint64_t i = skip; i < end; i++) x[k++] = r->trace[i].advance_out;
-  qsort(x, k, sizeof *x, cmp_u64);
-  *median = k ? (double)x[k / 2] : 0.0;
-  *iqr = k && x[k / 2] ? (double)(x[3 * k / 4] - x[k / 4]) / (double)x[k / 2] : 1e9;
-  free(x);
-}
-
 /* Issue 3's trace property on the engine road graphs run on: a band is the
  * controller's iteration, and after the first bands the self-tuned run's
  * median advance_out is within 25% of P with a smaller spread than a fixed
@@ -388,8 +369,8 @@ static void bands_hold_parallelism(void **state) {
     o.delta = maxd / (st->iterations ? st->iterations : 1) + 1;
     wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &nf), WG_OK);
     double med_s, iqr_s, med_n, iqr_n;
-    spread(st, 3, &med_s, &iqr_s);
-    spread(nf, 3, &med_n, &iqr_n);
+    ref_trace_spread(st, 3, &med_s, &iqr_s);
+    ref_trace_spread(nf, 3, &med_n, &iqr_n);
     printf("road-300k: self-tuned P=%.0f: %llu bands, median advance_out %.0f (%.2f P), "
            "IQR/median %.2f; fixed delta %llu: %llu bands, median %.0f, IQR/median %.2f\n",
            P, (unsigned long long)st->iterations, med_s, med_s / P, iqr_s,

@@ -375,24 +375,6 @@ static void persistent_modes(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median and IQR / median of advance_out after the first `skip` rows, over
- * the rows whose frontier is not the run's tail (the last 10%: the graph
- * runs out of vertices there, no controller can hold P). */
-static void spread(const wg_sssp_result *r, uint64_t skip, double *median, double *iqr) {
-  uint64_t end = r->trace_len - r->trace_len / 10, k = 0;
-  uint64_t *x = calloc(r->trace_len + 1, 8);
-  for (uint64_t i = skip; i < end; i++) x[k++] = r->trace[i].advance_out;
-  qsort(x, k, 8, cmp_u64);
-  *median = k ? (double)x[k / 2] : 0;
-  *iqr = k && x[k / 2] ? (double)(x[3 * k / 4] - x[k / 4]) / (double)x[k / 2] : 1e9;
-  free(x);
-}
-
 static void selftune_holds_parallelism(void **state) {
   (void)state;
   wg_ctx_t *ctx = ctx_new();
@@ -417,8 +399,8 @@ static void selftune_holds_parallelism(void **state) {
     o.algo = WG_ALGO_NEARFAR;
     wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &nf), WG_OK);
     double med_s, iqr_s, med_n, iqr_n;
-    spread(st, 5, &med_s, &iqr_s);
-    spread(nf, 5, &med_n, &iqr_n);
+    ref_trace_spread(st, 5, &med_s, &iqr_s);
+    ref_trace_spread(nf, 5, &med_n, &iqr_n);
     printf("%s: self-tuned P=%.0f: %llu iterations, median advance_out %.0f, IQR/median %.2f; "
            "fixed delta %llu: %llu iterations, median %.0f, IQR/median %.2f\n",
            kind == 0 ? "road-300k" : "kronecker-18", P, (unsigned long long)st->iterations,
@@ -447,7 +429,7 @@ static void profile(const wg_sssp_result *r, uint64_t skip, double *median, doub
   uint64_t *x = malloc(k * sizeof *x);
   assert_non_null(x);
   for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip + i].advance_out;
-  qsort(x, k, sizeof *x, cmp_u64);
+  qsort(x, k, sizeof *x, ref_cmp_u64);
   *median = (double)x[k / 2];
   *iqr = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
   free(x);

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/internal.h"
 #include "wattgraph/power.h"
@@ -174,6 +175,9 @@ uint64_t wg__rapl_delta(uint64_t a, uint64_t b, uint64_t max);
 
 /* Stops and joins the sampler if running (destroy). */
 void wg__sampler_shutdown(wg_meter_t *m);
+/* A CLOCK_MONOTONIC time in seconds (wg__now's clock) as an absolute
+ * deadline for pthread_cond_timedwait on the meter's condition variables. */
+struct timespec wg__timespec_at(double t);
 
 /* ---- watch.c ------------------------------------------------------------------ */
 

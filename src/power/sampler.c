@@ -92,7 +92,7 @@ static void tick(wg_meter_t *m) {
   m->ticks++;
 }
 
-static struct timespec to_timespec(double t) {
+struct timespec wg__timespec_at(double t) {
   struct timespec ts;
   double sec = floor(t);
   ts.tv_sec = (time_t)sec;
@@ -112,7 +112,7 @@ static void *sampler_main(void *arg) {
     next += m->interval;
     double now = wg__now();
     if (next < now) next = now; /* fell behind (slow read): do not burst */
-    struct timespec ts = to_timespec(next);
+    struct timespec ts = wg__timespec_at(next);
     int rc = 0;
     while (!m->stop_requested && rc != ETIMEDOUT)
       rc = pthread_cond_timedwait(&m->wake, &m->lock, &ts);

@@ -32,7 +32,6 @@
  * it; begin starts it, end signals, stops and joins it before taking the
  * lock for the final reads. */
 #define _GNU_SOURCE
-#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -72,18 +71,6 @@ static void watch_read(wg_meter_t *m, wg__source *s) {
   pthread_mutex_unlock(&m->lock);
 }
 
-static struct timespec abs_time(double t) {
-  struct timespec ts;
-  const double whole = floor(t);
-  ts.tv_sec = (time_t)whole;
-  ts.tv_nsec = (long)((t - whole) * 1e9);
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  return ts;
-}
-
 static void *watch_main(void *arg) {
   wg_meter_t *m = arg;
   pthread_mutex_lock(&m->lock);
@@ -98,7 +85,7 @@ static void *watch_main(void *arg) {
     }
     if (m->watch_stop) break;
     /* end signals watch_wake, so stopping does not wait for the pause */
-    const struct timespec ts = abs_time(wg__now() + WG__WATCH_PAUSE_S);
+    const struct timespec ts = wg__timespec_at(wg__now() + WG__WATCH_PAUSE_S);
     pthread_cond_timedwait(&m->watch_wake, &m->lock, &ts);
   }
   pthread_mutex_unlock(&m->lock);
