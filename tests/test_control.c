@@ -428,6 +428,66 @@ static void bands_hold_the_set_point(void **state) {
   assert_true(worst > 1.5);
 }
 
+/* A band engine that counts what is left (counts.unsettled) gets one last
+ * band for all of it once it is at most twice the target; unknown (0) or
+ * more than that changes nothing. Compared from one state, step by step. */
+static void the_rest_fits_one_band(void **state) {
+  (void)state;
+  const double P = 200000.0;
+  wg_selftune st;
+  assert_int_equal(wg_selftune_init(&st, P, 100.0, 60.0), WG_OK);
+  uint64_t lo = 0, thr = 100;
+  wg_selftune_counts c;
+  wg_selftune_decision dec;
+  for (int k = 0; k < 6; k++) { /* a steady plant: 40 vertices per unit */
+    memset(&c, 0, sizeof c);
+    c.x1 = 40 * (thr - lo);
+    c.x2 = (uint64_t)(2.5 * (double)c.x1);
+    c.x3 = c.x2 / 2;
+    c.x1_span = thr - lo;
+    plant_sizes(&st, 0.05, &c);
+    c.far_min = thr + 3;
+    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
+    lo = c.far_min;
+    thr = dec.threshold;
+  }
+  memset(&c, 0, sizeof c);
+  c.x1 = 40 * (thr - lo);
+  c.x2 = (uint64_t)(2.5 * (double)c.x1);
+  c.x3 = c.x2 / 2;
+  c.x1_span = thr - lo;
+  plant_sizes(&st, 0.05, &c);
+  c.far_min = thr + 3;
+  /* the step's own target (P / d, vertices), from the same state */
+  wg_selftune s1 = st;
+  assert_int_equal(wg_selftune_step(&s1, &c, &dec), WG_OK);
+  const double target = dec.target;
+  assert_true(target > 1000.0 && target < P);
+  const uint64_t left[] = {0, (uint64_t)(2.0 * target) + 1000, (uint64_t)(2.0 * target) - 10, 5};
+  uint64_t got[4];
+  for (int i = 0; i < 4; i++) {
+    wg_selftune s2 = st;
+    c.unsettled = left[i];
+    assert_int_equal(wg_selftune_step(&s2, &c, &dec), WG_OK);
+    got[i] = dec.threshold;
+    printf("unsettled %llu (target %.0f): next threshold %llu\n", (unsigned long long)left[i],
+           target, (unsigned long long)got[i]);
+  }
+  const uint64_t all = (uint64_t)WG_SELFTUNE_DELTA_MAX;
+  assert_true(got[0] > thr && got[0] < all);   /* unknown: the model's band */
+  assert_int_equal(got[1], got[0]);            /* more than twice: the same */
+  assert_int_equal(got[2], all);               /* fits: everything */
+  assert_int_equal(got[3], all);
+  /* a run that is over (nothing near, nothing far) stays over */
+  memset(&c, 0, sizeof c);
+  c.nparts = st.nparts;
+  c.far_min = WG_SELFTUNE_INF;
+  c.unsettled = 3;
+  wg_selftune s3 = st;
+  assert_int_equal(wg_selftune_step(&s3, &c, &dec), WG_OK);
+  assert_int_equal(dec.done, 1);
+}
+
 static void d_follows_a_falling_degree(void **state) {
   (void)state;
   wg_selftune st;
@@ -564,6 +624,7 @@ int main(void) {
       cmocka_unit_test(adopt_follows_the_fit),
       cmocka_unit_test(d_follows_a_falling_degree),
       cmocka_unit_test(bands_hold_the_set_point),
+      cmocka_unit_test(the_rest_fits_one_band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,10 @@ typedef struct wg_selftune_counts {
                          (a band of the asynchronous engine), so X1 / x1_span
                          is alpha's estimate until alpha settles; 0: unknown
                          (the paper's estimates from X4 and the partitions) */
+  uint64_t unsettled; /* > 0: vertices not yet expanded for good (never
+                         reached, or waiting in the far queue), counted by a
+                         band engine; when at most twice the target, the next
+                         band takes them all; 0: unknown */
 } wg_selftune_counts;
 
 /* What to do before iteration k+1. Apply in this order:

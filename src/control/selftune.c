@@ -221,6 +221,12 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
     }
   }
   if (done) next = st->delta;
+  /* What is left fits one band: take it all. The model aims from the last
+   * band's density, which thins toward a road network's end, so it would
+   * cut the sparse rest into bands of little work, and each band costs the
+   * chain of hops inside it whatever its work (docs/control.md, "Bands"). */
+  if (!done && c->unsettled > 0 && (double)c->unsettled <= 2.0 * target)
+    next = WG_SELFTUNE_DELTA_MAX;
   next = clamp_delta(next);
   const uint64_t nthr = threshold_of(next);
 

@@ -135,6 +135,10 @@ struct AState {
   /* the band's counts: x1 the vertices it started from (pulled from the far
    * queue), xe the vertices it expanded (every hop: the controller's X1) */
   alignas(kLine) unsigned long long x1, x2, x3, x4, xe;
+  /* xr: vertices the band reached for the first time; reached: all so far
+   * (the source included), so n - reached + far is what is left */
+  unsigned long long xr, reached, n;
+  unsigned int rest; /* 1: the controller sees what is left (WG_CUDA_ASYNC_REST) */
   alignas(kLine) unsigned long long thr;            /* the band: dist < thr */
   unsigned long long band_lo; /* the band's lowest distance: the last band's
                                  thr, or far_min when that was above it */
@@ -145,6 +149,7 @@ struct AState {
   unsigned long long ep0; /* ticket: a band's epoch is ep0 + bands + 1 */
   /* profile (WG_CUDA_ASYNC_PROFILE=1), summed over bands: block 0's clock */
   unsigned long long pr_band, pr_decide, pr_sync, pr_far, pr_batches, pr_maxb, pr_idle, pr_cy[3];
+  unsigned long long pr_dec[3]; /* decision cycles: counts in, the step, state out */
   int selftune, trace;
   uint32_t nparts;
   unsigned long long bound[WG_SELFTUNE_MAX_PARTS];
@@ -232,7 +237,7 @@ struct Warp {
   uint32_t *fv;           /* the far stash: vertices ... */
   unsigned long long *fd; /* ... and the distances they were pushed at */
   uint32_t fn;            /* stashed entries (the same in every lane) */
-  unsigned long long x2, x3, x4, xe;
+  unsigned long long x2, x3, x4, xe, xr;
   uint32_t lane;
   uint32_t epoch; /* ticket: the band's epoch (descriptors of other bands are empty) */
 };
@@ -474,7 +479,7 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
   W.fv = fv;
   W.fd = fd;
   W.fn = 0;
-  W.x2 = W.x3 = W.x4 = W.xe = 0;
+  W.x2 = W.x3 = W.x4 = W.xe = W.xr = 0;
   W.lane = threadIdx.x & 31;
   W.epoch = epoch;
   bool token = false;
@@ -669,7 +674,9 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
 #pragma unroll
         for (int j = 0; j < kSpread; j++) {
           nd[j] = plus_w(du[j], wt[j]);
-          imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
+          const D old = v[j] != kEmpty ? atomicMin(&k.dist[v[j]], nd[j]) : (D)0;
+          imp[j] = v[j] != kEmpty && nd[j] < old;
+          W.xr += imp[j] && old == inf_of<D>();
         }
 #pragma unroll
         for (int j = 0; j < kSpread; j++)
@@ -690,7 +697,9 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
 #pragma unroll
       for (int j = 0; j < UU; j++) {
         nd[j] = plus_w(d, wt[j]);
-        imp[j] = v[j] != kEmpty && nd[j] < atomicMin(&k.dist[v[j]], nd[j]);
+        const D old = v[j] != kEmpty ? atomicMin(&k.dist[v[j]], nd[j]) : (D)0;
+        imp[j] = v[j] != kEmpty && nd[j] < old;
+        W.xr += imp[j] && old == inf_of<D>();
       }
 #pragma unroll
       for (int j = 0; j < UU; j++)
@@ -705,7 +714,9 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
         const bool p = e < b1;
         const uint32_t v = p ? __ldg(&k.tgt[e]) : kEmpty;
         const D nd = plus_w(bd, p ? __ldg(&k.w[e]) : 0u);
-        const bool imp = p && nd < atomicMin(&k.dist[v], nd);
+        const D old = p ? atomicMin(&k.dist[v], nd) : (D)0;
+        const bool imp = p && nd < old;
+        W.xr += imp && old == inf_of<D>();
         emit<D, Tk>(k, W, imp, v, nd, thr, par, sbound, nparts);
       }
     }
@@ -727,27 +738,32 @@ __device__ void band(const Kx<D> &k, uint32_t *lq, uint32_t *fv, unsigned long l
     atomicAdd(&S->idle_ns, idle);
   }
   /* the band's counts */
-  unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4, ce = W.xe;
+  unsigned long long c2 = W.x2, c3 = W.x3, c4 = W.x4, ce = W.xe, cr = W.xr;
   for (int o = 16; o > 0; o /= 2) {
     c2 += __shfl_xor_sync(kFull, c2, o);
     c3 += __shfl_xor_sync(kFull, c3, o);
     c4 += __shfl_xor_sync(kFull, c4, o);
     ce += __shfl_xor_sync(kFull, ce, o);
+    cr += __shfl_xor_sync(kFull, cr, o);
   }
   if (W.lane == 0) {
     if (c2) atomicAdd(&S->x2, c2);
     if (c3) atomicAdd(&S->x3, c3);
     if (c4) atomicAdd(&S->x4, c4);
     if (ce) atomicAdd(&S->xe, ce);
+    if (cr) atomicAdd(&S->xr, cr);
   }
 }
 
 /* The decision between bands (one thread). */
+template <bool Pr>
 __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned long long start) {
   const unsigned long long now = global_ns();
+  long long t0 = Pr ? clock64() : 0, t1 = t0, t2 = t0;
   const uint32_t far = S->far_size[par];
   const unsigned long long fm = S->far_min[par];
   const unsigned long long thr = S->thr;
+  S->reached += S->xr;
   if (S->x1 > 0) {
     if (S->trace) {
       wg_sssp_iter *row = &trace[S->trace_count % kRing];
@@ -781,6 +797,9 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
      * FLA), and its density X1 / width is alpha's first estimate */
     c.x1 = S->xe;
     c.x1_span = thr > S->band_lo ? thr - S->band_lo : 0;
+    /* never reached, or reached and waiting far (stale far entries count
+     * too: an overestimate, on the safe side) */
+    c.unsettled = S->rest ? S->n - S->reached + far : 0;
     c.x2 = S->x2;
     c.x3 = S->x3 + S->x4;
     c.x4 = 0; /* the band drained everything below its threshold */
@@ -788,7 +807,10 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     c.nparts = S->ctl.nparts;
     for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++)
       c.part_size[i] = i < c.nparts ? S->part_count[i] : 0;
-    if (wg__async_selftune_step(&S->ctl, &c, &dec) != WG_OK) {
+    if (Pr) t1 = clock64();
+    const wg_status sst = wg__async_selftune_step(&S->ctl, &c, &dec);
+    if (Pr) t2 = clock64();
+    if (sst != WG_OK) {
       S->error = 1;
       S->done = 1;
     } else {
@@ -818,12 +840,18 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     S->cy[i] = 0;
   }
   S->maxb = 0;
-  S->x1 = S->x2 = S->x3 = S->x4 = S->xe = 0;
+  S->x1 = S->x2 = S->x3 = S->x4 = S->xe = S->xr = 0;
   S->far_size[par ^ 1] = 0;
   S->far_min[par ^ 1] = ~0ull;
   S->par = par ^ 1;
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) S->part_count[i] = 0;
   S->yield = S->trace && S->trace_count - start >= kRing / 2;
+  if (Pr && S->selftune) {
+    const long long t3 = clock64();
+    S->pr_dec[0] += t1 - t0;
+    S->pr_dec[1] += t2 - t1;
+    S->pr_dec[2] += t3 - t2;
+  }
 }
 
 /* The far pass: stale entries out, those below thr into the ring (X1), the
@@ -937,7 +965,7 @@ __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
     else band<D, 4, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
     grid.sync();
     if (clock) c1 = global_ns();
-    if (blockIdx.x == 0 && threadIdx.x == 0) decide(S, k.trace, par, start);
+    if (blockIdx.x == 0 && threadIdx.x == 0) decide<Pr>(S, k.trace, par, start);
     if (clock) c2 = global_ns();
     grid.sync();
     if (clock) {
@@ -1135,6 +1163,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   init.gq = ticket ? 1ull << 32 | 1ull : 1ull; /* the source, in slot 0 (chunk 0) */
   init.pend = 1;
   init.x1 = 1;
+  init.reached = 1; /* the source */
+  init.n = n;
+  init.rest = (unsigned)env_int("WG_CUDA_ASYNC_REST", 1, 0, 1);
   init.far_min[0] = init.far_min[1] = ~0ull;
   init.delta = a->delta ? a->delta : 1;
   init.loop_limit = 4ull * n + 1000ull;
@@ -1236,6 +1267,12 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
             hS->pr_band ? 100.0 * (double)hS->pr_idle /
                               ((double)hS->pr_band * (double)blocks * (threads / 32))
                         : 0.0);
+  if (profile && hS->selftune && hS->bands)
+    fprintf(stderr,
+            "async profile: per decision %.0f / %.0f / %.0f SM cycles in counts in / "
+            "controller step / state out\n",
+            (double)hS->pr_dec[0] / hS->bands, (double)hS->pr_dec[1] / hS->bands,
+            (double)hS->pr_dec[2] / hS->bands);
   if (profile && hS->pr_batches)
     fprintf(stderr,
             "async profile: per batch (all warps) %.0f / %.0f / %.0f cycles in offsets+state "

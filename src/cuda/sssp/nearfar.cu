@@ -212,6 +212,7 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
     wg_selftune_counts c;
     wg_selftune_decision d;
     c.x1_span = 0;
+    c.unsettled = 0;
     c.x1 = x1;
     c.x2 = x2;
     c.x3 = x3;
@@ -864,6 +865,7 @@ __device__ void decide(Run *r, Loc &L, const Cnt *c, wg_sssp_iter *ring, bool wr
     wg_selftune_counts cc;
     wg_selftune_decision d;
     cc.x1_span = 0;
+    cc.unsettled = 0;
     cc.x1 = x1;
     cc.x2 = x2;
     cc.x3 = x3;
