@@ -85,10 +85,12 @@ if [ "${WG_GPU_BENCH:-1}" != 0 ]; then
     [ $rc = 0 ] && row "bench $name" "ok" || row "bench $name" "rc=$rc"
   }
   # Energy of the async bests: NVML's counter steps every 100 ms (H100 and
-  # H200), so one 1 s window is +-10%; three 2 s windows of each, fixed and
-  # self-tuned alternating, give the medians printed in the summary
-  # (WG_METER_WATCH=1 would watch the updates, at +1-2%: docs/power.md).
-  WG_BENCH_DELTAS=16,32 WG_BENCH_PS=65536,524288 WG_BENCH_ENERGY_WINDOW=2 WG_BENCH_ENERGY_REPS=3 \
+  # H200), so one 1 s window is +-10%; three 4 s windows of each, fixed and
+  # self-tuned alternating, watched (WG_METER_WATCH=1: the counter's updates
+  # are seen, 0.1-0.3% spread, at +1-2% to both: docs/power.md), give the
+  # medians printed in the summary.
+  WG_BENCH_SYNC=0 WG_BENCH_DELTAS=16,32,64 WG_BENCH_PS=262144,524288,1048576 \
+    WG_BENCH_ENERGY_WINDOW=4 WG_BENCH_ENERGY_REPS=3 WG_METER_WATCH=1 \
     bench async 200 "$B"/bench_sssp_async fla road
   WG_BENCH_QUICK=1 WG_BENCH_MULTS=0.0625,0.125 WG_BENCH_PS=262144,524288 bench kron 150 \
     "$B"/bench_sssp_gpu kron21 kron22
