@@ -428,6 +428,19 @@ static void bands_hold_the_set_point(void **state) {
   assert_true(worst > 1.5);
 }
 
+/* The counts of one band [lo, thr) of a steady plant: 40 vertices per unit
+ * of distance expanded, X2 = 2.5 X1, a thin fringe far. */
+static void steady_band_counts(const wg_selftune *st, uint64_t lo, uint64_t thr,
+                               wg_selftune_counts *c) {
+  memset(c, 0, sizeof *c);
+  c->x1 = 40 * (thr - lo);
+  c->x2 = (uint64_t)(2.5 * (double)c->x1);
+  c->x3 = c->x2 / 2;
+  c->x1_span = thr - lo;
+  plant_sizes(st, 0.05, c);
+  c->far_min = thr + 3;
+}
+
 /* A band engine that counts what is left (counts.unsettled) gets one last
  * band for all of it once it is at most twice the target; unknown (0) or
  * more than that changes nothing. Compared from one state, step by step. */
@@ -439,25 +452,13 @@ static void the_rest_fits_one_band(void **state) {
   uint64_t lo = 0, thr = 100;
   wg_selftune_counts c;
   wg_selftune_decision dec;
-  for (int k = 0; k < 6; k++) { /* a steady plant: 40 vertices per unit */
-    memset(&c, 0, sizeof c);
-    c.x1 = 40 * (thr - lo);
-    c.x2 = (uint64_t)(2.5 * (double)c.x1);
-    c.x3 = c.x2 / 2;
-    c.x1_span = thr - lo;
-    plant_sizes(&st, 0.05, &c);
-    c.far_min = thr + 3;
+  for (int k = 0; k < 6; k++) {
+    steady_band_counts(&st, lo, thr, &c);
     assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
     lo = c.far_min;
     thr = dec.threshold;
   }
-  memset(&c, 0, sizeof c);
-  c.x1 = 40 * (thr - lo);
-  c.x2 = (uint64_t)(2.5 * (double)c.x1);
-  c.x3 = c.x2 / 2;
-  c.x1_span = thr - lo;
-  plant_sizes(&st, 0.05, &c);
-  c.far_min = thr + 3;
+  steady_band_counts(&st, lo, thr, &c);
   /* the step's own target (P / d, vertices), from the same state */
   wg_selftune s1 = st;
   assert_int_equal(wg_selftune_step(&s1, &c, &dec), WG_OK);
