@@ -149,7 +149,8 @@ struct AState {
   unsigned long long ep0; /* ticket: a band's epoch is ep0 + bands + 1 */
   /* profile (WG_CUDA_ASYNC_PROFILE=1), summed over bands: block 0's clock */
   unsigned long long pr_band, pr_decide, pr_sync, pr_far, pr_batches, pr_maxb, pr_idle, pr_cy[3];
-  unsigned long long pr_dec[3]; /* decision cycles: counts in, the step, state out */
+  unsigned long long pr_dec[3], pr_steps; /* decisions that ran the controller: cycles in
+                                             counts in, the step, state out; how many */
   int selftune, trace;
   uint32_t nparts;
   unsigned long long bound[WG_SELFTUNE_MAX_PARTS];
@@ -760,6 +761,7 @@ template <bool Pr>
 __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned long long start) {
   const unsigned long long now = global_ns();
   long long t0 = Pr ? clock64() : 0, t1 = t0, t2 = t0;
+  bool stepped = false; /* profile: the controller ran (not the run's last band) */
   const uint32_t far = S->far_size[par];
   const unsigned long long fm = S->far_min[par];
   const unsigned long long thr = S->thr;
@@ -810,6 +812,7 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
     if (Pr) t1 = clock64();
     const wg_status sst = wg__async_selftune_step(&S->ctl, &c, &dec);
     if (Pr) t2 = clock64();
+    stepped = true;
     if (sst != WG_OK) {
       S->error = 1;
       S->done = 1;
@@ -846,8 +849,9 @@ __device__ void decide(AState *S, wg_sssp_iter *trace, uint32_t par, unsigned lo
   S->par = par ^ 1;
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) S->part_count[i] = 0;
   S->yield = S->trace && S->trace_count - start >= kRing / 2;
-  if (Pr && S->selftune) {
+  if (Pr && stepped) {
     const long long t3 = clock64();
+    S->pr_steps++;
     S->pr_dec[0] += t1 - t0;
     S->pr_dec[1] += t2 - t1;
     S->pr_dec[2] += t3 - t2;
@@ -1267,12 +1271,12 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
             hS->pr_band ? 100.0 * (double)hS->pr_idle /
                               ((double)hS->pr_band * (double)blocks * (threads / 32))
                         : 0.0);
-  if (profile && hS->selftune && hS->bands)
+  if (profile && hS->pr_steps)
     fprintf(stderr,
-            "async profile: per decision %.0f / %.0f / %.0f SM cycles in counts in / "
-            "controller step / state out\n",
-            (double)hS->pr_dec[0] / hS->bands, (double)hS->pr_dec[1] / hS->bands,
-            (double)hS->pr_dec[2] / hS->bands);
+            "async profile: per controller decision (%llu) %.0f / %.0f / %.0f SM cycles in "
+            "counts in / controller step / state out\n",
+            hS->pr_steps, (double)hS->pr_dec[0] / hS->pr_steps,
+            (double)hS->pr_dec[1] / hS->pr_steps, (double)hS->pr_dec[2] / hS->pr_steps);
   if (profile && hS->pr_batches)
     fprintf(stderr,
             "async profile: per batch (all warps) %.0f / %.0f / %.0f cycles in offsets+state "
