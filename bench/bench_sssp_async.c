@@ -44,17 +44,12 @@ static row rows[512];
 static int nrows;
 static wg_meter_t *meter;
 
-static double env_double(const char *name, double dflt) {
-  const char *s = getenv(name);
-  return s && *s ? atof(s) : dflt;
-}
-
 /* Joules per run and the window's mean GPU power, over a window of
  * WG_BENCH_ENERGY_WINDOW seconds (1 by default). */
 static double joules_watts(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
                            const wg_sssp_opts *o, double seconds, double *watts) {
   return bench_gpu_joules_watts(ctx, meter, g, src, o, seconds,
-                                env_double("WG_BENCH_ENERGY_WINDOW", 1.0), watts);
+                                bench_env_double("WG_BENCH_ENERGY_WINDOW", 1.0), watts);
 }
 
 /* The options of a best row: fixed delta (its param) or self-tuned (P),
@@ -247,7 +242,7 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
               energy);
   snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
   if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param, cfg, energy);
-  const int reps = (int)env_double("WG_BENCH_ENERGY_REPS", 0);
+  const int reps = (int)bench_env_double("WG_BENCH_ENERGY_REPS", 0);
   if (!energy || !ba || !bt || reps <= 0) return;
   double jf[64], js[64], wf[64], ws[64];
   const int kr = reps < 64 ? reps : 64;

@@ -21,6 +21,8 @@
  * meter over a window of many back-to-back runs (NVML's counter moves only
  * every ~100 ms), divided by the runs. Every run's distances are compared
  * with the oracle's; one run per graph also goes through wg_sssp_verify.
+ * WG_BENCH_ENERGY_WINDOW: seconds per energy window (1); WG_BENCH_ENERGY_REPS:
+ * more alternating windows of the two BEST rows, with medians.
  *
  * usage: bench_sssp_gpu [graph ...]   graphs: fla road kron21 kron22
  * (default all); WG_SHARED_DATA names the shared data folder.
@@ -81,7 +83,9 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   if (bad) fprintf(stderr, "%s %s: %llu distances differ from the oracle\n", gname, config,
                    (unsigned long long)bad);
   wg_sssp_result_destroy(&r);
-  if (energy) w->joules = bench_gpu_joules_per_run(ctx, meter, g, src, &o, w->ms / 1e3, 1.0);
+  if (energy)
+    w->joules = bench_gpu_joules_per_run(ctx, meter, g, src, &o, w->ms / 1e3,
+                                         bench_env_double("WG_BENCH_ENERGY_WINDOW", 1.0));
   printf("%-8s %-24s %-8s %10.0f %9.2f ms %7.2f GTEPS %7llu it %6.2f us/it %8.3f J %s\n",
          w->graph, w->config, w->lb, w->param, w->ms, w->gteps,
          (unsigned long long)w->iterations,
@@ -89,6 +93,39 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
          w->ok ? "ok" : "FAIL");
   fflush(stdout);
   return w;
+}
+
+/* WG_BENCH_ENERGY_REPS=k: k more energy windows each of the best fixed
+ * delta and the self-tuned run at its best P, alternating so a drift of
+ * the card's temperature or clocks falls on both, and their medians (one
+ * window reads +-10% at 1 s: set WG_BENCH_ENERGY_WINDOW, and
+ * WG_METER_WATCH=1, docs/power.md). */
+static void energy_reps(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
+                        const row *nf, const row *st, uint64_t bestD, uint64_t d0, double bestP) {
+  const int reps = (int)bench_env_double("WG_BENCH_ENERGY_REPS", 0);
+  if (reps <= 0 || !nf || !st || !meter) return;
+  double J[2][64], W[2][64];
+  const int k = reps < 64 ? reps : 64;
+  const double window = bench_env_double("WG_BENCH_ENERGY_WINDOW", 1.0);
+  for (int i = 0; i < k; i++)
+    for (int t = 0; t < 2; t++) {
+      wg_sssp_opts o;
+      wg_sssp_opts_defaults(&o);
+      o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+      o.backend = WG_BACKEND_CUDA;
+      o.delta = t ? d0 : bestD;
+      o.parallelism = t ? bestP : 0;
+      o.predecessors = 1;
+      const row *b = t ? st : nf;
+      J[t][i] = bench_gpu_joules_watts(ctx, meter, g, src, &o, b->ms / 1e3, window, &W[t][i]);
+      printf("# %s energy rep %d %s %g: %.4f J/run %.1f W\n", gname, i,
+             t ? "selftune" : "nearfar", b->param, J[t][i], W[t][i]);
+    }
+  printf("# %s energy medians of %d: fixed %g %.4f J %.1f W (%.2f ms), selftune %g %.4f J "
+         "%.1f W (%.2f ms)\n",
+         gname, k, nf->param, bench_median(J[0], k), bench_median(W[0], k), nf->ms, st->param,
+         bench_median(J[1], k), bench_median(W[1], k), st->ms);
+  fflush(stdout);
 }
 
 /* A comma-separated list of positive numbers from the environment, else
@@ -202,6 +239,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   /* energy: best fixed delta vs self-tuned at its best P (AUTO policy) */
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "BEST nearfar", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
+  energy_reps(ctx, gname, g, src, best_nf, best_st, bestD, d0, bestP);
   /* WG_BENCH_VARIANTS="NAME=VAL;NAME=VAL": the BEST rows again (no
    * energy) with each environment setting in turn, e.g. the engine's
    * measurement knobs, so one process compares them on one graph; a

@@ -12,6 +12,12 @@
 
 #include "wattgraph.h"
 
+/* A number from the environment, dflt when unset or empty. */
+static inline double bench_env_double(const char *name, double dflt) {
+  const char *s = getenv(name);
+  return s && *s ? atof(s) : dflt;
+}
+
 static inline int bench_cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
