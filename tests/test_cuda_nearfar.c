@@ -477,6 +477,66 @@ static void selftune_kronecker_fit(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Iterations of a self-tuned run under the fit's rule for ties (NULL: the
+ * default). */
+static uint64_t selftune_iterations(wg_ctx_t *ctx, const wg_graph_t *g, double P,
+                                    const char *rule) {
+  if (rule) setenv("WG_FIT_TIES", rule, 1);
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.backend = WG_BACKEND_CUDA;
+  o.algo = WG_ALGO_SELFTUNE;
+  o.parallelism = P;
+  wg_sssp_result *r = NULL;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &r), WG_OK);
+  const uint64_t it = r->iterations;
+  wg_sssp_result_destroy(&r);
+  unsetenv("WG_FIT_TIES");
+  return it;
+}
+
+/* The frontier fit's rules for the vertices at its cut distance
+ * (WG_FIT_TIES: split them to hold the target, keep them all, or the
+ * default, keep them after an advance short of P by more than 4x), each
+ * verified against the oracle with every policy, on Kronecker (long runs
+ * of one distance) and a road graph. On Kronecker 18 at P = 1e4 keeping
+ * them ends the split's pull-and-send-back: measured 18 against 53
+ * iterations. WG_TEST_QUICK=1 (compute-sanitizer): Kronecker 12 only. */
+static void fit_ties_rules(void **state) {
+  (void)state;
+  const char *qk = getenv("WG_TEST_QUICK");
+  const int quick = qk && *qk == '1';
+  wg_ctx_t *ctx = ctx_new();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *kron = NULL, *road = NULL;
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &kron, quick ? 12 : 18, 16, &go), WG_OK);
+  if (!quick) wgt_assert_status(ctx, wg_gen_road(ctx, &road, 30000, &go), WG_OK);
+  static const char *rules[] = {"split", "keep", NULL};
+  for (int t = 0; t < 3; t++) {
+    if (rules[t]) setenv("WG_FIT_TIES", rules[t], 1);
+    char what[48];
+    snprintf(what, sizeof what, "ties %s", rules[t] ? rules[t] : "default");
+    for (int lb = WG_LB_AUTO; lb <= WG_LB_LB_CULL; lb++) {
+      run_one(ctx, kron, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0, quick ? 500 : 10000, what);
+      if (road) run_one(ctx, road, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0, 100, what);
+    }
+    unsetenv("WG_FIT_TIES");
+  }
+  if (!quick) {
+    const uint64_t split = selftune_iterations(ctx, kron, 10000, "split");
+    const uint64_t keep = selftune_iterations(ctx, kron, 10000, "keep");
+    const uint64_t dflt = selftune_iterations(ctx, kron, 10000, NULL);
+    printf("kronecker 18, P 1e4 (cuda): iterations %llu with ties split, %llu kept, %llu by "
+           "default\n",
+           (unsigned long long)split, (unsigned long long)keep, (unsigned long long)dflt);
+    assert_true(2 * keep < split);
+  }
+  wg_graph_destroy(&road);
+  wg_graph_destroy(&kron);
+  wg_ctx_destroy(&ctx);
+}
+
 /* The racecheck subset (WG_TEST_QUICK=2): racecheck instruments every
  * shared-memory access, so the groups above do not finish under it in a
  * device call. Small graphs that still reach each shared-memory path: the
@@ -515,6 +575,7 @@ int main(void) {
       cmocka_unit_test(special_graphs),
       cmocka_unit_test(largest_weights),
       cmocka_unit_test(modes_and_errors),
+      cmocka_unit_test(fit_ties_rules),
       cmocka_unit_test(persistent_modes),
       cmocka_unit_test(road_grid_kronecker),
       cmocka_unit_test(osm_and_shared),
@@ -522,11 +583,12 @@ int main(void) {
       cmocka_unit_test(selftune_kronecker_fit),
       cmocka_unit_test(racecheck_subset),
   };
-  /* WG_TEST_QUICK=1 (under compute-sanitizer): the small graphs only;
+  /* WG_TEST_QUICK=1 (under compute-sanitizer): the small graphs only (the
+   * first four groups, the fourth on Kronecker 12);
    * =2 racecheck's subset (=1, and its two smallest groups, did not finish
    * under racecheck in 150 s) */
   const char *quick = getenv("WG_TEST_QUICK");
-  if (quick && *quick == '1') return _cmocka_run_group_tests("quick", tests, 3, NULL, NULL);
+  if (quick && *quick == '1') return _cmocka_run_group_tests("quick", tests, 4, NULL, NULL);
   if (quick && *quick == '2') {
     const struct CMUnitTest race[] = {cmocka_unit_test(racecheck_subset)};
     return cmocka_run_group_tests(race, NULL, NULL);

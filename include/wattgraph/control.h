@@ -200,6 +200,22 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
  * ceil(target) vertices of smallest distance, or tops up one smaller than
  * target / TRIM from partition 0 in order of distance. */
 #define WG_SELFTUNE_TRIM 1.1
+/* The fit's vertices at its cut distance (docs/control.md, "Frontier fit"):
+ * SPLIT keeps only as many as the target wants (the rest wait in the far
+ * queue), KEEP keeps them all (the frontier is a distance band, as a bare
+ * threshold makes it); a mode k >= 2 keeps them all when the iteration's
+ * advance fell short of P by more than k (X2 < P / k: the target is below
+ * what one distance holds, or d is lagging) and splits them otherwise.
+ * WG_SELFTUNE_TIES_SHORT is the default. */
+#define WG_SELFTUNE_TIES_SPLIT 0
+#define WG_SELFTUNE_TIES_KEEP 1
+#define WG_SELFTUNE_TIES_SHORT 4
+/* Whether the fit after an iteration whose advance output was x2 keeps
+ * every vertex at its cut distance. */
+static inline WG_HD int wg_selftune_fit_keeps_ties(int mode, uint64_t x2, double P) {
+  if (mode >= 2) return (double)x2 * (double)mode < P;
+  return mode == WG_SELFTUNE_TIES_KEEP;
+}
 
 /* The loop fitted the frontier to the target and now holds the frontier
  * below `threshold` (ties at threshold - 1 may be split between frontier

@@ -83,6 +83,8 @@ typedef struct wg__cuda_nearfar_args {
   int lb;                  /* resolved wg_lb_policy (THREAD..LB_CULL) */
   int predecessors;        /* fill pred */
   int trace;               /* call trace_push once per iteration */
+  int fit_ties;            /* the fit's rule for ties at its cut
+                              (WG_SELFTUNE_TIES_*, wg__fit_ties_mode) */
   int host_control;        /* 1: controller on the host, a round trip each
                               iteration; 0: on the device */
   int sync_each;           /* 1: no CUDA graph, the host waits for every

@@ -78,6 +78,8 @@ typedef struct nf {
   uint64_t *scratch;                     /* distances for the frontier fit */
   uint64_t scratch_cap;
   uint64_t fitted;                       /* entries moved by the fit */
+  int ties_mode;  /* the fit's rule for the vertices at its cut distance
+                     (WG_SELFTUNE_TIES_*, wg__fit_ties_mode) */
 } nf;
 
 static wg_status part_reserve(wg_ctx_t *ctx, far_part *p, uint64_t extra) {
@@ -266,12 +268,19 @@ static void shift_parts(nf *s, uint32_t k) {
  * vertices of smallest distance and pushes the rest into partition 0; one
  * under target / TRIM takes the nearest live far entries until it holds the
  * target: whole partitions while they fit (*consumed of them, the layout
- * shifts), then the nearest part of the next one. Ties at the cut distance
- * are split by position: label-correcting near-far needs every improved
- * vertex to be expanded some time, not in distance order, and a Kronecker
- * distance unit can hold more than the whole target. *thr_out: the
- * threshold the fit ends at (thr when nothing moved). */
-static wg_status fit_frontier(nf *s, double target, wg_dist_t thr,
+ * shifts), then the nearest part of the next one. The vertices at the cut
+ * distance: keep_ties takes them all (the frontier is then a distance
+ * band, dist < the threshold the fit ends at), else they are split by
+ * position to hold the target exactly (near-far is label-correcting, so a
+ * vertex left behind is expanded later). A Kronecker distance unit can
+ * hold many times the target, and the split then sends the rest back to
+ * the far queue to be pulled again next iteration: Kronecker 21 at P =
+ * 2^18 took 27 iterations, 1.17x fixed delta's time, against 19 and 1.02x
+ * with the default rule, which keeps them after an advance that fell short
+ * of P by more than 4x (wg_selftune_fit_keeps_ties; docs/control.md,
+ * "Ties at the cut"). *thr_out: the threshold the fit ends at (thr when
+ * nothing moved). */
+static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties,
                               wg_dist_t *thr_out, uint32_t *consumed) {
   *thr_out = thr;
   *consumed = 0;
@@ -287,8 +296,9 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr,
     const wg_dist_t cut = select_kth(s->scratch, x1, want - 1);
     uint64_t less = 0;
     for (uint64_t j = 0; j < x1; j++) less += s->dist[s->front.v[j]] < cut;
-    uint64_t ties = want - less; /* frontier vertices at `cut` to keep */
-    st = part_reserve(s->ctx, &s->parts[0], x1 - want);
+    /* frontier vertices at `cut` to keep: all, or as many as the target wants */
+    uint64_t ties = keep_ties ? UINT64_MAX : want - less;
+    st = part_reserve(s->ctx, &s->parts[0], x1 - less);
     if (st != WG_OK) return st;
     far_part *p = &s->parts[0];
     uint64_t keep = 0;
@@ -327,10 +337,14 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr,
     far_part *p = &s->parts[i];
     const uint64_t take = need < live ? need : live;
     const wg_dist_t cut = select_kth(s->scratch, live, take - 1);
-    uint64_t less = 0;
-    for (uint64_t j = 0; j < live; j++) less += p->e[j].d < cut;
-    uint64_t ties = take - less;
-    st = wg__frontier_reserve(s->ctx, &s->front, s->front.len + take);
+    uint64_t less = 0, upto = 0;
+    for (uint64_t j = 0; j < live; j++) {
+      less += p->e[j].d < cut;
+      upto += p->e[j].d <= cut;
+    }
+    uint64_t ties = keep_ties ? UINT64_MAX : take - less;
+    if (!keep_ties) upto = take;
+    st = wg__frontier_reserve(s->ctx, &s->front, s->front.len + upto);
     if (st != WG_OK) return st;
     uint64_t keep = 0;
     for (uint64_t j = 0; j < live; j++) {
@@ -343,7 +357,7 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr,
       }
     }
     p->len = keep;
-    s->fitted += take;
+    s->fitted += upto;
     if (cut + 1 > top) top = cut + 1;
     break;
   }
@@ -577,7 +591,9 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
      * docs/control.md) and tell the controller where it ended */
     wg_dist_t fthr = thr;
     uint32_t consumed = 0;
-    st = fit_frontier(s, dec.target, thr, &fthr, &consumed);
+    const int keep_ties =
+        wg_selftune_fit_keeps_ties(s->ties_mode, cnt.x2, job->opts->parallelism);
+    st = fit_frontier(s, dec.target, thr, keep_ties, &fthr, &consumed);
     if (st != WG_OK) return st;
     if (fthr != thr || consumed) {
       st = wg_selftune_adopt(&ctl, &dec, prev_thr, fthr, consumed);
@@ -615,6 +631,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
   s.dist = job->dist;
+  s.ties_mode = wg__fit_ties_mode();
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;

@@ -149,6 +149,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.trace = o->trace;
   const char *ctl = getenv("WG_CUDA_CONTROL");
   a.host_control = a.selftune && ctl && strcmp(ctl, "host") == 0;
+  a.fit_ties = wg__fit_ties_mode();
   a.sync_each = env_int("WG_CUDA_SYNC", 0) != 0;
   a.graph_iters = env_int("WG_CUDA_GRAPH_ITERS", 0);
   a.force_wide = env_int("WG_CUDA_WIDE", 0) != 0;

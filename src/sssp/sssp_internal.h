@@ -41,6 +41,10 @@ wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
 /* The default delta: 32 x mean weight / mean out-degree, at least 1, as
  * Gunrock and cuGraph choose it. */
 uint64_t wg__sssp_default_delta(const wg_graph_t *g);
+/* The frontier fit's rule for ties (WG_SELFTUNE_TIES_*, a measurement
+ * knob): WG_FIT_TIES=split, keep, short or shortK (keep them when X2 < P /
+ * K) in the environment, else the default (short, K = 4). */
+int wg__fit_ties_mode(void);
 
 /* Near-far and self-tuning SSSP (opts->algo NEARFAR or SELFTUNE). */
 wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job);

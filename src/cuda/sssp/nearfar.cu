@@ -153,10 +153,6 @@ struct LoopShape {
                      fewer (WG_CUDA_FITRANGE=0 turns it off) */
   int prefetch;   /* control and finish pull the Run into L1 first
                      (prefetch_run; WG_CUDA_PREFETCH=0 turns it off) */
-  int all_ties;   /* WG_CUDA_FITTIES=1: the fit keeps every vertex at the cut
-                     distance (the frontier becomes dist <= cut, the
-                     threshold it adopts) instead of splitting the ties in
-                     arrival order to hold exactly the target */
 };
 
 struct Run {
@@ -166,6 +162,10 @@ struct Run {
   wg_selftune_decision dec; /* the decision applied this iteration */
   unsigned long long prev_thr; /* threshold before it */
   int fit_on;                  /* a decision was applied: fit the frontier */
+  int ties_mode;               /* the fit's rule for ties (WG_SELFTUNE_TIES_*) */
+  int keep_ties;               /* this iteration's fit keeps every vertex at
+                                  its cut distance, else splits them in
+                                  arrival order to hold the target */
   Fit fit;
   unsigned long long delta;
   unsigned long long last_ns;
@@ -236,6 +236,7 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
     r->dec = d;
     r->prev_thr = old;
     r->fit_on = 1;
+    r->keep_ties = wg_selftune_fit_keeps_ties(r->ties_mode, x2, r->ctl.P);
     q->nparts = d.nparts;
     for (uint32_t i = 0; i < d.nparts; i++) q->bound[i] = d.bound[i];
     q->far_pass = q->far_size > 0 || q->push_back;
@@ -333,8 +334,10 @@ __global__ void finish_kernel(Run *r, LoopShape c) {
  * and far pass done), a frontier over WG_SELFTUNE_TRIM * T (T = the
  * decision's target, ceil(P/d)) keeps its T vertices of smallest distance
  * and sends the rest to the far queue; one under T / TRIM takes the nearest
- * live far entries until it holds T. Ties at the cut distance are split by
- * arrival order (near-far is label-correcting). The cut is the k-th
+ * live far entries until it holds T. The vertices at the cut distance are
+ * all kept when Run::keep_ties says so (wg_selftune_fit_keeps_ties: by
+ * default after an advance that fell short of P by more than 4x), else split
+ * by arrival order to hold T (near-far is label-correcting). The cut is the k-th
  * smallest candidate distance, found by a radix select over (d - min), the
  * range from State::rng (kept by the filter and the far pass as they queue;
  * LoopShape::rng) or else from a min/max pass: 16-bit digits from the top,
@@ -578,7 +581,7 @@ __global__ void __launch_bounds__(kSelThreads) fit_select_kernel(Run *r, uint32_
  * the far pass), recounting partitions and far_min. */
 template <typename D>
 __global__ void __launch_bounds__(wgf::kThreads)
-    fit_apply_kernel(Run *r, Verts<D> vx, int all_ties) {
+    fit_apply_kernel(Run *r, Verts<D> vx) {
   Fit *f = &r->fit;
   if (!f->mode) return;
   State *q = &r->q;
@@ -591,6 +594,7 @@ __global__ void __launch_bounds__(wgf::kThreads)
   const unsigned long long cut = f->base + f->prefix, ties = f->k + 1;
   const int trim = f->mode == 1;
   const uint32_t size = f->size, stamp = q->stamp;
+  const bool all_ties = r->keep_ties != 0;
   uint32_t *front = q->push_back ? q->tmp : q->near_q;
   uint32_t *front_size = q->push_back ? &q->tmp_size : &q->near_size;
   uint32_t *far_out = trim ? q->far2 : q->far_q;
@@ -708,7 +712,7 @@ static cudaError_t enqueue_fit_body(Run *run, const Verts<D> &vx, uint32_t *hist
    * fit_prep_hist_kernel the range and the first histogram */
   if (!c.fuse) fit_minmax_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx.dist);
   enqueue_digits<D>(run, vx, hist, grid, s, fit_digits<D>(), c.rng != 0);
-  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx, c.all_ties);
+  fit_apply_kernel<D><<<grid, wgf::kThreads, 0, s>>>(run, vx);
   if (!c.fuse) fit_end_kernel<<<1, 32, 0, s>>>(run);
   return cudaGetLastError();
 }
@@ -1489,6 +1493,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init.q.stamp = 2;
   init.q.far_min = ~0ull;
   init.q.selftune = a->selftune;
+  init.ties_mode = a->fit_ties;
   init.q.off = g.off;
   {
     /* measurement knob: WG_CUDA_LB_SEARCH=1 finds LB arcs' owners by the
@@ -1558,8 +1563,6 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const char *fr = getenv("WG_CUDA_FITRANGE");
     shape.rng = shape.fuse && lb != wgf::POL_LB_CULL && !(fr && *fr && atoi(fr) == 0);
     init.q.rng_on = shape.rng;
-    const char *ft = getenv("WG_CUDA_FITTIES");
-    shape.all_ties = ft && *ft && atoi(ft) == 1;
     const char *pf = getenv("WG_CUDA_PREFETCH");
     shape.prefetch = !(pf && *pf && atoi(pf) == 0);
     const char *pa = getenv("WG_CUDA_PARTAGG");
