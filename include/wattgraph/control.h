@@ -189,6 +189,9 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
 /* Longest memory of the correction of d (st->d_bias): it averages the
  * prediction's residuals, so it remembers longer than d itself. */
 #define WG_SELFTUNE_BIAS_TAU_MAX 16.0
+/* The correction of d is used, and kept, within +-BIAS_MAX (log units: a
+ * factor e either way). */
+#define WG_SELFTUNE_BIAS_MAX 1.0
 /* Memory of alpha for bands (counts.x1_span > 0): about the last sample.
  * Replayed against FLA's distance profile with the async engine's measured
  * work per band, memories of 1.05 / 1.2 / 1.5 / unbounded gave IQR/median

@@ -134,8 +134,16 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
     const double ld = log((x2 + 0.5) / x1);
     /* the residual of what the last step aimed with: its mean (a trend of
      * d, or a bias) is learned as a correction; integral action */
-    if (st->iter > 0)
+    if (st->iter > 0) {
       wg_vsgd_update(&st->d_bias, 1.0, st->d_bias.theta + (ld - st->log_d_used));
+      /* anti-windup: the correction is used clamped to +-BIAS_MAX, so its
+       * state is kept there too. Unclamped, one hub iteration on Kronecker
+       * (d jumping from 140 to 500) wound it up to 3.6 and the unwinding
+       * held d too high for eight iterations, each advance a third of P
+       * (docs/control.md, "Kronecker graphs") */
+      if (st->d_bias.theta > WG_SELFTUNE_BIAS_MAX) st->d_bias.theta = WG_SELFTUNE_BIAS_MAX;
+      if (st->d_bias.theta < -WG_SELFTUNE_BIAS_MAX) st->d_bias.theta = -WG_SELFTUNE_BIAS_MAX;
+    }
     wg_vsgd_update(&st->d, 1.0, ld);
     if (st->d.tau > WG_SELFTUNE_D_TAU_MAX) st->d.tau = WG_SELFTUNE_D_TAU_MAX;
     if (st->d_bias.tau > WG_SELFTUNE_BIAS_TAU_MAX)
@@ -155,7 +163,8 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
   if (st->alpha.updates >= WG_SELFTUNE_SETTLE) st->alpha_settled = 1;
 
   double bias = wg_vsgd_value(&st->d_bias);
-  if (!(fabs(bias) <= 1.0)) bias = bias > 0 ? 1.0 : bias < 0 ? -1.0 : 0.0;
+  if (!(fabs(bias) <= WG_SELFTUNE_BIAS_MAX))
+    bias = bias > 0 ? WG_SELFTUNE_BIAS_MAX : bias < 0 ? -WG_SELFTUNE_BIAS_MAX : 0.0;
   double d = exp(wg_vsgd_value(&st->d) + bias);
   if (!(d >= D_MIN)) d = D_MIN;
   if (d > D_MAX) d = D_MAX;
