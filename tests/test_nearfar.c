@@ -390,7 +390,7 @@ static void selftune_profile(void **state) {
  * every policy. On Kronecker, where one distance holds many times the
  * target, the split sends the rest back to the far queue to be pulled
  * again, iteration after iteration; keeping them ends that (measured 18
- * against 52 iterations at scale 18, P = 1e4; the default 24-27). */
+ * against 52 iterations at scale 18, P = 1e4; the default 38-49). */
 static void fit_ties_rules(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();

@@ -275,7 +275,7 @@ static void shift_parts(nf *s, uint32_t k) {
  * vertex left behind is expanded later). A Kronecker distance unit can
  * hold many times the target, and the split then sends the rest back to
  * the far queue to be pulled again next iteration: Kronecker 21 at P =
- * 2^18 took 27 iterations, 1.17x fixed delta's time, against 19 and 1.02x
+ * 2^18 took 27 iterations, 1.17x fixed delta's time, against 19 and 1.02-1.08x
  * with the default rule, which keeps them after an advance that fell short
  * of P by more than 4x (wg_selftune_fit_keeps_ties; docs/control.md,
  * "Ties at the cut"). *thr_out: the threshold the fit ends at (thr when
