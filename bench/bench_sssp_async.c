@@ -242,26 +242,14 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
               energy);
   snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
   if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param, cfg, energy);
-  const int reps = (int)bench_env_double("WG_BENCH_ENERGY_REPS", 0);
-  if (!energy || !ba || !bt || reps <= 0) return;
-  double jf[64], js[64], wf[64], ws[64];
-  const int kr = reps < 64 ? reps : 64;
-  for (int i = 0; i < kr; i++)
-    for (int t = 0; t < 2; t++) {
-      const row *b = t ? bt : ba;
-      wg_sssp_opts o;
-      best_opts(b, t, d0, &o);
-      o.predecessors = 1;
-      double *J = t ? js : jf, *W = t ? ws : wf;
-      J[i] = joules_watts(ctx, g, src, &o, b->ms / 1e3, &W[i]);
-      printf("# %s %senergy rep %d %s %g: %.4f J/run %.1f W\n", gname, tag, i,
-             t ? "selftune" : "nearfar", b->param, J[i], W[i]);
-    }
-  const double mjf = bench_median(jf, kr), mjs = bench_median(js, kr);
-  const double mwf = bench_median(wf, kr), mws = bench_median(ws, kr);
-  printf("# %s %senergy medians of %d: fixed %g %.4f J %.1f W (%.2f ms), selftune %g %.4f J "
-         "%.1f W (%.2f ms)\n",
-         gname, tag, kr, ba->param, mjf, mwf, ba->ms, bt->param, mjs, mws, bt->ms);
+  if (!energy || !ba || !bt) return;
+  wg_sssp_opts o[2];
+  for (int t = 0; t < 2; t++) {
+    best_opts(t ? bt : ba, t, d0, &o[t]);
+    o[t].predecessors = 1;
+  }
+  const double param[2] = {ba->param, bt->param}, ms[2] = {ba->ms, bt->ms};
+  bench_energy_reps(ctx, meter, gname, tag, g, src, o, param, ms);
 }
 
 int main(int argc, char **argv) {

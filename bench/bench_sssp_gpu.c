@@ -95,39 +95,6 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   return w;
 }
 
-/* WG_BENCH_ENERGY_REPS=k: k more energy windows each of the best fixed
- * delta and the self-tuned run at its best P, alternating so a drift of
- * the card's temperature or clocks falls on both, and their medians (one
- * window reads +-10% at 1 s: set WG_BENCH_ENERGY_WINDOW, and
- * WG_METER_WATCH=1, docs/power.md). */
-static void energy_reps(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
-                        const row *nf, const row *st, uint64_t bestD, uint64_t d0, double bestP) {
-  const int reps = (int)bench_env_double("WG_BENCH_ENERGY_REPS", 0);
-  if (reps <= 0 || !nf || !st || !meter) return;
-  double J[2][64], W[2][64];
-  const int k = reps < 64 ? reps : 64;
-  const double window = bench_env_double("WG_BENCH_ENERGY_WINDOW", 1.0);
-  for (int i = 0; i < k; i++)
-    for (int t = 0; t < 2; t++) {
-      wg_sssp_opts o;
-      wg_sssp_opts_defaults(&o);
-      o.algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
-      o.backend = WG_BACKEND_CUDA;
-      o.delta = t ? d0 : bestD;
-      o.parallelism = t ? bestP : 0;
-      o.predecessors = 1;
-      const row *b = t ? st : nf;
-      J[t][i] = bench_gpu_joules_watts(ctx, meter, g, src, &o, b->ms / 1e3, window, &W[t][i]);
-      printf("# %s energy rep %d %s %g: %.4f J/run %.1f W\n", gname, i,
-             t ? "selftune" : "nearfar", b->param, J[t][i], W[t][i]);
-    }
-  printf("# %s energy medians of %d: fixed %g %.4f J %.1f W (%.2f ms), selftune %g %.4f J "
-         "%.1f W (%.2f ms)\n",
-         gname, k, nf->param, bench_median(J[0], k), bench_median(W[0], k), nf->ms, st->param,
-         bench_median(J[1], k), bench_median(W[1], k), st->ms);
-  fflush(stdout);
-}
-
 /* A comma-separated list of positive numbers from the environment, else
  * the defaults; at most cap entries. */
 static size_t parse_list(const char *name, double *out, size_t cap, const double *def,
@@ -239,7 +206,19 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   /* energy: best fixed delta vs self-tuned at its best P (AUTO policy) */
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "BEST nearfar", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, "BEST selftune", 1);
-  energy_reps(ctx, gname, g, src, best_nf, best_st, bestD, d0, bestP);
+  if (best_nf && best_st) {
+    wg_sssp_opts eo[2];
+    for (int t = 0; t < 2; t++) {
+      wg_sssp_opts_defaults(&eo[t]);
+      eo[t].algo = t ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
+      eo[t].backend = WG_BACKEND_CUDA;
+      eo[t].delta = t ? d0 : bestD;
+      eo[t].parallelism = t ? bestP : 0;
+      eo[t].predecessors = 1;
+    }
+    const double param[2] = {(double)bestD, bestP}, ms[2] = {best_nf->ms, best_st->ms};
+    bench_energy_reps(ctx, meter, gname, "", g, src, eo, param, ms);
+  }
   /* WG_BENCH_VARIANTS="NAME=VAL;NAME=VAL": the BEST rows again (no
    * energy) with each environment setting in turn, e.g. the engine's
    * measurement knobs, so one process compares them on one graph; a

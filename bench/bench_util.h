@@ -103,6 +103,35 @@ static inline double bench_gpu_joules_per_run(wg_ctx_t *ctx, wg_meter_t *meter,
   return bench_gpu_joules_watts(ctx, meter, g, src, o, seconds, window, NULL);
 }
 
+/* WG_BENCH_ENERGY_REPS=k: k more energy windows each of the best fixed
+ * delta (o[0]) and the self-tuned run at its best P (o[1]), alternating so
+ * a drift of the card's temperature or clocks falls on both, each printed,
+ * then their medians. param[t]: delta or P, ms[t]: one run's time; tag
+ * ("" or e.g. "v1 ") goes into the labels. One window reads +-10% at 1 s
+ * (NVML's counter steps every ~100 ms): set WG_BENCH_ENERGY_WINDOW, and
+ * WG_METER_WATCH=1 (docs/power.md). */
+static inline void bench_energy_reps(wg_ctx_t *ctx, wg_meter_t *meter, const char *gname,
+                                     const char *tag, const wg_graph_t *g, uint32_t src,
+                                     const wg_sssp_opts o[2], const double param[2],
+                                     const double ms[2]) {
+  const int reps = (int)bench_env_double("WG_BENCH_ENERGY_REPS", 0);
+  if (reps <= 0 || !meter) return;
+  const double window = bench_env_double("WG_BENCH_ENERGY_WINDOW", 1.0);
+  double J[2][64], W[2][64];
+  const int k = reps < 64 ? reps : 64;
+  for (int i = 0; i < k; i++)
+    for (int t = 0; t < 2; t++) {
+      J[t][i] = bench_gpu_joules_watts(ctx, meter, g, src, &o[t], ms[t] / 1e3, window, &W[t][i]);
+      printf("# %s %senergy rep %d %s %g: %.4f J/run %.1f W\n", gname, tag, i,
+             t ? "selftune" : "nearfar", param[t], J[t][i], W[t][i]);
+    }
+  printf("# %s %senergy medians of %d: fixed %g %.4f J %.1f W (%.2f ms), selftune %g %.4f J "
+         "%.1f W (%.2f ms)\n",
+         gname, tag, k, param[0], bench_median(J[0], k), bench_median(W[0], k), ms[0], param[1],
+         bench_median(J[1], k), bench_median(W[1], k), ms[1]);
+  fflush(stdout);
+}
+
 typedef void (*bench_graph_fn)(wg_ctx_t *ctx, const char *name, wg_graph_t *g);
 
 /* The GPU SSSP benchmarks' graphs, each built, handed to fn and destroyed in

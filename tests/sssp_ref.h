@@ -45,6 +45,41 @@ static inline void ref_trace_spread(const wg_sssp_result *r, uint64_t skip, doub
   free(x);
 }
 
+/* Median and IQR / median of a trace's advance_out over rows [skip, len),
+ * skip at most a quarter of the rows (short runs): the measure of the
+ * frontier-fit tests on both backends. */
+static inline void ref_trace_profile(const wg_sssp_result *r, uint64_t skip, double *median,
+                                     double *iqr) {
+  assert_true(r->trace_len > 0);
+  if (skip > r->trace_len / 4) skip = r->trace_len / 4;
+  const uint64_t k = r->trace_len - skip;
+  uint64_t *x = malloc(k * sizeof *x);
+  assert_non_null(x);
+  for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip + i].advance_out;
+  qsort(x, k, sizeof *x, ref_cmp_u64);
+  *median = (double)x[k / 2];
+  *iqr = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
+  free(x);
+}
+
+/* The set-point tests' pair: a traced self-tuned run at P and a traced
+ * fixed-delta run at the graph's default delta, same source, backend and
+ * policy. Fails the test on error. */
+static inline void ref_traced_pair(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
+                                   wg_backend backend, wg_lb_policy lb, double P,
+                                   wg_sssp_result **st, wg_sssp_result **fx) {
+  wg_sssp_opts o;
+  wg_sssp_opts_defaults(&o);
+  o.backend = backend;
+  o.trace = 1;
+  o.lb = lb;
+  o.algo = WG_ALGO_SELFTUNE;
+  o.parallelism = P;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, st), WG_OK);
+  o.algo = WG_ALGO_NEARFAR;
+  wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, fx), WG_OK);
+}
+
 /* Builds a graph of n vertices from k edges through the CSR builder (the
  * same path every loader takes). Fails the test on error. */
 static inline wg_graph_t *ref_build(wg_ctx_t *ctx, uint32_t n, const ref_edge *e,

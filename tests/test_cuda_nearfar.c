@@ -21,8 +21,8 @@
 static const wg_sssp_algo algos[] = {WG_ALGO_NEARFAR, WG_ALGO_SELFTUNE};
 
 /* Runs one configuration and verifies it; prints the first mismatches. */
-static void run_one(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src, wg_sssp_algo algo,
-                    wg_lb_policy lb, uint64_t delta, double P, const char *what) {
+static uint64_t run_one(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src, wg_sssp_algo algo,
+                        wg_lb_policy lb, uint64_t delta, double P, const char *what) {
   wg_sssp_opts o;
   wg_sssp_opts_defaults(&o);
   o.algo = algo;
@@ -46,7 +46,9 @@ static void run_one(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src, wg_sssp_al
   }
   assert_string_equal(r->backend, "cuda");
   if (g->n > 1 && g->offsets[src + 1] > g->offsets[src]) assert_true(r->iterations > 0);
+  const uint64_t iterations = r->iterations;
   wg_sssp_result_destroy(&r);
+  return iterations;
 }
 
 static void run_matrix(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src, const char *what) {
@@ -387,17 +389,8 @@ static void selftune_holds_parallelism(void **state) {
     else wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 18, 16, &go), WG_OK);
     uint32_t src = 0;
     wgt_assert_status(ctx, wg_graph_default_source(ctx, g, &src), WG_OK);
-    wg_sssp_opts o;
-    wg_sssp_opts_defaults(&o);
-    o.backend = WG_BACKEND_CUDA;
-    o.trace = 1;
-    o.lb = WG_LB_LB_CULL;
-    o.algo = WG_ALGO_SELFTUNE;
-    o.parallelism = P;
     wg_sssp_result *st = NULL, *nf = NULL;
-    wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &st), WG_OK);
-    o.algo = WG_ALGO_NEARFAR;
-    wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &nf), WG_OK);
+    ref_traced_pair(ctx, g, src, WG_BACKEND_CUDA, WG_LB_LB_CULL, P, &st, &nf);
     double med_s, iqr_s, med_n, iqr_n;
     ref_trace_spread(st, 5, &med_s, &iqr_s);
     ref_trace_spread(nf, 5, &med_n, &iqr_n);
@@ -420,21 +413,6 @@ static void selftune_holds_parallelism(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
-/* Median and IQR / median of advance_out over rows [skip, len), the CPU
- * test's measure (tests/test_nearfar.c, profile). */
-static void profile(const wg_sssp_result *r, uint64_t skip, double *median, double *iqr) {
-  assert_true(r->trace_len > 0);
-  if (skip > r->trace_len / 4) skip = r->trace_len / 4;
-  const uint64_t k = r->trace_len - skip;
-  uint64_t *x = malloc(k * sizeof *x);
-  assert_non_null(x);
-  for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip + i].advance_out;
-  qsort(x, k, sizeof *x, ref_cmp_u64);
-  *median = (double)x[k / 2];
-  *iqr = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
-  free(x);
-}
-
 /* The frontier fit (docs/control.md): on Kronecker 18 at P = 1e4 the
  * self-tuned run holds the median advance_out within 25% of P after the
  * first 10 iterations, with a smaller IQR / median than fixed delta; the
@@ -447,22 +425,14 @@ static void selftune_kronecker_fit(void **state) {
   wg_graph_t *g = NULL;
   wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 18, 16, &go), WG_OK);
   const double P = 10000;
-  wg_sssp_opts o;
-  wg_sssp_opts_defaults(&o);
-  o.backend = WG_BACKEND_CUDA;
-  o.trace = 1;
-  o.algo = WG_ALGO_SELFTUNE;
-  o.parallelism = P;
   wg_sssp_result *st = NULL, *fx = NULL;
-  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &st), WG_OK);
-  o.algo = WG_ALGO_NEARFAR;
-  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &fx), WG_OK);
+  ref_traced_pair(ctx, g, 0, WG_BACKEND_CUDA, WG_LB_AUTO, P, &st, &fx);
   assert_int_equal(st->trace_len, st->iterations);
   for (uint32_t v = 0; v < st->n; v++)
     if (st->dist[v] != fx->dist[v]) fail_msg("kronecker 18: vertex %u differs", v);
   double med_s, iqr_s, med_f, iqr_f;
-  profile(st, 10, &med_s, &iqr_s);
-  profile(fx, 10, &med_f, &iqr_f);
+  ref_trace_profile(st, 10, &med_s, &iqr_s);
+  ref_trace_profile(fx, 10, &med_f, &iqr_f);
   printf("kronecker 18 (cuda): P %.0f; self-tuned: %llu iterations, %.2f ms, median "
          "advance_out %.0f (X2/P %.3f), IQR/median %.3f; fixed delta %llu: %llu "
          "iterations, %.2f ms, median %.0f, IQR/median %.3f\n",
@@ -475,24 +445,6 @@ static void selftune_kronecker_fit(void **state) {
   wg_sssp_result_destroy(&fx);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
-}
-
-/* Iterations of a self-tuned run under the fit's rule for ties (NULL: the
- * default). */
-static uint64_t selftune_iterations(wg_ctx_t *ctx, const wg_graph_t *g, double P,
-                                    const char *rule) {
-  if (rule) setenv("WG_FIT_TIES", rule, 1);
-  wg_sssp_opts o;
-  wg_sssp_opts_defaults(&o);
-  o.backend = WG_BACKEND_CUDA;
-  o.algo = WG_ALGO_SELFTUNE;
-  o.parallelism = P;
-  wg_sssp_result *r = NULL;
-  wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &r), WG_OK);
-  const uint64_t it = r->iterations;
-  wg_sssp_result_destroy(&r);
-  unsetenv("WG_FIT_TIES");
-  return it;
 }
 
 /* The frontier fit's rules for the vertices at its cut distance
@@ -513,24 +465,25 @@ static void fit_ties_rules(void **state) {
   wgt_assert_status(ctx, wg_gen_kronecker(ctx, &kron, quick ? 12 : 18, 16, &go), WG_OK);
   if (!quick) wgt_assert_status(ctx, wg_gen_road(ctx, &road, 30000, &go), WG_OK);
   static const char *rules[] = {"split", "keep", NULL};
+  uint64_t iters[3] = {0, 0, 0}; /* Kronecker, AUTO policy, per rule */
   for (int t = 0; t < 3; t++) {
     if (rules[t]) setenv("WG_FIT_TIES", rules[t], 1);
     char what[48];
     snprintf(what, sizeof what, "ties %s", rules[t] ? rules[t] : "default");
     for (int lb = WG_LB_AUTO; lb <= WG_LB_LB_CULL; lb++) {
-      run_one(ctx, kron, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0, quick ? 500 : 10000, what);
+      const uint64_t it = run_one(ctx, kron, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0,
+                                  quick ? 500 : 10000, what);
+      if (lb == WG_LB_AUTO) iters[t] = it;
       if (road) run_one(ctx, road, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0, 100, what);
     }
     unsetenv("WG_FIT_TIES");
   }
   if (!quick) {
-    const uint64_t split = selftune_iterations(ctx, kron, 10000, "split");
-    const uint64_t keep = selftune_iterations(ctx, kron, 10000, "keep");
-    const uint64_t dflt = selftune_iterations(ctx, kron, 10000, NULL);
     printf("kronecker 18, P 1e4 (cuda): iterations %llu with ties split, %llu kept, %llu by "
            "default\n",
-           (unsigned long long)split, (unsigned long long)keep, (unsigned long long)dflt);
-    assert_true(2 * keep < split);
+           (unsigned long long)iters[0], (unsigned long long)iters[1],
+           (unsigned long long)iters[2]);
+    assert_true(2 * iters[1] < iters[0]);
   }
   wg_graph_destroy(&road);
   wg_graph_destroy(&kron);

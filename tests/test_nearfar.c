@@ -295,46 +295,18 @@ static void shared_roads(void **state) {
 
 /* ---- self-tuning, from the trace ------------------------------------------ */
 
-static int cmp_u64(const void *a, const void *b) {
-  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median and IQR / median of advance_out over rows [skip, len). */
-static void profile(const wg_sssp_result *r, uint64_t skip_rows, double *median,
-                    double *spread) {
-  assert_true(r->trace_len > 0);
-  if (skip_rows > r->trace_len / 4) skip_rows = r->trace_len / 4; /* short runs */
-  const uint64_t k = r->trace_len - skip_rows;
-  uint64_t *x = malloc(k * sizeof *x);
-  assert_non_null(x);
-  for (uint64_t i = 0; i < k; i++) x[i] = r->trace[skip_rows + i].advance_out;
-  qsort(x, k, sizeof *x, cmp_u64);
-  *median = (double)x[k / 2];
-  *spread = *median > 0 ? (double)(x[(3 * k) / 4] - x[k / 4]) / *median : 1e9;
-  free(x);
-}
-
 /* strict 0: measure and print only. */
 static void selftune_case(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
                           double P, int strict, const char *what) {
-  wg_sssp_opts o;
-  wg_sssp_opts_defaults(&o);
-  o.backend = WG_BACKEND_CPU;
-  o.trace = 1;
-  o.algo = WG_ALGO_SELFTUNE;
-  o.parallelism = P;
   wg_sssp_result *st = NULL, *fx = NULL;
-  wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &st), WG_OK);
-  o.algo = WG_ALGO_NEARFAR;
-  wgt_assert_status(ctx, wg_sssp(ctx, g, src, &o, &fx), WG_OK);
+  ref_traced_pair(ctx, g, src, WG_BACKEND_CPU, WG_LB_AUTO, P, &st, &fx);
   assert_int_equal(st->trace_len, st->iterations);
   assert_int_equal(fx->trace_len, fx->iterations);
   for (uint32_t v = 0; v < st->n; v++)
     if (st->dist[v] != fx->dist[v]) fail_msg("%s: vertex %u differs", what, v);
   double med_s, spr_s, med_f, spr_f;
-  profile(st, 10, &med_s, &spr_s);
-  profile(fx, 10, &med_f, &spr_f);
+  ref_trace_profile(st, 10, &med_s, &spr_s);
+  ref_trace_profile(fx, 10, &med_f, &spr_f);
   printf("%s: P %.0f; self-tuned: %llu iterations, median advance_out %.0f "
          "(%.1f%% off P), IQR/median %.3f; fixed delta %llu: %llu iterations, "
          "median %.0f, IQR/median %.3f\n",
