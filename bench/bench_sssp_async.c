@@ -23,6 +23,9 @@
  * variants); WG_BENCH_ENERGY_WINDOW: seconds per energy window (1);
  * WG_BENCH_ENERGY_REPS=k: after the bests, k more windows of each, fixed and
  * self-tuned alternating, each printed with its mean power, then the medians.
+ * WG_BENCH_ST_STARTS: comma list of the self-tuned runs' first thresholds,
+ * as multiples of the default delta (1: the library's default); the P sweep
+ * runs once per start.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@
 typedef struct row {
   char graph[16], config[48];
   double param, ms, joules, watts;
+  uint64_t start; /* self-tuned: the first threshold (delta0) */
   uint64_t iterations;
   int ok;
 } row;
@@ -58,7 +62,7 @@ static void best_opts(const row *b, int selftune, uint64_t d0, wg_sssp_opts *o) 
   wg_sssp_opts_defaults(o);
   o->algo = selftune ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
   o->backend = WG_BACKEND_CUDA;
-  o->delta = selftune ? d0 : (uint64_t)b->param;
+  o->delta = selftune ? (b->start ? b->start : d0) : (uint64_t)b->param;
   o->parallelism = selftune ? b->param : 0;
   setenv("WG_CUDA_ENGINE", "async", 1);
 }
@@ -81,6 +85,7 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   snprintf(w->graph, sizeof w->graph, "%s", gname);
   snprintf(w->config, sizeof w->config, "%s %s", engine, config);
   w->param = algo == WG_ALGO_SELFTUNE ? P : (double)delta;
+  w->start = algo == WG_ALGO_SELFTUNE ? delta : 0;
   w->joules = w->watts = NAN;
   if (wg_sssp(ctx, g, src, &o, &r) != WG_OK) {
     fprintf(stderr, "%s %s: %s\n", gname, w->config, wg_ctx_last_error(ctx));
@@ -201,11 +206,18 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   static const double ps_d[] = {1e4, 1e5, 1e6, 1e7};
   double ps[32];
   const size_t np = parse_list("WG_BENCH_PS", ps_d, 4, ps);
-  for (size_t i = 0; i < np; i++) {
-    snprintf(cfg, sizeof cfg, "%sselftune", tag);
-    row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, ps[i], cfg, eall);
-    if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
-  }
+  static const double starts_d[] = {1};
+  double starts[32];
+  const size_t ns = parse_list("WG_BENCH_ST_STARTS", starts_d, 1, starts);
+  for (size_t j = 0; j < ns; j++)
+    for (size_t i = 0; i < np; i++) {
+      const uint64_t s0 = (uint64_t)ceil(d0 * starts[j]);
+      if (starts[j] == 1) snprintf(cfg, sizeof cfg, "%sselftune", tag);
+      else snprintf(cfg, sizeof cfg, "%sselftune s%gx", tag, starts[j]);
+      row *w = run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, s0 ? s0 : 1, ps[i],
+                   cfg, eall);
+      if (w->ok && (!bt || w->ms < bt->ms)) bt = w;
+    }
   /* WG_BENCH_TRACE=1: the band profile of the best asynchronous runs (v0) */
   const char *tr = getenv("WG_BENCH_TRACE");
   for (int t = 0; vi <= 0 && tr && *tr == '1' && t < 2; t++) {
@@ -240,8 +252,12 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   snprintf(cfg, sizeof cfg, "%sBEST nearfar", tag);
   if (ba) run(ctx, gname, g, src, oracle, "async", WG_ALGO_NEARFAR, (uint64_t)ba->param, 0, cfg,
               energy);
-  snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
-  if (bt) run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, d0, bt->param, cfg, energy);
+  if (bt && bt->start != d0)
+    snprintf(cfg, sizeof cfg, "%sBEST selftune s%gx", tag, (double)bt->start / (double)d0);
+  else
+    snprintf(cfg, sizeof cfg, "%sBEST selftune", tag);
+  if (bt)
+    run(ctx, gname, g, src, oracle, "async", WG_ALGO_SELFTUNE, bt->start, bt->param, cfg, energy);
   if (!energy || !ba || !bt) return;
   wg_sssp_opts o[2];
   for (int t = 0; t < 2; t++) {

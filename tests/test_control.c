@@ -489,6 +489,60 @@ static void the_rest_fits_one_band(void **state) {
   assert_int_equal(dec.done, 1);
 }
 
+/* Bands over a plane: the ball of radius r holds rho pi r^2 vertices, each
+ * expanded once, X2 = 1.04 X1 (a road network's d), starting from a band
+ * of 100 that holds 63 vertices, at a large P. The growth bound alone
+ * (band_ball = 0) takes bands of 0.0001 P, 0.01 P and 0.86 P to get there;
+ * with the ball's radius (the default) the second band is within a factor
+ * 2 of P. Fills x2_out with the X2 of each band. */
+static void plane_plant(double P, int ball, double *x2_out, int bands) {
+  const double rho = 0.002;
+  wg_selftune st;
+  assert_int_equal(wg_selftune_init(&st, P, 100.0, 60.0), WG_OK);
+  st.band_ball = ball;
+  uint64_t lo = 0, thr = 100;
+  for (int k = 0; k < bands; k++) {
+    const double a = (double)lo, b = (double)thr;
+    wg_selftune_counts c;
+    memset(&c, 0, sizeof c);
+    c.x1 = (uint64_t)llround(rho * 3.141592653589793 * (b * b - a * a));
+    c.x2 = (uint64_t)llround(1.04 * (double)c.x1);
+    c.x3 = c.x2 / 2;
+    c.x1_span = thr - lo;
+    plant_sizes(&st, 0.05, &c);
+    c.far_min = thr + 3;
+    x2_out[k] = (double)c.x2;
+    wg_selftune_decision dec;
+    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
+    assert_true(dec.threshold > thr); /* progress */
+    lo = c.far_min;
+    thr = dec.threshold;
+  }
+}
+
+static void bands_start_as_a_ball(void **state) {
+  (void)state;
+  const double P = 524288.0;
+  double on[12], off[12];
+  plane_plant(P, 1, on, 12);
+  plane_plant(P, 0, off, 12);
+  for (int k = 0; k < 12; k++)
+    printf("band %d: X2 %.3g P with the ball's radius, %.3g P with the growth bound alone\n", k,
+           on[k] / P, off[k] / P);
+  assert_true(on[1] > 0.5 * P && on[1] < 2.0 * P);
+  assert_true(off[1] < 0.05 * P && off[2] < 0.9 * P); /* the old start, for contrast */
+  /* Both overshoot once where the ball turns into rings (the linear model
+   * aims with the last band's mean density, and a ring of a plane is denser
+   * than the ball inside it: 2.9 P and 2.7 P), then hold P: with the ball's
+   * radius from band 4 on, one band earlier than without. */
+  for (int k = 4; k < 12; k++) {
+    if (on[k] < 0.6 * P || on[k] > 1.5 * P || (k > 4 && (off[k] < 0.6 * P || off[k] > 1.5 * P)))
+      printf("band %d out of [0.6 P, 1.5 P]\n", k);
+    assert_true(on[k] > 0.6 * P && on[k] < 1.5 * P);
+    if (k > 4) assert_true(off[k] > 0.6 * P && off[k] < 1.5 * P);
+  }
+}
+
 static void d_follows_a_falling_degree(void **state) {
   (void)state;
   wg_selftune st;
@@ -626,6 +680,7 @@ int main(void) {
       cmocka_unit_test(d_follows_a_falling_degree),
       cmocka_unit_test(bands_hold_the_set_point),
       cmocka_unit_test(the_rest_fits_one_band),
+      cmocka_unit_test(bands_start_as_a_ball),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

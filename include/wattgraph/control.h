@@ -161,6 +161,14 @@ typedef struct wg_selftune {
                             log(X2 / (d_used X1)) (integral action on the
                             ADVANCE-MODEL's prediction error) */
   double log_d_used;     /* log of the d the last step aimed with */
+  /* added in the fifteenth session (bands, counts.x1_span > 0): */
+  double band_x1;        /* X1 summed over the bands so far: the ball the
+                            run has expanded (re-expansions count too, an
+                            overestimate, on the safe side) */
+  int band_ball;         /* 1 (init's default): the early bands may grow as
+                            a ball in the plane would need to reach the
+                            target (WG_SELFTUNE_GROW is raised, never
+                            lowered; docs/control.md, "Bands"); 0: off */
 } wg_selftune;
 
 /* Starts the controller for set-point P (> 0), first threshold delta0

@@ -74,6 +74,8 @@ WG_HD wg_status wg_selftune_init(wg_selftune *st, double P, double delta0,
   wg_vsgd_init(&st->d, 0.0); /* log d: d starts at 1 */
   wg_vsgd_init(&st->d_bias, 0.0);
   st->log_d_used = 0.0;
+  st->band_x1 = 0.0;
+  st->band_ball = 1;
   wg_vsgd_init(&st->alpha, 1.0);
   uint64_t thr = threshold_of(st->delta);
   uint64_t b0 = (uint64_t)ceil(st->mean_weight);
@@ -190,7 +192,23 @@ WG_HD wg_status wg_selftune_step(wg_selftune *st, const wg_selftune_counts *c,
   if (gap && c->far_min != WG_SELFTUNE_INF && (double)c->far_min > base)
     base = (double)c->far_min;
   const double need = target - x4;
-  const double grow_max = WG_SELFTUNE_GROW * fmax(base, st->mean_weight);
+  double grow_max = WG_SELFTUNE_GROW * fmax(base, st->mean_weight);
+  /* Bands: the first ones cover the ball around the source, whose size
+   * grows with the square of its radius on a road network (a plane), so
+   * the bound of GROW per step cost a large P two or three small bands
+   * before its first full one (road 1.5M, P = 524288: 87 and 9k
+   * relaxations, 37 and 258 us, each a chain of hops and a barrier). The
+   * radius that reaches the target in a plane, base sqrt(1 + target /
+   * ball), may exceed it; the linear model's step still applies below.
+   * Once the ball holds more than the target / 80 this never exceeds GROW,
+   * so it shapes only the start of a run. */
+  if (c->x1_span > 0) {
+    st->band_x1 += x1;
+    if (st->band_ball && st->band_x1 > 0.0) {
+      const double ball = base * (sqrt(1.0 + target / st->band_x1) - 1.0);
+      if (ball > grow_max) grow_max = ball;
+    }
+  }
   double step;
   if (alpha > 0.0)
     step = need / alpha;

@@ -1183,6 +1183,9 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
       st = WG_EINVAL;
       goto done;
     }
+    /* measurement knob: WG_CUDA_ASYNC_BALL=0 keeps the early bands to the
+     * plain growth bound (docs/control.md, "Bands") */
+    init.ctl.band_ball = env_int("WG_CUDA_ASYNC_BALL", 1, 0, 1);
     init.thr = (unsigned long long)ceil(init.ctl.delta);
     init.nparts = init.ctl.nparts;
     for (uint32_t i = 0; i < init.ctl.nparts; i++) init.bound[i] = init.ctl.bound[i];
