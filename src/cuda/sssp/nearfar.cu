@@ -84,7 +84,10 @@ constexpr uint32_t kRing = 4096; /* trace rows buffered on the device */
 struct Head {
   int done, error;
   int mode; /* copy of q.mode: which loop runs next (kMulti, kGrid, kBlock) */
-  int pad;
+  int left; /* self-tuned: iterations the run should still need (what waits
+               in the frontier and the far queue over the target, rounded
+               up); 0: unknown. The host picks the next replay's length
+               from it (see run_sssp). */
   unsigned long long iter, loops, trace_count;
 };
 
@@ -308,6 +311,14 @@ __host__ __device__ void finish_step(Run *r) {
   q->stamp += 2;
   r->h.loops++;
   if (q->in_size == 0 && q->far_size == 0) q->done = r->h.done = 1;
+  r->h.left = 0;
+  if (q->selftune && !q->done) {
+    /* vertices never reached yet are not counted (a road run finds most of
+     * them later): an underestimate, which the host backs off from */
+    const double t = r->dec.target > 1.0 ? r->dec.target : 1.0;
+    const double w = ceil(((double)q->in_size + (double)q->far_size) / t);
+    r->h.left = w < 1.0 ? 1 : w > 1e6 ? 1000000 : (int)w;
+  }
   if (r->h.loops > r->loop_limit) {
     r->h.error = 2;
     q->done = r->h.done = 1;
@@ -1413,6 +1424,9 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   cudaStream_t s = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  /* self-tuned runs: shorter replays too (lens[j] iterations, execs[j]) */
+  cudaGraphExec_t execs[8] = {};
+  int lens[8] = {}, nexec = 0;
   Run *hrun = nullptr; /* pinned */
   wg_sssp_iter *hring = nullptr;
   const uint32_t n = a->n;
@@ -1424,7 +1438,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   unsigned long long drained = 0;
   double t0 = 0;
   int sms = 0, K = a->graph_iters > 0 ? a->graph_iters : 16;
-  int pgrid = 0, mode = 0, pred_vertex = 0;
+  int pgrid = 0, mode = 0, pred_vertex = 0, replay = 0;
   unsigned long long src_off[2] = {0, 0};
   Launch L;
   LoopShape shape{};
@@ -1580,6 +1594,33 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     }
     WG_CK(cudaStreamEndCapture(s, &graph));
     WG_CK(cudaGraphInstantiate(&exec, graph, 0));
+    /* A replay runs all its K iterations: those after `done` still launch
+     * their ~13 kernels (~11 us an iteration, ~0.12 ms of a 19-iteration
+     * self-tuned Kronecker 21 run). A self-tuned run knows roughly how many
+     * iterations are left (Head::left), so it also gets replays of K/2, K/4,
+     * ..., 1 iterations to end on (docs/nearfar-cuda.md, "Replays that end
+     * with the run"). WG_CUDA_REPLAY_LEFT=0 turns this off. */
+    const char *rl = getenv("WG_CUDA_REPLAY_LEFT");
+    if (a->selftune && !(rl && *rl && atoi(rl) == 0)) {
+      for (int len = 1; len < K && nexec < 8; len *= 2) {
+        cudaGraph_t gl = nullptr;
+        WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < len; k++) {
+          cudaError_t e =
+              enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr, shape);
+          if (e != cudaSuccess) {
+            cudaStreamEndCapture(s, &gl);
+            if (gl) cudaGraphDestroy(gl);
+            WG_CK(e);
+          }
+        }
+        WG_CK(cudaStreamEndCapture(s, &gl));
+        cudaError_t e = cudaGraphInstantiate(&execs[nexec], gl, 0);
+        cudaGraphDestroy(gl);
+        WG_CK(e);
+        lens[nexec++] = len;
+      }
+    }
   }
   WG_CK(cudaStreamSynchronize(s));
 
@@ -1593,6 +1634,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   init_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx, n, a->source, b.q[0]);
   WG_CK(cudaGetLastError());
   mode = init.h.mode;
+  replay = K;
   for (;;) {
     if (mode == kGrid) {
       void *kargs[] = {(void *)&g, (void *)&b.run, (void *)&b.vx, (void *)&b.ring,
@@ -1603,7 +1645,10 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
       persist_kernel<D, true><<<1, kBThreads, 0, s>>>(g, b.run, b.vx, b.ring, b.cnt);
       WG_CK(cudaGetLastError());
     } else if (exec) {
-      WG_CK(cudaGraphLaunch(exec, s));
+      cudaGraphExec_t x = exec;
+      for (int j = 0; j < nexec; j++)
+        if (lens[j] == replay) x = execs[j];
+      WG_CK(cudaGraphLaunch(x, s));
     } else {
       WG_CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring,
                                  shape));
@@ -1622,6 +1667,21 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
         if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
     }
     if (hrun->h.done) break;
+    if (nexec && mode == kMulti && exec) {
+      /* the next replay: the shortest power of two above what is left, but
+       * after a short replay that did not end the run (the estimate misses
+       * vertices not reached yet), at least twice as long as that one, so a
+       * run whose estimate keeps falling short (a road network) is back at
+       * K after a few replays */
+      const int left = hrun->h.left;
+      int want = K;
+      if (left > 0) {
+        want = 1;
+        while (want < left + 1 && want < K) want *= 2;
+      }
+      if (replay < K && want < 2 * replay) want = 2 * replay;
+      replay = want < K ? want : K;
+    }
     mode = hrun->h.mode;
   }
   if (a->predecessors) {
@@ -1694,6 +1754,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     }
   }
 done:
+  for (int j = 0; j < nexec; j++) cudaGraphExecDestroy(execs[j]);
   if (exec) cudaGraphExecDestroy(exec);
   if (graph) cudaGraphDestroy(graph);
   if (s) cudaStreamDestroy(s);
