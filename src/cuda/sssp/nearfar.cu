@@ -1438,7 +1438,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   unsigned long long drained = 0;
   double t0 = 0;
   int sms = 0, K = a->graph_iters > 0 ? a->graph_iters : 16;
-  int pgrid = 0, mode = 0, pred_vertex = 0, replay = 0;
+  int pgrid = 0, mode = 0, pred_vertex = 0, replay = 0, trust_left = 1;
   unsigned long long src_off[2] = {0, 0};
   Launch L;
   LoopShape shape{};
@@ -1635,6 +1635,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   WG_CK(cudaGetLastError());
   mode = init.h.mode;
   replay = K;
+  trust_left = 1;
   for (;;) {
     if (mode == kGrid) {
       void *kargs[] = {(void *)&g, (void *)&b.run, (void *)&b.vx, (void *)&b.ring,
@@ -1668,18 +1669,20 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     }
     if (hrun->h.done) break;
     if (nexec && mode == kMulti && exec) {
-      /* the next replay: the shortest power of two above what is left, but
-       * after a short replay that did not end the run (the estimate misses
-       * vertices not reached yet), at least twice as long as that one, so a
-       * run whose estimate keeps falling short (a road network) is back at
-       * K after a few replays */
-      const int left = hrun->h.left;
+      /* the next replay: the shortest power of two above what is left. A
+       * short replay that did not end the run means the estimate fell
+       * short (it misses vertices not reached yet): the next one is twice
+       * as long, and once that is back at K the run stops trusting the
+       * estimate, so a road network, whose estimate always falls short,
+       * pays three or four extra round trips, not one every few replays */
       int want = K;
-      if (left > 0) {
+      if (replay < K) {
+        want = 2 * replay;
+        if (want >= K) trust_left = 0;
+      } else if (trust_left && hrun->h.left > 0) {
         want = 1;
-        while (want < left + 1 && want < K) want *= 2;
+        while (want < hrun->h.left + 1 && want < K) want *= 2;
       }
-      if (replay < K && want < 2 * replay) want = 2 * replay;
       replay = want < K ? want : K;
     }
     mode = hrun->h.mode;
