@@ -1417,12 +1417,29 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   return cudaGetLastError();
 }
 
+/* Captures `iters` iterations (device control) as one CUDA graph and
+ * instantiates it into *exec; the graph itself is not kept. */
+template <typename D>
+static cudaError_t capture_replay(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
+                                  const Launch &L, cudaStream_t s, const LoopShape &shape,
+                                  int iters, cudaGraphExec_t *exec) {
+  cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) return e;
+  for (int k = 0; k < iters && e == cudaSuccess; k++)
+    e = enqueue_iteration<D>(g, b, lb, selftune, L, s, 0, nullptr, nullptr, shape);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(s, &graph);
+  if (e == cudaSuccess) e = end;
+  if (e == cudaSuccess) e = cudaGraphInstantiate(exec, graph, 0);
+  if (graph) cudaGraphDestroy(graph);
+  return e;
+}
+
 template <typename D>
 static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   Bufs<D> b;
   cudaStream_t s = nullptr;
-  cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   /* self-tuned runs: shorter replays too (lens[j] iterations, execs[j]) */
   cudaGraphExec_t execs[8] = {};
@@ -1583,17 +1600,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     init.q.part_agg = !(pa && *pa && atoi(pa) == 0);
   }
   if (!a->host_control && !a->sync_each) {
-    WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int k = 0; k < K; k++) {
-      cudaError_t e =
-          enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr, shape);
-      if (e != cudaSuccess) {
-        cudaStreamEndCapture(s, &graph);
-        WG_CK(e);
-      }
-    }
-    WG_CK(cudaStreamEndCapture(s, &graph));
-    WG_CK(cudaGraphInstantiate(&exec, graph, 0));
+    WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, K, &exec));
     /* A replay runs all its K iterations: those after `done` still launch
      * their ~13 kernels (~11 us an iteration, ~0.12 ms of a 19-iteration
      * self-tuned Kronecker 21 run). A self-tuned run knows roughly how many
@@ -1603,21 +1610,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const char *rl = getenv("WG_CUDA_REPLAY_LEFT");
     if (a->selftune && !(rl && *rl && atoi(rl) == 0)) {
       for (int len = 1; len < K && nexec < 8; len *= 2) {
-        cudaGraph_t gl = nullptr;
-        WG_CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        for (int k = 0; k < len; k++) {
-          cudaError_t e =
-              enqueue_iteration<D>(g, b, lb, a->selftune, L, s, 0, nullptr, nullptr, shape);
-          if (e != cudaSuccess) {
-            cudaStreamEndCapture(s, &gl);
-            if (gl) cudaGraphDestroy(gl);
-            WG_CK(e);
-          }
-        }
-        WG_CK(cudaStreamEndCapture(s, &gl));
-        cudaError_t e = cudaGraphInstantiate(&execs[nexec], gl, 0);
-        cudaGraphDestroy(gl);
-        WG_CK(e);
+        WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, len, &execs[nexec]));
         lens[nexec++] = len;
       }
     }
@@ -1759,7 +1752,6 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
 done:
   for (int j = 0; j < nexec; j++) cudaGraphExecDestroy(execs[j]);
   if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
   if (s) cudaStreamDestroy(s);
   cudaFreeHost(hrun);
   cudaFreeHost(hring);
