@@ -348,6 +348,29 @@ static void adopt_follows_the_fit(void **state) {
   check_decision(&st, &dec);
 }
 
+/* Feeds the controller one band [*lo, *thr) of a band engine: X1 = x1
+ * (rounded) vertices expanded, X2 = d x1, X4 = 0 (a band drains everything
+ * below its threshold), a thin fringe far (0.05 per unit of distance), the
+ * band's width as x1_span when span is set. Checks progress, moves *lo and
+ * *thr to the next band and returns X2. */
+static double feed_band(wg_selftune *st, uint64_t *lo, uint64_t *thr, double x1, double d,
+                        int span) {
+  wg_selftune_counts c;
+  memset(&c, 0, sizeof c);
+  c.x1 = (uint64_t)llround(x1);
+  c.x2 = (uint64_t)llround(d * x1);
+  c.x3 = c.x2 / 2;
+  c.x1_span = span ? *thr - *lo : 0;
+  plant_sizes(st, 0.05, &c);
+  c.far_min = *thr + 3;
+  wg_selftune_decision dec;
+  assert_int_equal(wg_selftune_step(st, &c, &dec), WG_OK);
+  assert_true(dec.threshold > *thr); /* progress */
+  *lo = c.far_min;
+  *thr = dec.threshold;
+  return (double)c.x2;
+}
+
 /* The ADVANCE-MODEL follows a degree that falls by four orders of
  * magnitude within a run (a Kronecker run: hubs first, near-final
  * vertices last), with 20% noise: with the frontier fitted exactly to
@@ -377,21 +400,7 @@ static void band_plant(double P, double *x2_out, int bands, int span) {
       x1 += (20.0 + r / 400.0) * (1.0 + 0.5 * sin(r / 3000.0) * sin(r / 7100.0));
     }
     x1 *= (b - a) / 64.0 * (1.0 + 0.45 * pow((b - a) / 2800.0, 0.75));
-    wg_selftune_counts c;
-    memset(&c, 0, sizeof c);
-    c.x1 = (uint64_t)llround(x1);
-    c.x2 = (uint64_t)llround(2.5 * x1);
-    c.x3 = c.x2 / 2;
-    c.x4 = 0;
-    c.x1_span = span ? thr - lo : 0;
-    plant_sizes(&st, 0.05, &c); /* the fringe: 0.05 per unit of distance */
-    c.far_min = thr + 3;
-    x2_out[k] = (double)c.x2;
-    wg_selftune_decision dec;
-    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
-    assert_true(dec.threshold > thr); /* progress */
-    lo = c.far_min;
-    thr = dec.threshold;
+    x2_out[k] = feed_band(&st, &lo, &thr, x1, 2.5, span);
   }
 }
 
@@ -503,20 +512,8 @@ static void plane_plant(double P, int ball, double *x2_out, int bands) {
   uint64_t lo = 0, thr = 100;
   for (int k = 0; k < bands; k++) {
     const double a = (double)lo, b = (double)thr;
-    wg_selftune_counts c;
-    memset(&c, 0, sizeof c);
-    c.x1 = (uint64_t)llround(rho * 3.141592653589793 * (b * b - a * a));
-    c.x2 = (uint64_t)llround(1.04 * (double)c.x1);
-    c.x3 = c.x2 / 2;
-    c.x1_span = thr - lo;
-    plant_sizes(&st, 0.05, &c);
-    c.far_min = thr + 3;
-    x2_out[k] = (double)c.x2;
-    wg_selftune_decision dec;
-    assert_int_equal(wg_selftune_step(&st, &c, &dec), WG_OK);
-    assert_true(dec.threshold > thr); /* progress */
-    lo = c.far_min;
-    thr = dec.threshold;
+    const double x1 = (double)llround(rho * 3.141592653589793 * (b * b - a * a));
+    x2_out[k] = feed_band(&st, &lo, &thr, x1, 1.04, 1);
   }
 }
 
