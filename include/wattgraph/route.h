@@ -1,0 +1,146 @@
+/* route.h: the router, the one place in wattgraph that answers path
+ * questions (point-to-point routes, tables, snapping). The traffic simulator
+ * and the route server call it; nothing else runs a private Dijkstra.
+ *
+ * A wg_router_t is built once from a wg_graph_t. Its metric-independent part
+ * (a nested-dissection order and the customisable contraction hierarchy's
+ * arc set, see docs/route.md) depends only on the graph's topology; it can be
+ * saved next to the graph's binary cache and reloaded. Its metric (one weight
+ * per arc of the graph) can be replaced at any time with
+ * wg_router_set_weights, which re-customises every level.
+ *
+ * Levels: level 0 answers exactly (equal to Dijkstra's distance); levels
+ * 1..num_levels-1 answer faster with less work and return a real path of the
+ * graph whose length may exceed the optimum. quality = optimal / returned
+ * length, measured (wg_route_result.quality is filled when the query asked
+ * for it, see WG_ROUTE_MEASURE_QUALITY).
+ *
+ * Thread safety: queries on one router may run from several threads at
+ * once; wg_router_set_weights must not run concurrently with queries on the
+ * same router (the server swaps between batches).
+ */
+#ifndef WATTGRAPH_ROUTE_H
+#define WATTGRAPH_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wattgraph/core.h"
+#include "wattgraph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wg_router wg_router_t;
+
+/* Distance of an unreachable pair. */
+#define WG_ROUTE_INF UINT64_MAX
+/* wg_route_query.level: let the router pick (exact today). */
+#define WG_ROUTE_LEVEL_AUTO (-1)
+
+typedef enum wg_route_backend {
+  WG_ROUTE_BACKEND_AUTO = 0, /* CUDA when a GPU is present, else CPU */
+  WG_ROUTE_BACKEND_CPU,
+  WG_ROUTE_BACKEND_CUDA
+} wg_route_backend;
+
+typedef struct wg_router_opts {
+  wg_route_backend backend; /* WG_ROUTE_BACKEND_AUTO */
+  int device;               /* CUDA device ordinal, 0 */
+  /* Metric-independent part: NULL builds it; else a file written by
+   * wg_router_save_order for the same topology (checked: WG_EPARSE, WG_ECHECKSUM or
+   * WG_EINVAL with a message when it does not match the graph). */
+  const char *order_file;
+} wg_router_opts;
+
+void wg_router_opts_defaults(wg_router_opts *opts);
+
+/* Builds the hierarchy of g and customises it with g's own weights. g must
+ * outlive the router (it is not copied). */
+wg_status wg_router_create(wg_ctx_t *ctx, wg_router_t **out,
+                           const wg_graph_t *g, const wg_router_opts *opts);
+void wg_router_destroy(wg_router_t **r);
+
+/* Saves the metric-independent part (order, hierarchy arcs) to path, atomically. */
+wg_status wg_router_save_order(wg_ctx_t *ctx, const wg_router_t *r,
+                               const char *path);
+
+/* Replaces the metric: weights[e] for every arc e of the graph in CSR order
+ * (num_arcs entries). Refused (WG_EINVAL, the router keeps its previous
+ * metric) when num_arcs is wrong or a weight is at or above
+ * WG_ROUTE_MAX_WEIGHT (WG_ERANGE). */
+#define WG_ROUTE_MAX_WEIGHT (UINT32_C(1) << 30)
+wg_status wg_router_set_weights(wg_ctx_t *ctx, wg_router_t *r,
+                                const uint32_t *weights, uint64_t num_arcs);
+
+typedef struct wg_router_info {
+  uint32_t num_vertices;
+  uint64_t num_arcs;
+  int num_levels;            /* >= 4; level 0 is exact */
+  uint64_t hierarchy_arcs;   /* arcs of the contraction hierarchy */
+  uint32_t tree_height;      /* of the elimination tree */
+  double build_seconds;      /* order + hierarchy, 0 when loaded */
+  double customise_seconds;  /* the last wg_router_set_weights */
+  uint64_t bytes;            /* host memory the router holds */
+  wg_route_backend backend;  /* resolved */
+} wg_router_info;
+
+void wg_router_get_info(const wg_router_t *r, wg_router_info *out);
+
+/* ---- queries ------------------------------------------------------------ */
+
+enum {
+  WG_ROUTE_PATH = 1u << 0,            /* return the vertex path */
+  WG_ROUTE_MEASURE_QUALITY = 1u << 1  /* also compute the exact distance */
+};
+
+typedef struct wg_route_query {
+  uint32_t source, target; /* internal vertex ids (wg_graph_vertex_of) */
+  int level;               /* 0 exact, 1.. coarser, WG_ROUTE_LEVEL_AUTO */
+} wg_route_query;
+
+typedef struct wg_route_result {
+  uint64_t distance;   /* WG_ROUTE_INF when unreachable */
+  int level;           /* the level that answered */
+  double quality;      /* optimal / distance; 1 at level 0; NAN unless measured */
+  uint64_t path_first; /* into wg_route_batch.path: path_first .. +path_len */
+  uint32_t path_len;   /* vertices, source..target; 0 without WG_ROUTE_PATH
+                          or when unreachable; 1 when source = target */
+} wg_route_result;
+
+/* A batch owns its results and the concatenated paths. */
+typedef struct wg_route_batch {
+  size_t count;
+  wg_route_result *results; /* count entries */
+  uint32_t *path;           /* internal vertex ids */
+  uint64_t path_total;
+} wg_route_batch;
+
+/* Answers n queries (flags: WG_ROUTE_*). An id out of range fails the batch
+ * with WG_EINVAL naming the query's index; an unreachable pair does not.
+ * out is overwritten; free it with wg_route_batch_free. */
+wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
+                          const wg_route_query *queries, size_t n,
+                          unsigned flags, wg_route_batch *out);
+void wg_route_batch_free(wg_route_batch *b);
+
+/* Distances from each source to each target, row-major
+ * (dist[i * nt + j]), WG_ROUTE_INF when unreachable. dist has ns * nt
+ * entries, allocated by the caller. */
+wg_status wg_router_table(wg_ctx_t *ctx, wg_router_t *r,
+                          const uint32_t *sources, size_t ns,
+                          const uint32_t *targets, size_t nt, uint64_t *dist);
+
+/* Nearest vertex to (lon, lat) in degrees, within max_metres (0: no limit).
+ * WG_ENOTSUP with a message when the graph has no coordinates; WG_ENOENT
+ * when no vertex is within the limit; WG_EINVAL for a non-finite or
+ * out-of-range coordinate. */
+wg_status wg_router_snap(wg_ctx_t *ctx, wg_router_t *r, double lon, double lat,
+                         double max_metres, uint32_t *vertex, double *metres);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
