@@ -6,7 +6,7 @@
  *   power  energy meters (NVML, RAPL) and the power sampler
  *   control  plain-C controllers: vSGD online models, the self-tuning delta
  *   pq     the batched priority queue (generalised heap), CPU and CUDA
-*   route  the router: hierarchy, customisation, batched routes, tables, snapping
+ *   route  the router: hierarchy, customisation, batched routes, tables, snapping
  *   coll   reduce and allreduce across the GPUs of a host (direct, NCCL)
  *
  * Conventions: public names start with wg_; handles are opaque and made by
