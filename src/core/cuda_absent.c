@@ -262,3 +262,31 @@ wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
   (void)c, (void)count, (void)iters, (void)r;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t,
+                              wg__cuda_cch **out, char *why, size_t why_cap) {
+  (void)device, (void)t;
+  *out = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_cch_destroy(wg__cuda_cch **c) {
+  if (c) *c = NULL;
+}
+
+wg_status wg__cuda_cch_customise(wg__cuda_cch *c, const uint32_t *weights,
+                                 uint64_t *fwd, uint64_t *bwd, char *why,
+                                 size_t why_cap) {
+  (void)c, (void)weights, (void)fwd, (void)bwd;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source,
+                             const uint32_t *target, const int *level,
+                             uint32_t nq, int want_path, uint64_t *dist,
+                             uint64_t **path_first, uint32_t **path,
+                             char *why, size_t why_cap) {
+  (void)c, (void)source, (void)target, (void)level, (void)nq, (void)want_path;
+  (void)dist, (void)path_first, (void)path;
+  return absent(why, why_cap);
+}

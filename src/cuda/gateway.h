@@ -279,6 +279,73 @@ wg_status wg__cuda_coll_bench(wg__cuda_coll *c, const wg_coll_bench_opts *o,
 wg_status wg__cuda_coll_gsum(wg__cuda_coll *c, uint64_t count, int iters,
                              wg_coll_gsum_result *r, char *why, size_t why_cap);
 
+
+/* ---- router (src/cuda/route) ---------------------------------------------
+ * The customisable contraction hierarchy (CCH) of src/route, on the device.
+ * Vertices are named by rank (position in the nested-dissection order);
+ * a hierarchy arc joins a lower rank to a higher one. Its two metric words
+ * are packed 64-bit: weight << 32 | middle, where weight is the length
+ * through lower ranks (UINT32_MAX: none) and middle the rank of the lower
+ * vertex of the triangle that gave it, or UINT32_MAX when the weight is that
+ * of a graph arc (or none). Packing makes a plain 64-bit minimum pick the
+ * shortest weight and, among equals, the smallest middle, so the CPU and
+ * the GPU customise to identical words. fwd is lower -> higher, bwd is
+ * higher -> lower. A triangle whose sum reaches UINT32_MAX is an overflow:
+ * customisation fails with WG_EOVERFLOW and the previous metric stays. */
+#define WG__CCH_NONE UINT32_MAX
+typedef struct wg__cuda_cch_topology {
+  uint32_t n;                /* vertices (= ranks) */
+  uint64_t m_up;             /* hierarchy arcs */
+  const uint64_t *up_first;  /* n + 1: arcs of rank r are up_first[r]..[r+1]) */
+  const uint32_t *up_head;   /* higher endpoint rank, ascending within a row */
+  const uint32_t *parent;    /* elimination-tree parent by rank; UINT32_MAX at a root */
+  const uint32_t *order;     /* rank -> internal vertex id of the graph */
+  /* Customisation schedule: ranks grouped by elimination-tree height (a
+   * leaf has height 0); every triangle of a rank only writes arcs of ranks
+   * of greater height, so one height is one parallel step. */
+  uint32_t num_heights;
+  const uint32_t *height_first; /* num_heights + 1 offsets into height_ranks */
+  const uint32_t *height_ranks; /* n ranks */
+  /* Graph arcs -> hierarchy arcs: for graph arc e (CSR order of the graph),
+   * arc_to_up[e] = hierarchy arc << 1 | direction (0: its tail has the lower
+   * rank, so it feeds fwd; 1: it feeds bwd); UINT64_MAX for a self loop. */
+  uint64_t m;
+  const uint64_t *arc_to_up;
+  /* Query levels: level_row_arcs[k] (num_levels entries, [0] = UINT32_MAX)
+   * is how many arcs of each row a level-k search relaxes: the first ones,
+   * the parent's always among them. Both backends answer alike: each of the
+   * two searches walks the elimination tree up from its end, relaxing rows
+   * in increasing rank with strict improvement (first relaxation wins ties);
+   * the meeting vertex is the smallest rank of minimal sum; a path unpacks
+   * each arc through its middle, recursively. So CPU and GPU give identical
+   * distances and identical paths. */
+  int num_levels;
+  const uint32_t *level_row_arcs;
+} wg__cuda_cch_topology;
+
+typedef struct wg__cuda_cch wg__cuda_cch; /* device copy; opaque */
+
+/* Uploads the topology (host arrays; copied). */
+wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t,
+                              wg__cuda_cch **out, char *why, size_t why_cap);
+void wg__cuda_cch_destroy(wg__cuda_cch **c);
+/* Customises with weights[e] (host, m entries, each < 2^30). On success the
+ * device metric is replaced; fwd/bwd (host, m_up each) receive the packed
+ * words when not NULL. On failure the previous device metric stays. */
+wg_status wg__cuda_cch_customise(wg__cuda_cch *c, const uint32_t *weights,
+                                 uint64_t *fwd, uint64_t *bwd, char *why,
+                                 size_t why_cap);
+/* Answers nq queries (source and target as internal vertex ids, host).
+ * level[i] as wg_route_query.level (0 exact). dist[i] (host) gets the
+ * length or UINT64_MAX. With want_path, *path_first (nq + 1 offsets) and
+ * *path (internal vertex ids, source..target) are malloc'd here and owned
+ * by the caller; a batch larger than the device's memory is split. */
+wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source,
+                             const uint32_t *target, const int *level,
+                             uint32_t nq, int want_path, uint64_t *dist,
+                             uint64_t **path_first, uint32_t **path,
+                             char *why, size_t why_cap);
+
 #ifdef __cplusplus
 }
 #endif
