@@ -79,7 +79,6 @@ wg_status wg__cch_customise(wg_ctx_t *ctx, const wg__cch *h,
                             uint64_t *bwd) {
   const uint64_t none = UINT64_MAX;
   const int threads = wg__threads(ctx);
-#pragma omp parallel for num_threads(threads) schedule(static)
   for (uint64_t a = 0; a < h->m_up; a++) fwd[a] = bwd[a] = none;
   for (uint64_t e = 0; e < h->m; e++) {
     uint64_t t = h->arc_to_up[e];
@@ -95,9 +94,12 @@ wg_status wg__cch_customise(wg_ctx_t *ctx, const wg__cch *h,
    * a barrier per small height costs more than its work (and far more on
    * an oversubscribed machine, where a descheduled thread stalls it). */
   const uint32_t min_parallel = 256u * (uint32_t)threads;
+  /* small hierarchies customise in about a millisecond on one core: a
+   * team's start-up would cost more */
+  const int use_team = threads > 1 && h->m_up >= ((uint64_t)1 << 20);
   for (uint32_t lvl = 0; lvl < h->num_heights; lvl++) {
     const uint32_t b = h->height_first[lvl], e = h->height_first[lvl + 1];
-    const int team = (threads > 1 && e - b >= min_parallel) ? threads : 1;
+    const int team = (use_team && e - b >= min_parallel) ? threads : 1;
 #pragma omp parallel for num_threads(team) schedule(dynamic, 64) if (team > 1)
     for (uint32_t i = b; i < e; i++)
       triangles(h, h->height_ranks[i], fwd, bwd, &overflow, &broken, &bad_x);

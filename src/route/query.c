@@ -384,6 +384,7 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
     goto done;
   int failed = 0;
   wg_status fail_st = WG_OK;
+  uint64_t answered = 0;
 #pragma omp parallel num_threads(nt)
   {
     const int t = omp_get_thread_num();
@@ -422,6 +423,10 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
         __atomic_store_n(&fail_st, my, __ATOMIC_RELAXED);
         continue;
       }
+      /* progress: counted by all, reported by thread 0 alone (the context
+       * is not shared) */
+      const uint64_t done = __atomic_add_fetch(&answered, 1, __ATOMIC_RELAXED);
+      if (t == 0 && (done & 1023) == 0) wg__progress(ctx, "routes", done, n);
       res->distance = d;
       res->level = level;
       res->quality = (level == 0 || measure) ? quality_of(exact, d) : NAN;
@@ -433,6 +438,7 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
     }
     if (s) wg__route_scratch_put(r, s);
   }
+  wg__progress(ctx, "routes", n, n);
   if (failed) {
     st = wg__error(ctx, fail_st ? fail_st : WG_ENOMEM,
                    fail_st == WG_EINVAL

@@ -19,6 +19,7 @@ static const struct {
     {"plot", cmd_plot, "draw SSSP traces with gnuplot (parallelism profile, distribution)"},
     {"heap", cmd_heap, "batched priority queue benchmark: heap sort or mixed workload"},
     {"allreduce", cmd_allreduce, "benchmark allreduce across this host's GPUs against NCCL"},
+    {"route", cmd_route, "point-to-point routes, batches and tables on a contraction hierarchy"},
 };
 
 static void usage(FILE *to) {

@@ -1,0 +1,251 @@
+/* bench_route: the router (CCH) on one graph file.
+ *
+ * Prints the hierarchy's build time, the median customisation time, exact
+ * distance-only and with-path throughput (1 thread and all threads), and
+ * per level its quality (mean and p99 of optimal / returned over the
+ * random pairs) and its with-path throughput. -B sweeps row budgets for
+ * one coarse level (how the level budgets in src/route/router.c were
+ * chosen; docs/route.md). -v K checks the first K exact answers against
+ * the Dijkstra oracle ("Verification: PASS").
+ *
+ *   bench_route -f FILE [-q QUERIES] [-n TRIALS] [-s SEED] [-B b1,b2,..] [-v K]
+ *
+ * Unweighted files get weights in [1, 255] drawn with seed 1 (as GAP and
+ * the other benchmarks). Times are wall-clock medians of TRIALS runs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "route/route_internal.h"
+
+typedef struct args {
+  const char *file;
+  uint64_t queries, trials, seed, verify;
+  const char *budgets;
+} args;
+
+static void usage(FILE *to) {
+  fprintf(to,
+          "usage: bench_route -f FILE [-q QUERIES] [-n TRIALS] [-s SEED] [-B b1,b2,..] "
+          "[-v K]\n"
+          "  -f FILE     graph (unweighted files get [1, 255], seed 1)\n"
+          "  -q QUERIES  random (s, t) pairs (default 10000)\n"
+          "  -n TRIALS   timed runs per measurement, median printed (default 3)\n"
+          "  -s SEED     seed of the pairs (default 1)\n"
+          "  -B LIST     sweep these row budgets as one coarse level\n"
+          "  -v K        check the first K exact answers against Dijkstra\n");
+}
+
+static int parse_u64(const char *flag, const char *text, uint64_t lo, uint64_t hi,
+                     uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || !end || *end || end == text || text[0] == '-' || v < lo || v > hi) {
+    fprintf(stderr, "bench_route: %s expects an integer in [%llu, %llu], got \"%s\"\n", flag,
+            (unsigned long long)lo, (unsigned long long)hi, text);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, args *a) {
+  memset(a, 0, sizeof *a);
+  a->queries = 10000;
+  a->trials = 3;
+  a->seed = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
+      usage(stdout);
+      exit(0);
+    }
+    if (i + 1 >= argc) {
+      usage(stderr);
+      return -1;
+    }
+    const char *v = argv[++i];
+    if (strcmp(f, "-f") == 0) a->file = v;
+    else if (strcmp(f, "-B") == 0) a->budgets = v;
+    else if (strcmp(f, "-q") == 0) { if (parse_u64(f, v, 1, 100000000, &a->queries)) return -1; }
+    else if (strcmp(f, "-n") == 0) { if (parse_u64(f, v, 1, 1000, &a->trials)) return -1; }
+    else if (strcmp(f, "-s") == 0) { if (parse_u64(f, v, 0, UINT64_MAX, &a->seed)) return -1; }
+    else if (strcmp(f, "-v") == 0) { if (parse_u64(f, v, 0, 100000, &a->verify)) return -1; }
+    else {
+      usage(stderr);
+      return -1;
+    }
+  }
+  if (!a->file) {
+    usage(stderr);
+    return -1;
+  }
+  return 0;
+}
+
+/* Median seconds of `trials` batches. */
+static double time_batch(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q, size_t n,
+                         unsigned flags, uint64_t trials) {
+  double t[1000];
+  for (uint64_t k = 0; k < trials; k++) {
+    wg_route_batch b;
+    const double t0 = wg__now();
+    if (wg_router_query(ctx, r, q, n, flags, &b) != WG_OK) {
+      fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+      exit(1);
+    }
+    t[k] = wg__now() - t0;
+    wg_route_batch_free(&b);
+  }
+  return bench_median(t, (int)trials);
+}
+
+/* Mean and p99 (the quality 99% of the answers reach) of one level. */
+static void quality(wg_ctx_t *ctx, wg_router_t *r, wg_route_query *q, size_t n, int level,
+                    double *mean, double *p99, double *fallback) {
+  for (size_t i = 0; i < n; i++) q[i].level = level;
+  wg_route_batch b;
+  if (wg_router_query(ctx, r, q, n, WG_ROUTE_MEASURE_QUALITY, &b) != WG_OK) {
+    fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+    exit(1);
+  }
+  double *v = malloc(n * sizeof *v), s = 0;
+  size_t k = 0, fb = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (isnan(b.results[i].quality)) continue;
+    fb += b.results[i].level != level;
+    v[k++] = b.results[i].quality;
+    s += b.results[i].quality;
+  }
+  qsort(v, k, sizeof *v, bench_cmp_double);
+  *mean = k ? s / (double)k : NAN;
+  *p99 = k ? v[(size_t)floor(0.01 * (double)(k - 1))] : NAN;
+  *fallback = k ? (double)fb / (double)k : 0;
+  free(v);
+  wg_route_batch_free(&b);
+}
+
+int main(int argc, char **argv) {
+  args a;
+  if (parse_args(argc, argv, &a)) return 2;
+  wg_ctx_t *ctx = NULL;
+  wg_graph_t *g = NULL;
+  wg_router_t *r = NULL;
+  if (wg_ctx_create(&ctx) != WG_OK) return 1;
+  double t0 = wg__now();
+  if (bench_load_road(ctx, a.file, &g) != WG_OK) {
+    fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+    return 1;
+  }
+  const uint32_t n = wg_graph_num_vertices(g);
+  printf("# graph %s: %u vertices, %llu arcs (load %.2f s); %d threads\n", a.file, n,
+         (unsigned long long)wg_graph_num_arcs(g), wg__now() - t0, omp_get_max_threads());
+  wg_router_opts o;
+  wg_router_opts_defaults(&o);
+  o.backend = WG_ROUTE_BACKEND_CPU;
+  if (wg_router_create(ctx, &r, g, &o) != WG_OK) {
+    fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+    return 1;
+  }
+  wg_router_info info;
+  wg_router_get_info(r, &info);
+  printf("build: %.3f s (order + elimination), %llu hierarchy arcs, tree height %u, %.1f MB\n",
+         info.build_seconds, (unsigned long long)info.hierarchy_arcs, info.tree_height,
+         (double)info.bytes / 1e6);
+  double ct[1000];
+  for (int threads = 1; threads >= 0; threads--) {
+    wg_ctx_set_threads(ctx, threads);
+    for (uint64_t k = 0; k < a.trials; k++) {
+      if (wg_router_set_weights(ctx, r, g->weights, g->m) != WG_OK) {
+        fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+        return 1;
+      }
+      wg_router_get_info(r, &info);
+      ct[k] = info.customise_seconds;
+    }
+    printf("customise (%s): %.4f s median of %llu\n", threads ? "1 thread" : "all threads",
+           bench_median(ct, (int)a.trials), (unsigned long long)a.trials);
+  }
+  const size_t nq = (size_t)a.queries;
+  wg_route_query *q = malloc(nq * sizeof *q);
+  for (size_t i = 0; i < nq; i++) {
+    q[i].source = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i), n);
+    q[i].target = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i + 1), n);
+    q[i].level = 0;
+  }
+  double exact_path_qps1 = 0;
+  for (int threads = 1; threads >= 0; threads--) {
+    wg_ctx_set_threads(ctx, threads);
+    double td = time_batch(ctx, r, q, nq, 0, a.trials);
+    double tp = time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials);
+    if (threads) exact_path_qps1 = (double)nq / tp;
+    printf("exact (%s): distance %.0f q/s (%.2f us/q), with path %.0f q/s (%.2f us/q)\n",
+           threads ? "1 thread" : "all threads", (double)nq / td, 1e6 * td / (double)nq,
+           (double)nq / tp, 1e6 * tp / (double)nq);
+  }
+  wg_ctx_set_threads(ctx, 1);
+  printf("level budget  quality-mean  quality-p99  fallback  path-q/s(1 thread)  x-exact\n");
+  const uint32_t *lv = r->level_row_arcs;
+  for (int k = 0; k < r->num_levels; k++) {
+    double mean, p99, fb;
+    quality(ctx, r, q, nq, k, &mean, &p99, &fb);
+    double tp = time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials);
+    char bud[16];
+    snprintf(bud, sizeof bud, lv[k] == UINT32_MAX ? "all" : "%u", lv[k]);
+    printf("%5d %6s  %12.5f  %11.5f  %8.4f  %18.0f  %7.2f\n", k, bud, mean, p99, fb,
+           (double)nq / tp, (double)nq / tp / exact_path_qps1);
+  }
+  for (size_t i = 0; i < nq; i++) q[i].level = 0;
+  if (a.budgets) {
+    printf("sweep: budget  quality-mean  quality-p99  fallback  path-q/s(1 thread)  x-exact\n");
+    uint32_t saved[WG__ROUTE_LEVELS];
+    const int saved_n = r->num_levels;
+    memcpy(saved, r->level_row_arcs, sizeof saved);
+    const char *p = a.budgets;
+    while (*p) {
+      char *end = NULL;
+      unsigned long b = strtoul(p, &end, 10);
+      if (end == p || b == 0) break;
+      uint32_t lv2[2] = {UINT32_MAX, (uint32_t)b};
+      wg__router_set_levels(ctx, r, lv2, 2);
+      double mean, p99, fb;
+      quality(ctx, r, q, nq, 1, &mean, &p99, &fb);
+      double tp = time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials);
+      printf("       %6lu  %12.5f  %11.5f  %8.4f  %18.0f  %7.2f\n", b, mean, p99, fb,
+             (double)nq / tp, (double)nq / tp / exact_path_qps1);
+      for (size_t i = 0; i < nq; i++) q[i].level = 0;
+      p = *end == ',' ? end + 1 : end;
+    }
+    wg__router_set_levels(ctx, r, saved, saved_n);
+  }
+  if (a.verify) {
+    wg_ctx_set_threads(ctx, 0);
+    size_t k = a.verify < nq ? (size_t)a.verify : nq, bad = 0;
+    wg_route_batch b;
+    wg_router_query(ctx, r, q, k, 0, &b);
+    wg_dist_t *d = malloc((size_t)n * sizeof *d);
+    for (size_t i = 0; i < k; i++) {
+      wg_sssp_dijkstra(ctx, g, q[i].source, d, NULL);
+      if (d[q[i].target] != b.results[i].distance && bad++ < 10)
+        printf("  mismatch %u -> %u: %llu, Dijkstra %llu\n", q[i].source, q[i].target,
+               (unsigned long long)b.results[i].distance,
+               (unsigned long long)d[q[i].target]);
+    }
+    printf("Verification: %s (%zu exact answers against Dijkstra, %zu wrong)\n",
+           bad ? "FAIL" : "PASS", k, bad);
+    free(d);
+    wg_route_batch_free(&b);
+    if (bad) return 1;
+  }
+  free(q);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+  return 0;
+}
