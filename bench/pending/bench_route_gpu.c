@@ -1,0 +1,246 @@
+/* bench_route_gpu: the router's issue-22 targets on one GPU, through the
+ * public API (route.h). Graphs: FLA from the shared data ([1, 255] weights,
+ * seed 1; skipped when missing), a generated road graph of about 20M arcs
+ * (wg_gen_road 8000000; WG_BENCH_ROAD_N changes the vertex count), and the
+ * bundled Monaco map. Per graph, with the CUDA router:
+ *   - build: hierarchy arcs, tree height, build seconds (order + arcs);
+ *   - customisation: median of 7 wg_router_set_weights alternating two
+ *     metrics (the graph's own and a second draw), so every run changes
+ *     every weight;
+ *   - exact queries, N random pairs (WG_BENCH_ROUTE_N, default 1000000):
+ *     distance only and with full node paths, median of 5 batches, as
+ *     queries/s (the batch's wall time, transfers included);
+ *   - each coarse level: queries/s with paths, and quality (optimal /
+ *     returned) over 10000 pairs with WG_ROUTE_MEASURE_QUALITY: mean and
+ *     the 1st percentile (p99 of the pairs are at least this good);
+ *   - one batch of all levels mixed;
+ *   - the CPU router on one thread: exact distance queries/s on 20000
+ *     pairs (RoutingKit CH's single-core figure is the bar);
+ *   - verification: exact distances of WG_BENCH_ROUTE_VERIFY_SOURCES
+ *     (default 100) sources x 1000 random targets against Dijkstra; the
+ *     mismatch count is printed and makes the exit status 1.
+ * RoutingKit's numbers come from bench/route_peer.sh in the same call.
+ *
+ * usage: bench_route_gpu [fla] [road] [monaco]   (default all)
+ * Lives in bench/pending/ until src/route (the CPU side) is merged.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "core/internal.h"
+#include "wattgraph/route.h"
+
+static uint64_t g_mismatch;
+
+static void random_queries(wg_route_query *q, size_t n, uint32_t nv, int level, uint64_t seed) {
+  for (size_t i = 0; i < n; i++) {
+    q[i].source = (uint32_t)wg__bounded(wg__mix64(seed * 0x1000003 + 2 * i), nv);
+    q[i].target = (uint32_t)wg__bounded(wg__mix64(seed * 0x1000003 + 2 * i + 1), nv);
+    q[i].level = level;
+  }
+}
+
+/* Median seconds of `reps` batches of q. */
+static double time_batch(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q, size_t n,
+                         unsigned flags, int reps) {
+  double t[16];
+  if (reps > 16) reps = 16;
+  for (int k = 0; k < reps; k++) {
+    wg_route_batch b = {0};
+    const double t0 = wg__now();
+    const wg_status st = wg_router_query(ctx, r, q, n, flags, &b);
+    t[k] = wg__now() - t0;
+    if (st != WG_OK) {
+      printf("query failed: %s\n", wg_ctx_last_error(ctx));
+      exit(1);
+    }
+    wg_route_batch_free(&b);
+  }
+  return bench_median(t, reps);
+}
+
+static int cmp_d(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
+  const uint32_t n = wg_graph_num_vertices(g);
+  const uint64_t m = wg_graph_num_arcs(g);
+  const size_t N = (size_t)bench_env_double("WG_BENCH_ROUTE_N", 1e6);
+  wg_router_opts o;
+  wg_router_opts_defaults(&o);
+  o.backend = WG_ROUTE_BACKEND_CUDA;
+  wg_router_t *r = NULL;
+  double t0 = wg__now();
+  if (wg_router_create(ctx, &r, g, &o) != WG_OK) {
+    printf("%s: router: %s\n", name, wg_ctx_last_error(ctx));
+    return;
+  }
+  const double create_s = wg__now() - t0;
+  wg_router_info info;
+  wg_router_get_info(r, &info);
+  printf("%s: n %u m %llu, hierarchy arcs %llu, tree height %u, levels %d, build %.3f s "
+         "(create with upload and first customisation %.3f s), host bytes %llu\n",
+         name, n, (unsigned long long)m, (unsigned long long)info.hierarchy_arcs,
+         info.tree_height, info.num_levels, info.build_seconds, create_s,
+         (unsigned long long)info.bytes);
+
+  /* customisation: two metrics alternating */
+  wg_csr csr;
+  wg_graph_csr(g, &csr);
+  uint32_t *w2 = malloc(m * sizeof *w2);
+  if (!w2) return;
+  for (uint64_t e = 0; e < m; e++) w2[e] = 1 + (uint32_t)wg__bounded(wg__mix64(e + 99), 255);
+  double tc[7];
+  for (int k = 0; k < 7; k++) {
+    const uint32_t *w = k % 2 ? w2 : csr.weights;
+    t0 = wg__now();
+    if (wg_router_set_weights(ctx, r, w, m) != WG_OK) {
+      printf("%s: set_weights: %s\n", name, wg_ctx_last_error(ctx));
+      return;
+    }
+    tc[k] = wg__now() - t0;
+  }
+  if (wg_router_set_weights(ctx, r, csr.weights, m) != WG_OK) return;
+  printf("%s: customise %.3f ms (median of 7, weights copied in)\n", name,
+         bench_median(tc, 7) * 1e3);
+
+  wg_route_query *q = malloc(N * sizeof *q);
+  if (!q) return;
+  random_queries(q, N, n, 0, 1);
+  const double td = time_batch(ctx, r, q, N, 0, 5);
+  const double tp = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+  printf("%s: exact, %zu pairs: distance %.3f M queries/s, paths %.3f M queries/s\n", name, N,
+         N / td / 1e6, N / tp / 1e6);
+
+  /* coarse levels: speed and quality */
+  const size_t NQ = N < 10000 ? N : 10000;
+  double *qual = malloc(NQ * sizeof *qual);
+  for (int l = 1; l < info.num_levels && qual; l++) {
+    random_queries(q, N, n, l, 1);
+    const double tl = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+    wg_route_batch b = {0};
+    if (wg_router_query(ctx, r, q, NQ, WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY, &b) != WG_OK)
+      break;
+    size_t k = 0;
+    double sum = 0;
+    for (size_t i = 0; i < NQ; i++)
+      if (b.results[i].distance != WG_ROUTE_INF && !isnan(b.results[i].quality)) {
+        qual[k++] = b.results[i].quality;
+        sum += b.results[i].quality;
+      }
+    wg_route_batch_free(&b);
+    qsort(qual, k, sizeof *qual, cmp_d);
+    printf("%s: level %d, %zu pairs: paths %.3f M queries/s (%.2fx exact paths); quality over "
+           "%zu: mean %.4f, p99 %.4f\n",
+           name, l, N, N / tl / 1e6, tp / tl, k, k ? sum / k : NAN, k ? qual[k / 100] : NAN);
+  }
+  free(qual);
+  for (size_t i = 0; i < N; i++) q[i].level = (int)(i % (size_t)info.num_levels);
+  const double tm = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+  printf("%s: all levels mixed in one batch: paths %.3f M queries/s\n", name, N / tm / 1e6);
+
+  /* the CPU router, one thread */
+  {
+    wg_router_opts oc = o;
+    oc.backend = WG_ROUTE_BACKEND_CPU;
+    wg_router_t *rc = NULL;
+    const int threads = wg_ctx_threads(ctx);
+    wg_ctx_set_threads(ctx, 1);
+    t0 = wg__now();
+    if (wg_router_create(ctx, &rc, g, &oc) == WG_OK) {
+      wg_router_info ic;
+      wg_router_get_info(rc, &ic);
+      const double build_cpu = wg__now() - t0;
+      const size_t NC = N < 20000 ? N : 20000;
+      random_queries(q, NC, n, 0, 2);
+      const double t1 = time_batch(ctx, rc, q, NC, 0, 3);
+      printf("%s: CPU router, 1 thread: build %.3f s (create %.3f s), customise %.1f ms, exact "
+             "distance %.1f us/query (%.0f queries/s)\n",
+             name, ic.build_seconds, build_cpu, ic.customise_seconds * 1e3, t1 / NC * 1e6,
+             NC / t1);
+      wg_router_destroy(&rc);
+    }
+    wg_ctx_set_threads(ctx, threads);
+  }
+
+  /* verification against Dijkstra */
+  {
+    const uint32_t S = (uint32_t)bench_env_double("WG_BENCH_ROUTE_VERIFY_SOURCES", 100);
+    const uint32_t T = 1000;
+    wg_dist_t *dist = malloc((size_t)n * sizeof *dist);
+    wg_route_query *vq = malloc((size_t)T * sizeof *vq);
+    uint64_t bad = 0, checked = 0;
+    for (uint32_t s = 0; s < S && dist && vq; s++) {
+      const uint32_t src = (uint32_t)wg__bounded(wg__mix64(0x5eed + s), n);
+      if (wg_sssp_dijkstra(ctx, g, src, dist, NULL) != WG_OK) break;
+      random_queries(vq, T, n, 0, 1000 + s);
+      for (uint32_t i = 0; i < T; i++) vq[i].source = src;
+      wg_route_batch b = {0};
+      if (wg_router_query(ctx, r, vq, T, 0, &b) != WG_OK) break;
+      for (uint32_t i = 0; i < T; i++, checked++)
+        if (b.results[i].distance != dist[vq[i].target] && bad++ < 5)
+          printf("%s: MISMATCH %u -> %u: router %llu, Dijkstra %llu\n", name, src, vq[i].target,
+                 (unsigned long long)b.results[i].distance,
+                 (unsigned long long)dist[vq[i].target]);
+      wg_route_batch_free(&b);
+    }
+    printf("%s: verification: %llu exact pairs against Dijkstra, %llu mismatches\n", name,
+           (unsigned long long)checked, (unsigned long long)bad);
+    g_mismatch += bad;
+    free(dist);
+    free(vq);
+  }
+  free(q);
+  free(w2);
+  wg_router_destroy(&r);
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  wg_ctx_t *ctx = NULL;
+  if (wg_ctx_create(&ctx) != WG_OK) return 1;
+  const int rc = bench_gpu_present(ctx);
+  if (rc) return rc;
+  wg_graph_t *g = NULL;
+  if (bench_wanted(argc, argv, "fla")) {
+    const char *dir = getenv("WG_SHARED_DATA");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dimacs9-USA-road-FLA.pace16-topology.gr.xz",
+             dir ? dir : "/work/shared/data");
+    if (bench_load_road(ctx, path, &g) == WG_OK) {
+      bench_graph(ctx, "FLA", g);
+      wg_graph_destroy(&g);
+    } else {
+      printf("FLA skipped: %s\n", wg_ctx_last_error(ctx));
+    }
+  }
+  if (bench_wanted(argc, argv, "road")) {
+    wg_gen_opts go;
+    wg_gen_opts_defaults(&go);
+    const uint32_t rn = (uint32_t)bench_env_double("WG_BENCH_ROAD_N", 8e6);
+    if (wg_gen_road(ctx, &g, rn, &go) == WG_OK) {
+      char name[64];
+      snprintf(name, sizeof name, "road %u", rn);
+      bench_graph(ctx, name, g);
+      wg_graph_destroy(&g);
+    }
+  }
+  if (bench_wanted(argc, argv, "monaco")) {
+    const char *repo = getenv("WG_REPO");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+    wg_load_opts lo;
+    wg_load_opts_defaults(&lo);
+    if (wg_graph_load(ctx, &g, path, &lo) == WG_OK) {
+      bench_graph(ctx, "monaco", g);
+      wg_graph_destroy(&g);
+    }
+  }
+  wg_ctx_destroy(&ctx);
+  return g_mismatch ? 1 : 0;
+}
