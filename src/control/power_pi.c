@@ -12,9 +12,9 @@
  * The integral term carries the knob value that holds the set-point; the
  * proportional term speeds the response to a step.
  *
- * Anti-windup by conditional integration: when the output is saturated and
- * the error pushes it further out (set-point above what the knob's top can
- * draw, or below what its bottom draws), the integral does not grow; it is
+ * Anti-windup by clamping the integration: the integral grows only up to
+ * the value that puts the output at its limit (set-point above what the
+ * knob's top can draw, or below what its bottom draws), never beyond; it is
  * also kept within [0, 1], so the moment the set-point comes back in reach
  * the output leaves saturation within one window instead of unwinding an
  * integral that kept counting (Astrom and Hagglund, "Advanced PID Control",
@@ -78,10 +78,14 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
   const wg_power_pi_opts *o = &pi->o;
   const double e = (o->setpoint - watts) / o->setpoint;
   const double cand = pi->integral + o->ki * e * seconds;
-  const double raw = o->kp * e + cand;
-  /* conditional integration: no integrating further into saturation */
-  const int wind_up = (raw > 1.0 && e > 0.0) || (raw < 0.0 && e < 0.0);
-  if (!wind_up) pi->integral = clamp01(cand);
+  /* integrate up to the value that puts the output at its limit, no
+   * further (and never move the integral away from the limit because of
+   * the clamp) */
+  const double top = 1.0 - o->kp * e, bottom = -o->kp * e;
+  double next = cand;
+  if (cand > top) next = pi->integral > top ? pi->integral : top;
+  else if (cand < bottom) next = pi->integral < bottom ? pi->integral : bottom;
+  pi->integral = clamp01(next);
   const double u_raw = o->kp * e + pi->integral;
   pi->u = clamp01(u_raw);
   if (pi->u != u_raw) pi->saturated++;

@@ -9,6 +9,7 @@
  * GPU's NVML energy counter every window and sets the knob "sources in
  * flight", which the engine reads before each chunk.
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,7 +168,12 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     knob->impl = &ud;
     wg_power_pi_opts po;
     wg_power_pi_opts_defaults(&po, o->power_cap, knob->lo, knob->hi);
-    if (o->power_window > 0) po.window = o->power_window;
+    if (o->power_window > 0) {
+      /* the integral's step per window is ki x window: scale ki with the
+       * square root, as tests/test_power_cap.c verifies for 0.5 s */
+      po.window = o->power_window;
+      po.ki *= sqrt(WG_POWER_PI_WINDOW / po.window);
+    }
     po.knob0 = 0.5 * (knob->lo + knob->hi);
     st = wg_power_governor_start(ctx, &gov, &po, knob, read_energy, &energy, o->power_trace);
     if (st != WG_OK) {
