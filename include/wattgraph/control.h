@@ -24,6 +24,7 @@
 #ifndef WATTGRAPH_CONTROL_H
 #define WATTGRAPH_CONTROL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "wattgraph/core.h"
@@ -243,6 +244,108 @@ static inline WG_HD int wg_selftune_fit_keeps_ties(int mode, uint64_t x2, double
 WG_HD wg_status wg_selftune_adopt(wg_selftune *st, wg_selftune_decision *dec,
                                   uint64_t prev_threshold, uint64_t threshold,
                                   uint32_t consumed);
+
+/* ---- a power set-point held by steering parallelism (power*.c) ----------
+ *
+ * Power is held by the degree of parallelism of long work (sources in
+ * flight, blocks per launch), never by clocks or power limits. Three small
+ * pieces, plain C, no graph and no GPU inside:
+ *  - wg_knob: what the work exposes (a range and a set callback);
+ *  - wg_power_pi: a PI controller with anti-windup over mean watts per
+ *    window (pure, constant time: unit-tested on synthetic plants);
+ *  - wg_power_governor: a thread that reads an energy counter once per
+ *    window, steps the PI controller and sets the knob, and keeps a trace.
+ * docs/sssp-many.md has the design and the gains. */
+
+/* The meter's update period: NVML's energy counter steps every ~100 ms on
+ * H100/H200. A controller window shorter than this would read the same
+ * value twice and learn nothing, so windows are at least this long. */
+#define WG_POWER_METER_PERIOD 0.1
+
+/* A knob: a quantity a controller may set while work runs. The work fills
+ * lo, hi, value and set; a controller calls set(knob, v) with v in [lo, hi]
+ * from any thread (the work reads the value when it can apply it, e.g. at
+ * its next chunk). set returns WG_EINVAL for a value outside the range. */
+typedef struct wg_knob {
+  double lo, hi;   /* range, lo <= hi */
+  double value;    /* the value last set (written by set) */
+  wg_status (*set)(struct wg_knob *knob, double value);
+  void *impl;      /* the work's */
+} wg_knob;
+
+/* One row of a power trace: time since the start (s), the mean watts of the
+ * window that ended then, the set-point, and the knob set for the next
+ * window. */
+typedef struct wg_power_row {
+  double t, watts, setpoint, knob;
+} wg_power_row;
+
+typedef struct wg_power_pi_opts {
+  double setpoint;  /* watts, > 0 */
+  double lo, hi;    /* knob range, lo <= hi */
+  double knob0;     /* the knob before the first step (clamped into range) */
+  double window;    /* seconds per step (>= WG_POWER_METER_PERIOD); the
+                       caller measures over windows of this length */
+  /* Gains on normalised quantities: error e = (setpoint - watts) /
+   * setpoint, output u in [0, 1] over [lo, hi]; u = kp e + I, dI/dt = ki e.
+   * 0: the defaults below. */
+  double kp, ki;
+} wg_power_pi_opts;
+
+/* Defaults, tuned on the synthetic plants of tests/test_power_cap.c (power
+ * idle + span (knob / hi)^gamma, gamma 0.4 to 1.6, lagging the knob by
+ * 0.2 s, metered by a counter that moves every 100 ms, 3% noise): a grid of
+ * kp in {0, 0.1, 0.25, 0.5, 1}, ki in {0.5 .. 3} and windows of 0.2 to
+ * 0.5 s put every 1 s mean within 4.1% of the set-point from 3 s after a
+ * change at kp 0.1, ki 1.0, 0.25 s (worst of 8 runs; kp 0.25 and above
+ * pass the meter's noise on to the knob: 5.5% and worse). */
+#define WG_POWER_PI_KP 0.1
+#define WG_POWER_PI_KI 1.0
+#define WG_POWER_PI_WINDOW 0.25
+
+typedef struct wg_power_pi {
+  wg_power_pi_opts o;
+  double integral;  /* I, kept within [0, 1] (anti-windup) */
+  double u;         /* last output, normalised */
+  double knob;      /* last output, in [lo, hi] */
+  uint64_t steps;
+  uint64_t saturated; /* steps whose output was clamped */
+} wg_power_pi;
+
+/* Fills opts with the defaults for a set-point and a knob range. */
+void wg_power_pi_opts_defaults(wg_power_pi_opts *o, double setpoint, double lo, double hi);
+/* WG_EINVAL (with the reason in ctx) when a field is out of range. */
+wg_status wg_power_pi_init(wg_ctx_t *ctx, wg_power_pi *pi, const wg_power_pi_opts *o);
+/* One window: `watts` is the mean power measured over the window of
+ * `seconds` that just ended. Returns the knob for the next window, in
+ * [lo, hi]. Anti-windup: the integral grows only up to the value that puts
+ * the output at its limit, never beyond, and is kept within [0, 1]. A non-finite watts or seconds <= 0 changes nothing. */
+double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds);
+/* Changes the set-point (> 0) without resetting the state (bumpless). */
+void wg_power_pi_set_setpoint(wg_power_pi *pi, double setpoint);
+
+/* Reads a cumulative energy counter: joules since some origin and the time
+ * of the read (seconds, monotonic). Nonzero status: the governor stops
+ * steering and reports it. Called from the governor's thread. */
+typedef wg_status (*wg_energy_fn)(void *user, double *joules, double *seconds);
+
+typedef struct wg_power_governor wg_power_governor;
+
+/* Starts a thread that, every pi->window seconds (never faster), reads the
+ * counter, steps a PI controller started from *pi_opts and sets the knob.
+ * The knob's first value is set before the call returns. trace: 1 keeps a
+ * wg_power_row per window. WG_EINVAL for bad options, WG_ENOMEM. */
+wg_status wg_power_governor_start(wg_ctx_t *ctx, wg_power_governor **out,
+                                  const wg_power_pi_opts *pi_opts, wg_knob *knob,
+                                  wg_energy_fn energy, void *user, int trace);
+/* Changes the set-point of a running governor (thread-safe). */
+void wg_power_governor_setpoint(wg_power_governor *gov, double watts);
+/* Stops and joins the thread; hands over the trace (malloc'd, caller
+ * frees; may be NULL with *len 0) and returns the first error the thread
+ * met (WG_OK if none; the message in *why when why_cap > 0). NULL-safe;
+ * sets *gov to NULL. */
+wg_status wg_power_governor_stop(wg_power_governor **gov, wg_power_row **rows,
+                                 uint64_t *len, char *why, size_t why_cap);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef WATTGRAPH_SSSP_H
 #define WATTGRAPH_SSSP_H
 
+#include "wattgraph/control.h"
 #include "wattgraph/graph.h"
 
 #ifdef __cplusplus
@@ -150,6 +151,108 @@ typedef struct wg_verify_report {
 wg_status wg_sssp_verify(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
                          const wg_dist_t *dist, const uint32_t *pred,
                          wg_verify_report *report);
+
+/* ---- many sources (src/sssp/many*.c, src/cuda/sssp/many*.cu) -------------
+ *
+ * Shortest paths from k sources in one call, for closeness, eccentricity,
+ * distance matrices and accessibility studies. The CPU backend runs one
+ * serial Dijkstra per source on each of the context's threads (OpenMP,
+ * sources handed out one at a time); the CUDA backend runs a chunk of
+ * sources together (a batched near-far over a k x n distance matrix, one
+ * launch advancing every source's frontier). Nothing of size n x k is kept:
+ * each source's distances are reduced as it finishes and, when asked,
+ * handed to a callback (e.g. to write one file per source).
+ *
+ * Duplicated sources are computed once: their results are copied to every
+ * index that names them, and the callback sees each distinct source once.
+ */
+
+/* Reductions (bits of wg_sssp_many_opts.reduce). */
+#define WG_REDUCE_ECC 1u       /* ecc[i]: largest finite distance from
+                                  sources[i] (unreachable vertices ignored;
+                                  reached[i] says how many were reached) */
+#define WG_REDUCE_CLOSENESS 2u /* closeness[i] with the reachable-count
+                                  convention (Wasserman and Faust; NetworkX's
+                                  wf_improved): r = vertices reached from
+                                  the source, itself included, S = the sum
+                                  of their distances; closeness =
+                                  ((r - 1) / (n - 1)) x ((r - 1) / S), 0 when
+                                  r == 1 or S == 0. Out-distances: on a
+                                  directed graph this is the closeness of
+                                  the source to the others. */
+#define WG_REDUCE_MATRIX 4u    /* matrix[i * k + j] = dist(sources[i],
+                                  sources[j]) (WG_DIST_INF: unreachable) */
+#define WG_REDUCE_ALL 7u
+
+/* Called once per distinct source as soon as its distances are final, with
+ * the n distances (valid only during the call) and the first index that
+ * names the source. May be called from several threads at once (for
+ * different sources): it must be thread-safe. A status other than WG_OK
+ * stops the run, which returns that status. */
+typedef wg_status (*wg_sssp_many_fn)(void *user, uint32_t index, uint32_t source,
+                                     const wg_dist_t *dist, uint32_t n);
+
+typedef struct wg_sssp_many_opts {
+  wg_backend backend;      /* WG_BACKEND_AUTO: CUDA when a GPU is usable */
+  int device;              /* CUDA device ordinal, 0 */
+  unsigned reduce;         /* WG_REDUCE_* bits, 0: none */
+  wg_sssp_many_fn on_source; /* NULL: distances are not handed out */
+  void *user;              /* passed to on_source */
+  uint32_t in_flight;      /* GPU: sources per chunk (0: as many as fit,
+                              see docs/sssp-many.md for the formula);
+                              CPU: ignored (one per thread) */
+  uint64_t delta;          /* near-far band width, 0: the graph's
+                              default (wg_sssp_opts.delta's) */
+  int cpu_nearfar;         /* CPU: 1 runs the near-far (fixed delta, one
+                              thread) per source instead of Dijkstra */
+  /* A power set-point (CUDA only, needs the NVML energy counter): a PI
+   * controller (control.h, wg_power_pi) reads the GPU's energy every
+   * power_window seconds and sets the sources in flight of the next chunk
+   * to hold power_cap watts. 0: uncapped. */
+  double power_cap;        /* watts, 0: off */
+  double power_window;     /* seconds per controller step (>= 0.1, the
+                              meter's update period; 0: 0.25) */
+  int power_trace;         /* 1: record a wg_power_row per window */
+} wg_sssp_many_opts;
+
+void wg_sssp_many_opts_defaults(wg_sssp_many_opts *opts);
+
+typedef struct wg_sssp_many_result {
+  uint32_t n, k;
+  uint32_t *sources;       /* k, a copy of the input */
+  uint32_t distinct;       /* distinct sources computed */
+  uint32_t *reached;       /* k: vertices reached, source included */
+  wg_dist_t *ecc;          /* k or NULL (WG_REDUCE_ECC) */
+  double *dist_sum;        /* k or NULL (WG_REDUCE_CLOSENESS): S above,
+                              exact below 2^53 */
+  double *closeness;       /* k or NULL (WG_REDUCE_CLOSENESS) */
+  wg_dist_t *matrix;       /* k x k or NULL (WG_REDUCE_MATRIX) */
+  double seconds;          /* wall time of the computation (callbacks
+                              included) */
+  const char *backend;     /* "cpu" or "cuda", static */
+  uint32_t in_flight;      /* largest number of sources run together */
+  uint32_t chunks;         /* CUDA: chunks run (1 on the CPU) */
+  uint64_t iterations;     /* CUDA: loop steps summed over chunks; CPU:
+                              heap pops summed over sources */
+  int wide;                /* CUDA: 64-bit distances were used */
+  wg_power_row *power;     /* power_len rows when opts.power_trace */
+  uint64_t power_len;
+} wg_sssp_many_result;
+
+/* Shortest paths from sources[0..k) (internal ids). WG_EINVAL for k == 0 or
+ * NULL pointers, WG_ERANGE naming the first index whose source is >= n,
+ * WG_ENOTSUP (with the reason) for a CUDA or power-capped run that cannot
+ * be had here. On success *out owns the result. Reentrant: the context is
+ * written only from the calling thread. */
+wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sources,
+                       uint32_t k, const wg_sssp_many_opts *opts,
+                       wg_sssp_many_result **out);
+/* NULL-safe; sets *r to NULL. */
+void wg_sssp_many_result_destroy(wg_sssp_many_result **r);
+/* k distinct sources drawn uniformly from [0, n) with `seed` (k <= n;
+ * WG_EINVAL otherwise), in the order drawn. Same seed, same sources. */
+wg_status wg_sssp_random_sources(wg_ctx_t *ctx, uint32_t n, uint32_t k, uint64_t seed,
+                                 uint32_t *out);
 
 #ifdef __cplusplus
 }

@@ -290,3 +290,8 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source,
   (void)dist, (void)path_first, (void)path;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
+  (void)a;
+  return absent(why, why_cap);
+}

@@ -346,6 +346,50 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source,
                              uint64_t **path_first, uint32_t **path,
                              char *why, size_t why_cap);
 
+/* ---- many-source SSSP (src/cuda/sssp/many.cu) ------------------------------
+ * A batched near-far over a K x n distance matrix: chunks of K distinct
+ * sources run together, one launch advancing every source's frontier of
+ * (source, vertex) items; each finished row is reduced on the device
+ * (reached, largest finite distance, sum, the distances to `cols`) and
+ * handed to row_done, with the full row only when want_rows. */
+typedef struct wg__cuda_many_args {
+  int device;
+  uint32_t n;
+  uint64_t m;
+  const uint64_t *offsets; /* device */
+  const uint32_t *targets; /* device */
+  const uint32_t *weights; /* device */
+  uint32_t max_weight;     /* largest arc weight (picks 32-bit distances) */
+  const uint32_t *sources; /* host, k distinct sources */
+  uint32_t k;
+  const uint32_t *cols;    /* host, ncols vertices each row gathers, or NULL */
+  uint32_t ncols;
+  uint64_t delta;          /* band width (> 0) */
+  uint32_t in_flight;      /* sources per chunk, 0: as many as fit */
+  int want_rows;           /* 1: download each finished row */
+  int force_wide;          /* 64-bit distances even when 32 bits suffice */
+  /* Called on the host thread per finished row i (index into sources):
+   * reached, largest finite distance, the sum of the finite distances
+   * (exact: 128-bit on the device, as a double here), the ncols gathered
+   * distances (host, 64-bit, WG_DIST_INF = unreachable) and the row (host,
+   * n, 64-bit) when want_rows, else NULL. Non-OK stops the run. */
+  wg_status (*row_done)(void *ud, uint32_t i, uint32_t reached, uint64_t ecc, double sum,
+                        const uint64_t *cols, const uint64_t *row);
+  /* Called before each chunk, may be NULL: the sources in flight for it
+   * (clamped to [1, the chunk size that fits]). */
+  uint32_t (*chunk_size)(void *ud, uint32_t fits);
+  void *ud;
+  /* outputs */
+  uint32_t fits;           /* the largest chunk the device memory allows */
+  uint32_t max_in_flight;  /* largest chunk run */
+  uint32_t chunks;
+  uint64_t iterations;     /* loop steps over all chunks */
+  double seconds;          /* GPU computation (chunks) alone */
+  int wide;
+} wg__cuda_many_args;
+
+wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,511 @@
+/* Many-source SSSP on the GPU: a batched near-far over a K x n distance
+ * matrix.
+ *
+ * Why. One road SSSP leaves an H100 idle: its frontier is a few thousand
+ * vertices wide and the run is a chain of ~2000 dependent hops
+ * (docs/nearfar-cuda.md), so the time goes to latency, not to work. K
+ * sources run together multiply the work per hop by K at nearly the same
+ * number of hops: the frontier is a set of (source slot, vertex) items and
+ * one launch advances every source's frontier.
+ *
+ * State of a chunk of K slots (slot i runs sources[c + i]):
+ *   dist[i * n + v]   distance (32-bit when no simple path can reach
+ *                     UINT32_MAX - 1, else 64-bit), INF = all ones
+ *   stamp[i * n + v]  the step that last pushed the item into the next
+ *                     frontier (deduplicates the frontier within a step)
+ *   infar bit         item waiting in the far queue (deduplicates it)
+ *   near[2], far[2]   item queues (item = i * n + v, 32-bit: K n < 2^32)
+ * A frontier holds each item at most once (stamp), the far queue too (the
+ * bit), so K n entries bound every queue and none can overflow.
+ *
+ * One threshold for all slots (Davidson et al.'s near-far, shared): a step
+ * is advance (relax the frontier's arcs with atomicMin; an improved item
+ * below the threshold goes to the next frontier, others to the far queue),
+ * then control (one thread: swap queues; when the next frontier is empty,
+ * raise the threshold by delta and ask for a drain), then the drain (far
+ * items below the threshold move to the frontier, the rest are compacted).
+ * The sources of a chunk start together at distance 0 and move outwards at
+ * the same pace, so one threshold suits them all. Label-correcting: any
+ * improvement is pushed again, so the distances are exact whatever the
+ * threshold (an item may be expanded twice when it sat in both queues).
+ *
+ * No kernel takes a size from the host: each reads the counts from the
+ * device, so the host launches kStepBatch steps at a time and reads the
+ * done flag once per batch (steps after done return at once).
+ *
+ * Each finished row is reduced on the device: vertices reached, largest
+ * finite distance, the exact 128-bit sum of finite distances, and the
+ * distances to the `cols` vertices (the matrix row); only these come back
+ * unless the caller wants whole rows.
+ *
+ * Chunk size (sources in flight), the formula: per slot the device holds
+ * n (sizeof(D) + 4 + 16) + n / 8 bytes (distance, stamp, four item queues,
+ * far bit) + 8 ncols (matrix row) + 32; the chunk is
+ *   K = min(k, floor(0.85 x free memory / per slot), floor((2^32 - 1) / n),
+ *           65535)
+ * (FLA, 1.07M vertices, 32-bit: 25 MB a slot; ~2600 fit in 70 GB, the
+ * item limit caps K at 4012). a->in_flight and the chunk_size callback
+ * (the power cap's knob) may ask for fewer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda/check.cuh"
+#include "cuda/gateway.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kStepBatch = 32;
+
+struct Ctl {
+  unsigned int near_count[2]; /* items in near[0], near[1] */
+  unsigned int far_count[2];  /* items in far[0], far[1] */
+  int cur;                    /* near[cur] is the frontier being advanced */
+  int fcur;                   /* far[fcur] is the far queue */
+  int drain;                  /* 1: the next drain kernel runs */
+  int done;
+  unsigned long long thr;     /* the threshold: near is dist < thr */
+  unsigned long long far_min; /* smallest distance left in the far queue
+                                 by the last drain */
+  unsigned long long delta;
+  unsigned int step;          /* advance steps run (stamps) */
+  unsigned long long steps;   /* loop steps with work */
+};
+
+struct RowStat {
+  unsigned long long reached, maxd, sum_lo, sum_hi;
+};
+
+template <typename D> __device__ __forceinline__ D inf_of() { return (D)~(D)0; }
+
+/* 32- or 64-bit atomicMin on a distance. */
+__device__ __forceinline__ unsigned int atomic_min_d(unsigned int *p, unsigned int v) {
+  return atomicMin(p, v);
+}
+__device__ __forceinline__ unsigned long long atomic_min_d(unsigned long long *p,
+                                                           unsigned long long v) {
+  return atomicMin(p, v);
+}
+
+/* Pushes one item per calling thread into q with one atomic per warp. */
+__device__ __forceinline__ void push_warp(bool want, uint32_t item, uint32_t *q,
+                                          unsigned int *count) {
+  const unsigned mask = __ballot_sync(__activemask(), want);
+  if (!mask) return;
+  const int lane = threadIdx.x & 31;
+  const int leader = __ffs(mask) - 1;
+  unsigned int base = 0;
+  if (lane == leader) base = atomicAdd(count, (unsigned int)__popc(mask));
+  base = __shfl_sync(__activemask(), base, leader);
+  if (want) q[base + __popc(mask & ((1u << lane) - 1))] = item;
+}
+
+template <typename D>
+__global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K, uint32_t *near0,
+                           Ctl *ctl) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < K) {
+    const uint32_t item = i * n + src[i];
+    dist[item] = 0;
+    near0[i] = item;
+  }
+  if (i == 0) {
+    ctl->near_count[0] = K;
+    ctl->near_count[1] = 0;
+    ctl->far_count[0] = ctl->far_count[1] = 0;
+    ctl->cur = 0;
+    ctl->fcur = 0;
+    ctl->drain = 0;
+    ctl->done = 0;
+    ctl->thr = ctl->delta;
+    ctl->step = 0;
+    ctl->steps = 0;
+  }
+}
+
+/* Relaxes the arcs of every frontier item (one thread per item; the whole
+ * warp takes part in the pushes, so loops run in lock step). */
+template <typename D>
+__global__ void advance(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
+                        uint32_t n, D *dist, uint32_t *stamp, uint32_t *infar, uint32_t *const *near,
+                        uint32_t *const *far, Ctl *ctl) {
+  if (ctl->done) return;
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const unsigned int count = ctl->near_count[cur];
+  const unsigned long long thr = ctl->thr;
+  const uint32_t stepv = ctl->step + 1;
+  const uint32_t *in = near[cur];
+  uint32_t *out = near[cur ^ 1];
+  uint32_t *fq = far[fcur];
+  unsigned int *out_count = &ctl->near_count[cur ^ 1];
+  unsigned int *far_count = &ctl->far_count[fcur];
+  const unsigned int stride = gridDim.x * blockDim.x;
+  /* every thread of a warp runs the same number of rounds */
+  const unsigned int first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+  for (unsigned int base = first; base < count; base += stride) {
+    const unsigned int idx = base + (threadIdx.x & 31);
+    const bool live = idx < count;
+    uint32_t item = 0, v = 0, row = 0;
+    unsigned long long b = 0, e = 0;
+    D du = 0;
+    if (live) {
+      item = in[idx];
+      row = item / n;
+      v = item - row * n;
+      du = dist[item];
+      b = off[v];
+      e = off[v + 1];
+    }
+    /* walk the lists in step: round r takes each thread's r-th arc */
+    unsigned long long len = live ? e - b : 0, most = len;
+    for (int o = 16; o; o >>= 1) {
+      const unsigned long long x = __shfl_xor_sync(0xffffffffu, most, o);
+      most = x > most ? x : most;
+    }
+    for (unsigned long long r = 0; r < most; r++) {
+      bool to_near = false, to_far = false;
+      uint32_t y = 0;
+      if (r < len) {
+        const unsigned long long a = b + r;
+        const uint32_t w = tgt[a];
+        const D nd = (D)(du + (D)wgt[a]);
+        y = row * n + w;
+        if (nd < dist[y]) {
+          const D old = atomic_min_d(&dist[y], nd);
+          if (nd < old) {
+            if ((unsigned long long)nd < thr) {
+              to_near = atomicExch(&stamp[y], stepv) != stepv;
+            } else {
+              const uint32_t bit = 1u << (y & 31);
+              to_far = !(atomicOr(&infar[y >> 5], bit) & bit);
+            }
+          }
+        }
+      }
+      push_warp(to_near, y, out, out_count);
+      push_warp(to_far, y, fq, far_count);
+    }
+  }
+}
+
+/* One thread: the frontier just advanced is used up; when the next one is
+ * empty, raise the threshold and ask for a drain (or finish). */
+__global__ void control(Ctl *ctl) {
+  if (ctl->done) return;
+  const int cur = ctl->cur;
+  if (ctl->near_count[cur]) ctl->steps++;
+  ctl->near_count[cur] = 0;
+  ctl->cur = cur ^ 1;
+  ctl->step++;
+  ctl->drain = 0;
+  if (ctl->near_count[cur ^ 1] == 0) {
+    if (ctl->far_count[ctl->fcur] == 0) {
+      ctl->done = 1;
+      return;
+    }
+    ctl->thr += ctl->delta;
+    ctl->drain = 1;
+    ctl->far_min = ~0ull;
+    ctl->far_count[ctl->fcur ^ 1] = 0;
+  }
+}
+
+/* Far items below the threshold go to the (empty) frontier, the rest to the
+ * other far queue (their smallest distance into far_min). */
+template <typename D>
+__global__ void drain(D *dist, uint32_t *infar, uint32_t *const *near, uint32_t *const *far,
+                      Ctl *ctl) {
+  if (ctl->done || !ctl->drain) return;
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const unsigned int count = ctl->far_count[fcur];
+  const unsigned long long thr = ctl->thr;
+  const uint32_t *fq = far[fcur];
+  uint32_t *keep = far[fcur ^ 1];
+  uint32_t *out = near[cur];
+  const unsigned int stride = gridDim.x * blockDim.x;
+  const unsigned int first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+  for (unsigned int base = first; base < count; base += stride) {
+    const unsigned int idx = base + (threadIdx.x & 31);
+    bool in = false, stay = false;
+    uint32_t y = 0;
+    if (idx < count) {
+      y = fq[idx];
+      if ((unsigned long long)dist[y] < thr) {
+        atomicAnd(&infar[y >> 5], ~(1u << (y & 31)));
+        in = true;
+      } else {
+        stay = true;
+      }
+    }
+    if (stay) atomicMin(&ctl->far_min, (unsigned long long)dist[y]);
+    push_warp(in, y, out, &ctl->near_count[cur]);
+    push_warp(stay, y, keep, &ctl->far_count[fcur ^ 1]);
+  }
+}
+
+/* After a drain: the compacted far queue becomes the far queue. When
+ * nothing came in (a gap in the distances wider than delta), the threshold
+ * jumps to the far queue's smallest distance, so the next control's raise
+ * brings at least that item in: no run of empty passes over the far
+ * queue. */
+__global__ void after_drain(Ctl *ctl) {
+  if (ctl->done || !ctl->drain) return;
+  ctl->far_count[ctl->fcur] = 0;
+  ctl->fcur ^= 1;
+  ctl->drain = 0;
+  if (ctl->near_count[ctl->cur] == 0 && ctl->far_count[ctl->fcur] && ctl->far_min > ctl->thr)
+    ctl->thr = ctl->far_min;
+}
+
+/* Row statistics: blockIdx.y is the slot; the blocks of a row stride over
+ * its n distances. */
+template <typename D>
+__global__ void row_stats(const D *dist, uint32_t n, RowStat *stat) {
+  const uint32_t row = blockIdx.y;
+  const D *d = dist + (size_t)row * n;
+  unsigned long long cnt = 0, mx = 0, lo = 0, hi = 0;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
+    const D x = d[v];
+    if (x == inf_of<D>()) continue;
+    cnt++;
+    mx = (unsigned long long)x > mx ? (unsigned long long)x : mx;
+    const unsigned long long nl = lo + (unsigned long long)x;
+    hi += nl < lo;
+    lo = nl;
+  }
+  for (int o = 16; o; o >>= 1) {
+    cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+    const unsigned long long om = __shfl_xor_sync(0xffffffffu, mx, o);
+    mx = om > mx ? om : mx;
+    const unsigned long long ol = __shfl_xor_sync(0xffffffffu, lo, o);
+    const unsigned long long oh = __shfl_xor_sync(0xffffffffu, hi, o);
+    const unsigned long long nl = lo + ol;
+    hi += oh + (nl < lo);
+    lo = nl;
+  }
+  if ((threadIdx.x & 31) == 0 && cnt) {
+    RowStat *s = stat + row;
+    atomicAdd(&s->reached, cnt);
+    atomicMax(&s->maxd, mx);
+    const unsigned long long old = atomicAdd(&s->sum_lo, lo);
+    atomicAdd(&s->sum_hi, hi + (old + lo < old));
+  }
+}
+
+/* The matrix rows: out[i * ncols + j] = dist[i][cols[j]] as 64-bit. */
+template <typename D>
+__global__ void gather(const D *dist, uint32_t n, uint32_t K, const uint32_t *cols,
+                       uint32_t ncols, unsigned long long *out) {
+  const unsigned long long total = (unsigned long long)K * ncols;
+  for (unsigned long long t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+       t < total; t += (unsigned long long)gridDim.x * blockDim.x) {
+    const uint32_t i = (uint32_t)(t / ncols), j = (uint32_t)(t - (unsigned long long)i * ncols);
+    const D x = dist[(size_t)i * n + cols[j]];
+    out[t] = x == inf_of<D>() ? ~0ull : (unsigned long long)x;
+  }
+}
+
+double now_s() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+template <typename D>
+wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t n = a->n;
+  cudaStream_t s = nullptr;
+  D *dist = nullptr;
+  uint32_t *stamp = nullptr, *infar = nullptr, *q[4] = {nullptr, nullptr, nullptr, nullptr};
+  uint32_t **qp = nullptr; /* device: near[2], far[2] */
+  uint32_t *d_src = nullptr, *d_cols = nullptr;
+  unsigned long long *d_gather = nullptr;
+  RowStat *d_stat = nullptr;
+  Ctl *ctl = nullptr;
+  Ctl *h_ctl = nullptr; /* pinned */
+  RowStat *h_stat = nullptr;
+  unsigned long long *h_gather = nullptr;
+  D *h_row = nullptr;
+  uint64_t *h_row64 = nullptr;
+  int sms = 0;
+  size_t free_b = 0, total_b = 0;
+  uint32_t K = 0;
+  size_t words = 0;
+  double t0 = 0;
+
+  WG_CK(cudaSetDevice(a->device));
+  WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
+  WG_CK(cudaMemGetInfo(&free_b, &total_b));
+  {
+    const double per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 +
+                       8.0 * a->ncols + 32.0;
+    double fit = 0.85 * (double)free_b / per;
+    const double item_cap = 4294967295.0 / (n ? (double)n : 1.0);
+    if (fit > item_cap) fit = item_cap;
+    if (fit > (double)a->k) fit = (double)a->k;
+    if (fit > 65535.0) fit = 65535.0; /* a grid's y dimension (row_stats) */
+    K = fit < 1 ? 0 : (uint32_t)fit;
+    a->fits = K;
+    if (K == 0) {
+      snprintf(why, why_cap,
+               "one source's state (%.0f MB) does not fit in the %.0f MB the device has free",
+               per / 1e6, (double)free_b / 1e6);
+      st = WG_ENOMEM;
+      goto done;
+    }
+    if (a->in_flight && a->in_flight < K) K = a->in_flight;
+  }
+  words = ((size_t)K * n + 31) / 32;
+  WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  WG_CK(cudaMalloc(&dist, (size_t)K * n * sizeof(D)));
+  WG_CK(cudaMalloc(&stamp, (size_t)K * n * 4));
+  WG_CK(cudaMalloc(&infar, words * 4));
+  for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&q[i], (size_t)K * n * 4 + 4));
+  WG_CK(cudaMalloc(&qp, 4 * sizeof(uint32_t *)));
+  WG_CK(cudaMemcpy(qp, q, sizeof q, cudaMemcpyHostToDevice));
+  WG_CK(cudaMalloc(&d_src, (size_t)K * 4));
+  WG_CK(cudaMalloc(&d_stat, (size_t)K * sizeof(RowStat)));
+  WG_CK(cudaMalloc(&ctl, sizeof(Ctl)));
+  WG_CK(cudaMallocHost(&h_ctl, sizeof(Ctl)));
+  WG_CK(cudaMallocHost(&h_stat, (size_t)K * sizeof(RowStat)));
+  if (a->ncols) {
+    WG_CK(cudaMalloc(&d_cols, (size_t)a->ncols * 4));
+    WG_CK(cudaMemcpy(d_cols, a->cols, (size_t)a->ncols * 4, cudaMemcpyHostToDevice));
+    WG_CK(cudaMalloc(&d_gather, (size_t)K * a->ncols * 8));
+    WG_CK(cudaMallocHost(&h_gather, (size_t)K * a->ncols * 8));
+  }
+  if (a->want_rows) {
+    WG_CK(cudaMallocHost(&h_row, (size_t)n * sizeof(D) + 1));
+    h_row64 = (uint64_t *)malloc((size_t)n * 8 + 1);
+    if (!h_row64) {
+      snprintf(why, why_cap, "no host memory for a row of %lu distances", (unsigned long)n);
+      st = WG_ENOMEM;
+      goto done;
+    }
+  }
+  {
+    Ctl c0;
+    memset(&c0, 0, sizeof c0);
+    c0.delta = a->delta ? a->delta : 1;
+    WG_CK(cudaMemcpy(ctl, &c0, sizeof c0, cudaMemcpyHostToDevice));
+  }
+
+  t0 = now_s();
+  a->max_in_flight = 0;
+  a->chunks = 0;
+  a->iterations = 0;
+  for (uint32_t c = 0; c < a->k;) {
+    uint32_t kc = K;
+    if (a->chunk_size) {
+      const uint32_t want = a->chunk_size(a->ud, K);
+      kc = want < 1 ? 1 : want > K ? K : want;
+    }
+    if (kc > a->k - c) kc = a->k - c;
+    if (kc > a->max_in_flight) a->max_in_flight = kc;
+    const size_t cells = (size_t)kc * n;
+    WG_CK(cudaMemsetAsync(dist, 0xff, cells * sizeof(D), s));
+    WG_CK(cudaMemsetAsync(stamp, 0, cells * 4, s));
+    WG_CK(cudaMemsetAsync(infar, 0, ((cells + 31) / 32) * 4, s));
+    WG_CK(cudaMemsetAsync(d_stat, 0, (size_t)kc * sizeof(RowStat), s));
+    WG_CK(cudaMemcpyAsync(d_src, a->sources + c, (size_t)kc * 4, cudaMemcpyHostToDevice, s));
+    init_chunk<D><<<(kc + kThreads - 1) / kThreads, kThreads, 0, s>>>(dist, n, d_src, kc, q[0],
+                                                                       ctl);
+    WG_CK(cudaGetLastError());
+    const int grid = sms * 8;
+    for (;;) {
+      for (int j = 0; j < kStepBatch; j++) {
+        advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets, a->targets,
+                                             a->weights, n, dist, stamp, infar, qp, qp + 2, ctl);
+        control<<<1, 1, 0, s>>>(ctl);
+        drain<D><<<grid, kThreads, 0, s>>>(dist, infar, qp, qp + 2, ctl);
+        after_drain<<<1, 1, 0, s>>>(ctl);
+      }
+      WG_CK(cudaGetLastError());
+      WG_CK(cudaMemcpyAsync(h_ctl, ctl, sizeof(Ctl), cudaMemcpyDeviceToHost, s));
+      WG_CK(cudaStreamSynchronize(s));
+      if (h_ctl->done) break;
+    }
+    a->iterations += h_ctl->steps;
+    {
+      uint32_t per_row = (n + kThreads * 8 - 1) / (kThreads * 8);
+      per_row = per_row < 1 ? 1 : per_row > 64 ? 64 : per_row;
+      const dim3 g2(per_row, kc);
+      row_stats<D><<<g2, kThreads, 0, s>>>(dist, n, d_stat);
+      WG_CK(cudaGetLastError());
+    }
+    WG_CK(cudaMemcpyAsync(h_stat, d_stat, (size_t)kc * sizeof(RowStat), cudaMemcpyDeviceToHost,
+                          s));
+    if (a->ncols) {
+      gather<D><<<sms * 4, kThreads, 0, s>>>(dist, n, kc, d_cols, a->ncols, d_gather);
+      WG_CK(cudaGetLastError());
+      WG_CK(cudaMemcpyAsync(h_gather, d_gather, (size_t)kc * a->ncols * 8,
+                            cudaMemcpyDeviceToHost, s));
+    }
+    WG_CK(cudaStreamSynchronize(s));
+    for (uint32_t i = 0; i < kc; i++) {
+      const uint64_t *row = nullptr;
+      if (a->want_rows) {
+        WG_CK(cudaMemcpyAsync(h_row, dist + (size_t)i * n, (size_t)n * sizeof(D),
+                              cudaMemcpyDeviceToHost, s));
+        WG_CK(cudaStreamSynchronize(s));
+        for (uint32_t v = 0; v < n; v++)
+          h_row64[v] = h_row[v] == (D)~(D)0 ? ~(uint64_t)0 : (uint64_t)h_row[v];
+        row = h_row64;
+      }
+      const RowStat &rs = h_stat[i];
+      const double sum = (double)rs.sum_hi * 18446744073709551616.0 + (double)rs.sum_lo;
+      st = a->row_done(a->ud, c + i, (uint32_t)rs.reached, rs.maxd, sum,
+                       a->ncols ? (const uint64_t *)h_gather + (size_t)i * a->ncols : nullptr,
+                       row);
+      if (st != WG_OK) goto done; /* the caller's status; why stays empty */
+    }
+    a->chunks++;
+    c += kc;
+  }
+  a->seconds = now_s() - t0;
+
+done:
+  if (s) cudaStreamSynchronize(s);
+  cudaFree(dist);
+  cudaFree(stamp);
+  cudaFree(infar);
+  for (int i = 0; i < 4; i++) cudaFree(q[i]);
+  cudaFree(qp);
+  cudaFree(d_src);
+  cudaFree(d_cols);
+  cudaFree(d_gather);
+  cudaFree(d_stat);
+  cudaFree(ctl);
+  cudaFreeHost(h_ctl);
+  cudaFreeHost(h_stat);
+  cudaFreeHost(h_gather);
+  cudaFreeHost(h_row);
+  free(h_row64);
+  if (s) cudaStreamDestroy(s);
+  return st;
+}
+
+} // namespace
+
+extern "C" wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
+  if (why && why_cap) why[0] = '\0';
+  if (!a || !a->sources || !a->row_done || a->k == 0) {
+    snprintf(why, why_cap, "many-source SSSP: bad arguments");
+    return WG_EINVAL;
+  }
+  if (a->n == 0) {
+    snprintf(why, why_cap, "many-source SSSP: empty graph");
+    return WG_EINVAL;
+  }
+  /* 32-bit distances when no simple path (n - 1 arcs) can reach INF - 1 */
+  const bool narrow = !a->force_wide &&
+                      (unsigned long long)a->max_weight * (unsigned long long)(a->n - 1) <
+                          0xfffffffeull;
+  a->wide = !narrow;
+  return narrow ? run_many<unsigned int>(a, why, why_cap)
+                : run_many<unsigned long long>(a, why, why_cap);
+}

@@ -1,0 +1,213 @@
+/* Many-source SSSP on the GPU: the host side. Gets the graph's cached
+ * device copy, hands the distinct sources to the batched near-far of
+ * src/cuda/sssp/many.cu through the gateway, and finishes each row it
+ * returns: the reductions (already computed on the device) go into the
+ * result, the full row (downloaded only when a callback wants it) to the
+ * caller.
+ *
+ * With a power cap, a governor thread (src/control/power_gov.c) reads the
+ * GPU's NVML energy counter every window and sets the knob "sources in
+ * flight", which the engine reads before each chunk.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gateway.h"
+#include "sssp/many_internal.h"
+
+typedef struct many_ud {
+  wg__many_job *job;
+  wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
+  _Atomic uint32_t knob_value; /* sources in flight asked by the governor, 0: all */
+} many_ud;
+
+static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, double sum,
+                          const uint64_t *cols, const uint64_t *row) {
+  many_ud *u = p;
+  wg__many_job *job = u->job;
+  wg__many_store(job, d, reached, ecc, sum, cols);
+  const wg_sssp_many_opts *o = job->opts;
+  if (o->on_source && row)
+    return o->on_source(o->user, job->first[d], job->uniq[d], row, job->g->n);
+  return WG_OK;
+}
+
+static uint32_t chunk_size(void *p, uint32_t fits) {
+  many_ud *u = p;
+  const uint32_t want = atomic_load(&u->knob_value);
+  return want == 0 || want > fits ? fits : want;
+}
+
+static wg_status knob_set(wg_knob *knob, double value) {
+  if (!(value >= knob->lo && value <= knob->hi)) return WG_EINVAL;
+  many_ud *u = knob->impl;
+  knob->value = value;
+  atomic_store(&u->knob_value, (uint32_t)(value + 0.5));
+  return WG_OK;
+}
+
+/* ---- the GPU's energy counter for the governor ----------------------------- */
+
+typedef struct gpu_energy {
+  wg_meter_t *meter;
+  size_t index;   /* the reading of our GPU */
+  double joules;  /* accumulated over the windows so far */
+} gpu_energy;
+
+static wg_status read_energy(void *p, double *joules, double *seconds) {
+  gpu_energy *e = p;
+  wg_meter_reading r[16];
+  size_t count = 0;
+  wg_status st = wg_meter_end(e->meter, r, 16, &count);
+  if (st == WG_OK && (e->index >= count || !r[e->index].available)) st = WG_EIO;
+  if (st == WG_OK) e->joules += r[e->index].joules;
+  const wg_status st2 = wg_meter_begin(e->meter);
+  *joules = e->joules;
+  *seconds = wg__now();
+  return st != WG_OK ? st : st2;
+}
+
+/* Opens the NVML meter of `device`, or says why not. */
+static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
+  wg_meter_opts mo;
+  wg_meter_opts_defaults(&mo);
+  mo.use_rapl = 0;
+  wg_status st = wg_meter_create(NULL, &e->meter, &mo);
+  if (st != WG_OK) return wg__error(ctx, st, "power cap: cannot create the GPU meter");
+  wg_meter_reading r[16];
+  size_t count = 0;
+  char prefix[16];
+  snprintf(prefix, sizeof prefix, "gpu%d", device);
+  wg_meter_begin(e->meter);
+  wg_meter_end(e->meter, r, 16, &count);
+  const char *why = "no GPU reading";
+  for (size_t i = 0; i < count && i < 16; i++) {
+    if (r[i].kind != WG_METER_GPU) continue;
+    if (!r[i].available) {
+      why = r[i].why;
+      continue;
+    }
+    if (strncmp(r[i].name, prefix, strlen(prefix)) == 0 &&
+        (r[i].name[strlen(prefix)] == ' ' || r[i].name[strlen(prefix)] == '\0')) {
+      e->index = i;
+      e->joules = 0;
+      return wg_meter_begin(e->meter);
+    }
+    why = "the NVML device list has no such ordinal";
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s", why);
+  wg_meter_destroy(&e->meter);
+  return wg__error(ctx, WG_ENOTSUP,
+                   "power cap needs the NVML GPU energy meter of GPU %d, which is "
+                   "unavailable: %s",
+                   device, msg);
+}
+
+wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
+  const wg_graph_t *g = job->g;
+  const wg_sssp_many_opts *o = job->opts;
+  const wg_device_graph_t *dg = NULL;
+  char why[256] = "";
+  gpu_energy energy = {0};
+  wg_power_governor *gov = NULL;
+  many_ud ud;
+  memset(&ud, 0, sizeof ud);
+  ud.job = job;
+  atomic_store(&ud.knob_value, o->in_flight);
+
+  if (o->power_cap > 0) {
+    wg_status st = open_gpu_meter(ctx, o->device, &energy);
+    if (st != WG_OK) return st;
+  }
+  wg_status st = wg__graph_device(ctx, g, o->device, &dg);
+  if (st != WG_OK) goto done;
+  wg_csr d;
+  wg_device_graph_csr(dg, &d);
+  uint32_t maxw = 0;
+  for (uint64_t i = 0; i < g->m; i++)
+    if (g->weights[i] > maxw) maxw = g->weights[i];
+
+  wg__cuda_many_args a;
+  memset(&a, 0, sizeof a);
+  a.device = o->device;
+  a.n = d.n;
+  a.m = d.m;
+  a.offsets = d.offsets;
+  a.targets = d.targets;
+  a.weights = d.weights;
+  a.max_weight = maxw;
+  a.sources = job->uniq;
+  a.k = job->distinct;
+  a.cols = (o->reduce & WG_REDUCE_MATRIX) ? job->sources : NULL;
+  a.ncols = a.cols ? job->k : 0;
+  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+  a.in_flight = o->in_flight;
+  a.want_rows = o->on_source != NULL;
+  a.row_done = row_done;
+  a.chunk_size = chunk_size;
+  a.ud = &ud;
+
+  if (o->power_cap > 0) {
+    /* Sources in flight run from 1 to the user's in_flight or the whole
+     * set; the engine clamps each chunk to what fits in device memory. */
+    static const double kmin = 1.0;
+    const double kmax = o->in_flight ? (double)o->in_flight : (double)job->distinct;
+    wg_knob *knob = calloc(1, sizeof *knob);
+    if (!knob) {
+      st = wg__error(ctx, WG_ENOMEM, "power cap: no memory for the knob");
+      goto done;
+    }
+    knob->lo = kmin;
+    knob->hi = kmax < kmin ? kmin : kmax;
+    knob->value = knob->hi;
+    knob->set = knob_set;
+    knob->impl = &ud;
+    wg_power_pi_opts po;
+    wg_power_pi_opts_defaults(&po, o->power_cap, knob->lo, knob->hi);
+    if (o->power_window > 0) {
+      /* the integral's step per window is ki x window: scale ki with the
+       * square root, as tests/test_power_cap.c verifies for 0.5 s */
+      po.window = o->power_window;
+      po.ki *= sqrt(WG_POWER_PI_WINDOW / po.window);
+    }
+    po.knob0 = 0.5 * (knob->lo + knob->hi);
+    st = wg_power_governor_start(ctx, &gov, &po, knob, read_energy, &energy, o->power_trace);
+    if (st != WG_OK) {
+      free(knob);
+      goto done;
+    }
+    ud.knob = knob; /* the governor sets it until stopped below */
+  }
+
+  st = wg__cuda_sssp_many(&a, why, sizeof why);
+  if (gov) {
+    char gwhy[256] = "";
+    const wg_status gst =
+        wg_power_governor_stop(&gov, &job->power, &job->power_len, gwhy, sizeof gwhy);
+    free(ud.knob);
+    ud.knob = NULL;
+    if (st == WG_OK && gst != WG_OK) {
+      st = wg__error(ctx, gst, "power cap: the governor stopped: %s", gwhy);
+      goto done;
+    }
+  }
+  if (st != WG_OK) {
+    if (why[0])
+      st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s%s", o->device, why,
+                     st == WG_ENOMEM ? " (lower --in-flight, or --backend cpu)" : "");
+    goto done;
+  }
+  job->seconds = a.seconds > 0 ? a.seconds : 1e-9;
+  job->iterations = a.iterations;
+  job->in_flight = a.max_in_flight;
+  job->chunks = a.chunks;
+  job->wide = a.wide;
+
+done:
+  wg_meter_destroy(&energy.meter);
+  return st;
+}

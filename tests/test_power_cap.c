@@ -1,0 +1,323 @@
+/* The power set-point controller (src/control/power_pi.c) and its governor
+ * thread (power_gov.c) against synthetic plants: power follows the knob
+ * (sources in flight) through a monotone curve of unknown shape and a lag,
+ * metered by an energy counter that, like NVML's, moves only every 100 ms
+ * (with jitter), with noise on the power. Checked: settling within 3 s of
+ * a set-point change, every 5 s window's mean power within 5% of the
+ * set-point, anti-windup at saturation, windows never shorter than the
+ * meter's period, and the governor's errors. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "testutil.h"
+
+/* ---- the plant ------------------------------------------------------------- */
+
+typedef struct plant {
+  double idle, peak;  /* watts at knob lo (0 in flight: idle) and at knob hi */
+  double gamma;       /* P = idle + (peak - idle) (knob / hi)^gamma */
+  double hi;          /* knob range [1, hi] */
+  double tau;         /* lag of power behind the knob, s */
+  double noise;       /* relative noise of power per 10 ms */
+  double p;           /* power now */
+  double energy;      /* true energy so far */
+  double counter;     /* the meter's value (updated every period) */
+  double next_update;
+  uint64_t rng;
+} plant;
+
+static double plant_target(const plant *pl, double knob) {
+  return pl->idle + (pl->peak - pl->idle) * pow(knob / pl->hi, pl->gamma);
+}
+
+static double unit_noise(plant *pl) { /* uniform in [-1, 1) */
+  pl->rng = wg__mix64(pl->rng);
+  return 2.0 * wg__unit(pl->rng) - 1.0;
+}
+
+/* Advances the plant by dt = 1 ms at time t with the knob held. */
+static void plant_step(plant *pl, double t, double knob) {
+  const double dt = 0.001;
+  pl->p += (plant_target(pl, knob) - pl->p) * (dt / pl->tau);
+  static double wobble = 0;
+  if (fmod(t, 0.01) < dt) wobble = pl->noise * unit_noise(pl);
+  pl->energy += pl->p * (1.0 + wobble) * dt;
+  if (t >= pl->next_update) { /* the counter moves every ~100 ms */
+    pl->counter = pl->energy;
+    pl->next_update += 0.1 + 0.004 * unit_noise(pl);
+  }
+}
+
+typedef struct phase {
+  double t, setpoint;
+} phase;
+
+/* Runs the controller on the plant through the phases (set-point changes at
+ * phase starts) for `seconds`; checks settling and 5 s windows of the
+ * phases from `check_from` on (nph: none); returns the failures and the
+ * controller's final state in *out. */
+static int simulate(plant pl, const phase *ph, int nph, double seconds, double window,
+                    const char *name, wg_power_pi *out, int check_from) {
+  wg_power_pi pi;
+  wg_power_pi_opts o;
+  wg_power_pi_opts_defaults(&o, ph[0].setpoint, 1.0, pl.hi);
+  o.window = window;
+  o.ki *= sqrt(WG_POWER_PI_WINDOW / window);
+  o.knob0 = 1.0;
+  assert_int_equal(wg_power_pi_init(NULL, &pi, &o), WG_OK);
+  pl.p = pl.idle;
+  pl.next_update = 0.1;
+  const int steps = (int)(seconds * 1000.0 + 0.5);
+  double *power = calloc((size_t)steps, sizeof *power); /* true power per ms */
+  assert_non_null(power);
+  double knob = pi.knob, last_read_t = 0, last_read_e = 0, next_read = window;
+  int cur = 0, bad = 0;
+  for (int s = 0; s < steps; s++) {
+    const double t = (s + 1) * 0.001;
+    while (cur + 1 < nph && t >= ph[cur + 1].t) wg_power_pi_set_setpoint(&pi, ph[++cur].setpoint);
+    plant_step(&pl, t, knob);
+    power[s] = pl.p;
+    if (t >= next_read - 1e-9) {
+      const double watts = (pl.counter - last_read_e) / (t - last_read_t);
+      knob = wg_power_pi_step(&pi, watts, t - last_read_t);
+      if (!(knob >= 1.0 && knob <= pl.hi)) bad++;
+      last_read_e = pl.counter;
+      last_read_t = t;
+      next_read = t + window;
+    }
+  }
+  /* Settling: the 1 s mean power first comes within 5% of the set-point
+   * at most 3 s after the change; from 3 s after it to the next change,
+   * every 5 s window's mean is within 5% (the issue's measure) and every
+   * 1 s mean within 12% (the meter's noise: a 0.25 s window read off a
+   * counter that moves every 100 ms is +-40% off, which the integral
+   * averages but does not remove). */
+  for (int i = check_from; i < nph; i++) {
+    const double sp = ph[i].setpoint, from = ph[i].t + 3.0;
+    const double to = i + 1 < nph ? ph[i + 1].t : seconds;
+    double settle = -1, worst = 0, worst5 = 0;
+    for (double a = ph[i].t; a + 1.0 <= to + 1e-9; a += 0.05) {
+      double sum = 0;
+      const int s0 = (int)(a * 1000.0), s1 = (int)((a + 1.0) * 1000.0);
+      for (int s = s0; s < s1; s++) sum += power[s];
+      const double err = fabs(sum / (s1 - s0) - sp) / sp;
+      if (settle < 0 && err <= 0.05) settle = a + 1.0 - ph[i].t;
+      if (a >= from && err > worst) worst = err;
+    }
+    for (double a = from; a + 5.0 <= to + 1e-9; a += 0.25) {
+      double sum = 0;
+      const int s0 = (int)(a * 1000.0), s1 = (int)((a + 5.0) * 1000.0);
+      for (int s = s0; s < s1; s++) sum += power[s];
+      const double err = fabs(sum / (s1 - s0) - sp) / sp;
+      if (err > worst5) worst5 = err;
+    }
+    printf("%s: set-point %.0f W from %.0f s: within 5%% after %.2f s; after 3 s the worst 5 s "
+           "window is %.2f%% off, the worst 1 s mean %.2f%%\n",
+           name, sp, ph[i].t, settle, 100 * worst5, 100 * worst);
+    if (settle < 0 || settle > 3.0 || worst5 > 0.05 || worst > 0.12) bad++;
+  }
+  free(power);
+  *out = pi;
+  return bad;
+}
+
+static const plant base = {.idle = 90, .peak = 600, .gamma = 0.6, .hi = 1000, .tau = 0.2,
+                           .noise = 0.03, .rng = 1};
+
+/* Set-points from 40% to 90% of the dynamic range, up and down, on plants
+ * of different shapes (concave, linear, convex) and gains. */
+static void settles_within_3s(void **state) {
+  (void)state;
+  const double g[] = {0.4, 0.6, 1.0, 1.6};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+    plant pl = base;
+    pl.gamma = g[i];
+    pl.rng = 10 + i;
+    const double span = pl.peak - pl.idle;
+    const phase ph[] = {{0, pl.idle + 0.6 * span},  {10, pl.idle + 0.9 * span},
+                        {20, pl.idle + 0.4 * span}, {30, pl.idle + 0.75 * span},
+                        {40, pl.idle + 0.5 * span}};
+    char name[64];
+    snprintf(name, sizeof name, "gamma %.1f", g[i]);
+    wg_power_pi pi;
+    bad += simulate(pl, ph, 5, 50, WG_POWER_PI_WINDOW, name, &pi, 0);
+  }
+  /* a plant with a small range (power barely moves with the knob): the
+   * gain is low, the controller must still get there */
+  plant pl = base;
+  pl.idle = 200;
+  pl.peak = 400;
+  const phase ph[] = {{0, 260}, {10, 340}, {20, 290}};
+  wg_power_pi pi;
+  bad += simulate(pl, ph, 3, 30, WG_POWER_PI_WINDOW, "narrow plant", &pi, 0);
+  /* a longer window (0.5 s) holds too, with ki scaled by sqrt(0.25 /
+   * window) (ki x window is the integral's step per window: at ki 1.0 and
+   * 0.5 s the loop rings on steep plants) */
+  plant p2 = base;
+  const phase ph2[] = {{0, 400}, {10, 250}};
+  bad += simulate(p2, ph2, 2, 20, 0.5, "window 0.5 s", &pi, 0);
+  assert_int_equal(bad, 0);
+}
+
+/* The set-point above what the knob's top draws: the output saturates at hi
+ * and the integral does not wind up, so when the set-point comes back into
+ * reach the power settles within 3 s as after any change; the same below
+ * what the knob's bottom draws. */
+static void anti_windup(void **state) {
+  (void)state;
+  plant pl = base; /* peak 600 W, idle 90 W */
+  const phase high[] = {{0, 900}};
+  wg_power_pi pi;
+  assert_int_equal(simulate(pl, high, 1, 15, WG_POWER_PI_WINDOW, "above peak", &pi, 1), 0);
+  assert_true(pi.knob == pl.hi);
+  assert_true(pi.integral <= 1.0);
+  assert_true(pi.saturated > 40);
+  /* 15 s at 900 W, then 350 W: only the second phase is feasible and checked */
+  const phase down[] = {{0, 900}, {15, 350}};
+  assert_int_equal(simulate(pl, down, 2, 25, WG_POWER_PI_WINDOW, "after the peak", &pi, 1), 0);
+  const phase low[] = {{0, 50}};
+  assert_int_equal(simulate(pl, low, 1, 10, WG_POWER_PI_WINDOW, "below idle", &pi, 1), 0);
+  assert_true(pi.knob == 1.0);
+  assert_true(pi.integral == 0.0);
+  const phase up[] = {{0, 50}, {10, 300}};
+  assert_int_equal(simulate(pl, up, 2, 20, WG_POWER_PI_WINDOW, "after idle", &pi, 1), 0);
+}
+
+static void rejects_bad_options(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_power_pi pi;
+  wg_power_pi_opts o;
+  wg_power_pi_opts_defaults(&o, 300, 1, 100);
+  o.window = 0.05;
+  wgt_assert_status(ctx, wg_power_pi_init(ctx, &pi, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "update period");
+  wg_power_pi_opts_defaults(&o, 0, 1, 100);
+  wgt_assert_status(ctx, wg_power_pi_init(ctx, &pi, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "set-point");
+  wg_power_pi_opts_defaults(&o, 300, 10, 1);
+  wgt_assert_status(ctx, wg_power_pi_init(ctx, &pi, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "range");
+  wg_power_pi_opts_defaults(&o, 300, 1, 100);
+  o.kp = o.ki = 0;
+  wgt_assert_status(ctx, wg_power_pi_init(ctx, &pi, &o), WG_EINVAL);
+  /* a bad measurement changes nothing */
+  wg_power_pi_opts_defaults(&o, 300, 1, 100);
+  o.knob0 = 40;
+  wgt_assert_status(ctx, wg_power_pi_init(ctx, &pi, &o), WG_OK);
+  assert_true(fabs(pi.knob - 40) < 1e-9);
+  assert_true(wg_power_pi_step(&pi, NAN, 0.25) == pi.knob);
+  assert_true(wg_power_pi_step(&pi, 100, 0) == pi.knob);
+  assert_int_equal(pi.steps, 0);
+  wg_ctx_destroy(&ctx);
+}
+
+/* ---- the governor thread, in real time ----------------------------------- */
+
+typedef struct live {
+  _Atomic double knob;
+  double hi;
+  double e, t;           /* integrated energy and the time it was brought to */
+  double last_read;      /* time of the previous read */
+  double min_gap;        /* shortest time between two reads */
+  int reads;
+  int fail_after;        /* reads after which energy fails (0: never) */
+} live;
+
+static wg_status live_set(wg_knob *k, double v) {
+  if (!(v >= k->lo && v <= k->hi)) return WG_EINVAL;
+  live *l = k->impl;
+  k->value = v;
+  atomic_store(&l->knob, v);
+  return WG_OK;
+}
+
+static wg_status live_energy(void *user, double *joules, double *seconds) {
+  live *l = user;
+  const double now = wg__now();
+  if (l->reads > 0 && now - l->last_read < l->min_gap) l->min_gap = now - l->last_read;
+  l->last_read = now;
+  if (l->fail_after && l->reads >= l->fail_after) return WG_EIO;
+  l->reads++;
+  /* power follows the knob at once here: P = 100 + 400 knob / hi */
+  const double p = 100.0 + 400.0 * atomic_load(&l->knob) / l->hi;
+  l->e += p * (now - l->t);
+  l->t = now;
+  *joules = l->e;
+  *seconds = now;
+  return WG_OK;
+}
+
+static void governor_live(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  live l = {.hi = 64, .min_gap = 1e9};
+  l.t = wg__now();
+  atomic_store(&l.knob, 1.0);
+  wg_knob knob = {.lo = 1, .hi = 64, .value = 1, .set = live_set, .impl = &l};
+  wg_power_pi_opts o;
+  wg_power_pi_opts_defaults(&o, 300, 1, 64);
+  o.window = 0.1;
+  wg_power_governor *gov = NULL;
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &knob, live_energy, &l, 1),
+                    WG_OK);
+  struct timespec ts = {1, 500000000L};
+  nanosleep(&ts, NULL);
+  wg_power_governor_setpoint(gov, 200);
+  nanosleep(&ts, NULL);
+  wg_power_row *rows = NULL;
+  uint64_t len = 0;
+  char why[128];
+  wgt_assert_status(ctx, wg_power_governor_stop(&gov, &rows, &len, why, sizeof why), WG_OK);
+  assert_null(gov);
+  printf("governor: %llu windows, shortest gap between reads %.3f s, last row %.2f s %.1f W "
+         "(set-point %.0f) knob %.1f\n",
+         (unsigned long long)len, l.min_gap, len ? rows[len - 1].t : 0,
+         len ? rows[len - 1].watts : 0, len ? rows[len - 1].setpoint : 0,
+         len ? rows[len - 1].knob : 0);
+  assert_true(len >= 20);
+  assert_true(l.min_gap >= 0.1 - 1e-3); /* never reads faster than the meter */
+  /* P = 100 + 400 k / 64: 200 W at k = 17 */
+  assert_true(fabs(rows[len - 1].watts - 200) < 10);
+  assert_true(rows[len - 1].setpoint == 200);
+  for (uint64_t i = 1; i < len; i++) assert_true(rows[i].t > rows[i - 1].t);
+  free(rows);
+
+  /* a failing counter stops the governor with the reason */
+  live f = {.hi = 64, .min_gap = 1e9, .fail_after = 3};
+  f.t = wg__now();
+  knob.impl = &f;
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &knob, live_energy, &f, 0),
+                    WG_OK);
+  nanosleep(&ts, NULL);
+  assert_int_equal(wg_power_governor_stop(&gov, &rows, &len, why, sizeof why), WG_EIO);
+  assert_non_null(strstr(why, "energy counter"));
+  assert_int_equal(len, 0);
+  /* NULL-safe stop; bad starts */
+  assert_int_equal(wg_power_governor_stop(&gov, NULL, NULL, NULL, 0), WG_OK);
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, NULL, live_energy, &f, 0),
+                    WG_EINVAL);
+  o.hi = 100; /* beyond the knob */
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &knob, live_energy, &f, 0),
+                    WG_EINVAL);
+  wgt_assert_error_has(ctx, "outside the knob");
+  wg_ctx_destroy(&ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(rejects_bad_options),
+      cmocka_unit_test(settles_within_3s),
+      cmocka_unit_test(anti_windup),
+      cmocka_unit_test(governor_live),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
