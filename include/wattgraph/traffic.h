@@ -67,6 +67,11 @@ typedef struct wg_sim_router {
   wg_status (*set_weights)(void *user, wg_ctx_t *ctx, const uint32_t *w, uint64_t m);
 } wg_sim_router;
 
+/* The route engine as the simulator's router: queries exact routes with
+ * paths (level 0) and takes the simulator's travel times as its metric.
+ * r must outlive the simulation. */
+wg_sim_router wg_sim_router_of(wg_router_t *r);
+
 typedef struct wg_sim_opts {
   wg_idm_params idm;
   double step_s;        /* 1.0; (0, 10] */
@@ -131,6 +136,11 @@ wg_status wg_trips_random(wg_ctx_t *ctx, const wg_graph_t *g, size_t n,
 typedef wg_status (*wg_snap_fn)(void *user, wg_ctx_t *ctx, double lon, double lat,
                                 uint32_t *vertex);
 
+/* A wg_snap_fn over wg_router_snap: user is the wg_router_t; the nearest
+ * vertex within 500 m. */
+wg_status wg_sim_snap_router(void *user, wg_ctx_t *ctx, double lon, double lat,
+                             uint32_t *vertex);
+
 /* Reads a trips file: one trip a line, "depart origin destination", depart
  * in seconds, origin and destination as file vertex ids (OSM node ids,
  * DIMACS numbers) or "lon,lat" (needs snap, else refused with a message).
@@ -182,6 +192,11 @@ typedef struct wg_sim_vehicle {
 /* Vehicles ever created (ids 0..count-1; ids are not reused). */
 uint64_t wg_sim_vehicle_count(const wg_sim_t *sim);
 wg_status wg_sim_get_vehicle(const wg_sim_t *sim, uint32_t id, wg_sim_vehicle *out);
+/* A vehicle's route (arc ids; NULL, 0 for walkers): *arcs is valid until
+ * the next step; *at is the index of its current arc (or of the first arc
+ * before departure). */
+wg_status wg_sim_vehicle_route(const wg_sim_t *sim, uint32_t id, const uint32_t **arcs,
+                               uint32_t *len, uint32_t *at);
 /* Vehicle ids on a lane, front (largest position) first; returns the count
  * (ids written up to max). */
 uint32_t wg_sim_lane(const wg_sim_t *sim, uint32_t arc, unsigned lane, uint32_t *ids,

@@ -103,6 +103,6 @@ wg_status wg__road_attach(wg_ctx_t *ctx, wg_graph_t *g, wg__road_edge *e,
 /* WG_EPARSE naming `path` and the first arc whose attributes are invalid. */
 wg_status wg__road_check(wg_ctx_t *ctx, const char *path, const wg_graph_t *g);
 /* Haversine length in metres (mean Earth radius). */
-double wg__haversine_m(double lat1, double lon1, double lat2, double lon2);
+double wg__road_haversine_m(double lat1, double lon1, double lat2, double lon2);
 
 #endif

@@ -45,7 +45,7 @@ unsigned wg_highway_default_kmh(int highway) {
 
 const wg_road_arc *wg_graph_road(const wg_graph_t *g) { return g ? g->road : NULL; }
 
-double wg__haversine_m(double lat1, double lon1, double lat2, double lon2) {
+double wg__road_haversine_m(double lat1, double lon1, double lat2, double lon2) {
   const double r = 3.14159265358979323846 / 180.0;
   double dlat = (lat2 - lat1) * r, dlon = (lon2 - lon1) * r;
   double a = sin(dlat / 2) * sin(dlat / 2) +
@@ -116,7 +116,7 @@ wg_status wg_graph_derive_road(wg_ctx_t *ctx, wg_graph_t *g, unsigned speed_kmh,
     for (uint64_t e = g->offsets[u]; e < g->offsets[u + 1]; e++) {
       const uint32_t v = g->targets[e];
       double len = weights_are_dm ? g->weights[e] / 10.0
-                                  : wg__haversine_m(g->lat[u], g->lon[u], g->lat[v], g->lon[v]);
+                                  : wg__road_haversine_m(g->lat[u], g->lon[u], g->lat[v], g->lon[v]);
       if (!(len >= 0.1)) len = 0.1; /* coincident points: a tenth of a metre */
       r[e].length_m = (float)len;
       r[e].speed_kmh = (uint8_t)speed_kmh;

@@ -12,6 +12,31 @@
 
 #include "traffic/sim_internal.h"
 
+/* ---- the route engine behind the callbacks ------------------------------- */
+
+static wg_status engine_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                              wg_route_batch *out) {
+  return wg_router_query(ctx, (wg_router_t *)user, q, n, WG_ROUTE_PATH, out);
+}
+static void engine_free(void *user, wg_route_batch *b) {
+  (void)user;
+  wg_route_batch_free(b);
+}
+static wg_status engine_weights(void *user, wg_ctx_t *ctx, const uint32_t *w, uint64_t m) {
+  return wg_router_set_weights(ctx, (wg_router_t *)user, w, m);
+}
+
+wg_sim_router wg_sim_router_of(wg_router_t *r) {
+  wg_sim_router x = {r, engine_query, engine_free, engine_weights};
+  if (!r) memset(&x, 0, sizeof x);
+  return x;
+}
+
+wg_status wg_sim_snap_router(void *user, wg_ctx_t *ctx, double lon, double lat,
+                             uint32_t *vertex) {
+  return wg_router_snap(ctx, (wg_router_t *)user, lon, lat, 500.0, vertex, NULL);
+}
+
 wg_status wg__sim_route_reserve(wg_sim_t *s, uint64_t extra) {
   if (s->nroute + extra <= s->caproute) return WG_OK;
   uint64_t cap = s->caproute < 4096 ? 4096 : s->caproute * 2;
@@ -128,37 +153,45 @@ wg_status wg__sim_route(wg_sim_t *s, const uint32_t *orig, const uint32_t *dest,
   return route_pairs(s, orig, dest, NULL, n, first, len, why);
 }
 
+/* Travel times (ms) from the fundamental diagram at the current densities,
+ * to the router (when it takes weights). */
+wg_status wg__sim_push_weights(wg_sim_t *s) {
+  const wg_sim_router *r = &s->o.router;
+  if (!r->set_weights) return WG_OK;
+  const uint64_t m = s->m;
+  uint32_t *w = NULL;
+  wg_status st = wg__alloc(s->ctx, &w, m ? m : 1, 4, "travel times");
+  if (st != WG_OK) return st;
+  for (uint64_t e = 0; e < m; e++) {
+    uint64_t on = 0;
+    for (uint64_t l = s->lane0[e]; l < s->lane0[e + 1]; l++) on += s->cnt[l];
+    const double km = s->len_mm[e] / 1.0e6;
+    const double k = on / (km * s->lanes[e]);
+    const double v = wg_sim_fd_speed(s, s->v0_mms[e] / 1000.0, k);
+    double ms = s->len_mm[e] / v; /* mm / (m/s) = ms */
+    if (!(ms >= 1)) ms = 1;
+    if (ms > (double)(WG_ROUTE_MAX_WEIGHT - 1)) ms = (double)(WG_ROUTE_MAX_WEIGHT - 1);
+    w[e] = (uint32_t)llround(ms);
+  }
+  const double t0 = wg__now();
+  st = r->set_weights(r->user, s->ctx, w, m);
+  s->st.route_seconds += wg__now() - t0;
+  free(w);
+  return st;
+}
+
 /* Re-routing round: arc travel times from the fundamental diagram on the
  * current densities, handed to the router; then the trips chosen by the
  * mode get new routes from the end of their current arc. Routes of every
  * vehicle are then packed into a fresh array (the old one only grows). */
 wg_status wg__sim_reroute(wg_sim_t *s) {
   wg_status st = WG_OK;
-  const wg_sim_router *r = &s->o.router;
-  uint32_t *w = NULL, *orig = NULL, *dest = NULL, *pre = NULL, *who = NULL, *len = NULL,
+  uint32_t *orig = NULL, *dest = NULL, *pre = NULL, *who = NULL, *len = NULL,
            *keep_from = NULL, *nroute = NULL;
   uint64_t *first = NULL;
   uint8_t *why = NULL;
-  const uint64_t m = s->m;
   s->st.reroutes++;
-  if (r->set_weights) {
-    if ((st = wg__alloc(s->ctx, &w, m ? m : 1, 4, "travel times")) != WG_OK) goto done;
-    for (uint64_t e = 0; e < m; e++) {
-      uint64_t on = 0;
-      for (uint64_t l = s->lane0[e]; l < s->lane0[e + 1]; l++) on += s->cnt[l];
-      const double km = s->len_mm[e] / 1.0e6;
-      const double k = on / (km * s->lanes[e]);
-      const double v = wg_sim_fd_speed(s, s->v0_mms[e] / 1000.0, k);
-      double ms = s->len_mm[e] / v; /* mm / (m/s) = ms */
-      if (!(ms >= 1)) ms = 1;
-      if (ms > (double)(WG_ROUTE_MAX_WEIGHT - 1)) ms = (double)(WG_ROUTE_MAX_WEIGHT - 1);
-      w[e] = (uint32_t)llround(ms);
-    }
-    const double t0 = wg__now();
-    st = r->set_weights(r->user, s->ctx, w, m);
-    s->st.route_seconds += wg__now() - t0;
-    if (st != WG_OK) goto done;
-  }
+  if ((st = wg__sim_push_weights(s)) != WG_OK) goto done;
   /* which trips re-route, and between which vertices */
   size_t n = 0;
   for (uint64_t i = 0; i < s->nveh; i++) n += s->veh[i].kind == VK_TRIP && s->veh[i].state == VS_RUNNING;
@@ -243,7 +276,6 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
     nroute = NULL;
   }
 done:
-  free(w);
   free(orig);
   free(dest);
   free(pre);

@@ -735,9 +735,14 @@ static wg_status step_once(wg_sim_t *s) {
     if (s->o.router.query && (st = wg__sim_reroute(s)) != WG_OK) return st;
     s->next_reroute += (uint64_t)llround(s->o.reroute_s / s->o.step_s) ? (uint64_t)llround(s->o.reroute_s / s->o.step_s) : 1;
   }
+  if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
+    return st; /* the first departures route on travel times too */
   if ((st = departures(s)) != WG_OK) return st;
   const int64_t nl = (int64_t)s->nl;
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(wg__threads(s->ctx))
+  /* threads only pay off with many vehicles (a team per step costs ~10 us,
+   * far more on a loaded machine) */
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(wg__threads(s->ctx)) \
+    if (s->st.running >= 50000)
   for (int64_t l = 0; l < nl; l++) phase_a(s, (uint64_t)l);
   phase_c(s);
   const int64_t dt_ms = llround(s->o.step_s * 1000.0) > 0 ? llround(s->o.step_s * 1000.0) : 1;
@@ -835,6 +840,16 @@ wg_status wg_sim_get_vehicle(const wg_sim_t *s, uint32_t id, wg_sim_vehicle *out
   out->lane = v->lane;
   out->pos_m = v->pos / 1000.0;
   out->speed_ms = v->v / 1000.0;
+  return WG_OK;
+}
+
+wg_status wg_sim_vehicle_route(const wg_sim_t *s, uint32_t id, const uint32_t **arcs,
+                               uint32_t *len, uint32_t *at) {
+  if (!s || !arcs || !len || !at || id >= s->nveh) return WG_EINVAL;
+  const wg__veh *v = &s->veh[id];
+  *arcs = v->route_len ? s->route + v->route_first : NULL;
+  *len = v->route_len;
+  *at = v->route_idx;
   return WG_OK;
 }
 

@@ -101,5 +101,7 @@ uint32_t wg__sim_arc(const wg_sim_t *sim, uint32_t u, uint32_t v);
 /* Every reroute_s: travel times from the fundamental diagram to the router,
  * then re-routes trips (routes.c). */
 wg_status wg__sim_reroute(wg_sim_t *sim);
+/* Free-flow-or-current travel times to the router (routes.c). */
+wg_status wg__sim_push_weights(wg_sim_t *sim);
 
 #endif
