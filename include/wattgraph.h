@@ -8,6 +8,7 @@
  *   pq     the batched priority queue (generalised heap), CPU and CUDA
  *   route  the router: hierarchy, customisation, batched routes, tables, snapping
  *   coll   reduce and allreduce across the GPUs of a host (direct, NCCL)
+ *   traffic  road traffic microsimulation: IDM, junctions, routing in the loop
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -25,5 +26,6 @@
 #include "wattgraph/pq.h"
 #include "wattgraph/route.h"
 #include "wattgraph/sssp.h"
+#include "wattgraph/traffic.h"
 
 #endif

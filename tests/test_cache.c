@@ -272,9 +272,9 @@ static void bad_caches(void **state) {
   expect_bad(ctx, b, len, 1, WG_EPARSE, "not a wattgraph cache");
   expect_bad(ctx, (const unsigned char *)"hello", 5, 1, WG_EPARSE, "not a wattgraph cache");
   FRESH();
-  put_le(b + H_VERSION, 2, 4);
+  put_le(b + H_VERSION, 3, 4);
   expect_bad(ctx, b, len, 1, WG_EVERSION,
-             "cache version 2, this wattgraph reads version 1; re-create it with `wattgraph "
+             "cache version 3, this wattgraph reads versions 1 and 2; re-create it with `wattgraph "
              "convert`");
   /* Truncated anywhere: inside the magic, the header, the payload, the end. */
   const size_t cuts[] = {4, 12, 100, 263, 264, 400, len / 2, len - 1};

@@ -138,6 +138,51 @@ wg_status wg_graph_vertex_of(const wg_graph_t *g, uint64_t file_id,
 /* Internal id -> file id; v must be < n. */
 uint64_t wg_graph_file_id(const wg_graph_t *g, uint32_t v);
 
+/* ---- road attributes (optional, per arc) ---------------------------------- */
+
+/* Highway classes (OSM's highway=* for cars; docs/traffic.md gives the
+ * default speed limit of each). */
+typedef enum wg_highway {
+  WG_HW_UNKNOWN = 0, WG_HW_MOTORWAY, WG_HW_TRUNK, WG_HW_PRIMARY,
+  WG_HW_SECONDARY, WG_HW_TERTIARY, WG_HW_UNCLASSIFIED, WG_HW_RESIDENTIAL,
+  WG_HW_SERVICE, WG_HW_LIVING_STREET, WG_HW_ROAD, WG_HW_MOTORWAY_LINK,
+  WG_HW_TRUNK_LINK, WG_HW_PRIMARY_LINK, WG_HW_SECONDARY_LINK,
+  WG_HW_TERTIARY_LINK, WG_HW_COUNT
+} wg_highway;
+
+/* "motorway", ...; "unknown" for anything else. */
+const char *wg_highway_name(int highway);
+/* Default speed limit of a class in km/h (docs/traffic.md). */
+unsigned wg_highway_default_kmh(int highway);
+
+/* What a traffic simulation needs of one arc. 8 bytes, stored in CSR order
+ * and saved in the binary cache (version 2). */
+typedef struct wg_road_arc {
+  float length_m;     /* > 0, finite */
+  uint8_t speed_kmh;  /* speed limit, >= 1 */
+  uint8_t lanes;      /* lanes in the arc's direction, >= 1 */
+  uint8_t highway;    /* wg_highway */
+  uint8_t flags;      /* bit 0: speed from a maxspeed tag (else the default) */
+} wg_road_arc;
+
+/* The per-arc road attributes (m entries, CSR order), or NULL when the graph
+ * has none (OSM maps and `gen road` graphs have them). */
+const wg_road_arc *wg_graph_road(const wg_graph_t *g);
+
+/* Sets (copies) the road attributes of every arc: arcs has num_arcs ==
+ * wg_graph_num_arcs(g) entries. WG_EINVAL naming the first bad arc (length
+ * not positive and finite, speed or lanes 0). Replaces any earlier ones. */
+wg_status wg_graph_set_road(wg_ctx_t *ctx, wg_graph_t *g,
+                            const wg_road_arc *arcs, uint64_t num_arcs);
+
+/* Gives a graph without road attributes some: lengths from the weights
+ * read as decimetres when `weights_are_dm`, else from the coordinates
+ * (haversine), one lane, speed_kmh, class unknown. WG_EINVAL with
+ * a message when neither source of lengths exists. No-op (WG_OK) when the
+ * graph already has road attributes. */
+wg_status wg_graph_derive_road(wg_ctx_t *ctx, wg_graph_t *g, unsigned speed_kmh,
+                               int weights_are_dm);
+
 /* ---- the graph on a GPU --------------------------------------------------- */
 
 typedef struct wg_device_graph wg_device_graph_t;

@@ -16,6 +16,9 @@
  *   168 6 x (u64 offset, u64 length): offsets, targets, weights, lon, lat,
  *       file_ids; absent sections are (0, 0); present ones 64-byte aligned,
  *       in this order, gaps zero-filled.
+ * Version 2 (written only for graphs with road attributes, so other caches
+ * stay version 1 byte for byte): flag bit 2, header 280 bytes, a 7th table
+ * entry at 264 for the road section (m x 8 bytes of wg_road_arc). Both load.
  *
  * Loading maps the file (MAP_PRIVATE, read-write so assign_weights can
  * write copy-on-write pages) and points the graph's arrays into the mapping:
@@ -59,15 +62,18 @@
 #define CACHE_VERSION 1u
 #define CACHE_HEADER_SIZE 264u
 #define CACHE_SECTIONS 6
+#define CACHE_V2_HEADER 280u /* version 2: a 7th section, road attributes */
+#define CACHE_V2_SECTIONS 7
+#define FLAG_ROAD 4u
 #define CACHE_ALIGN 64u
 #define CACHE_SUM_AT 48u
 #define FLAG_COORDS 1u
 #define FLAG_FILE_IDS 2u
 #define PASS_CHUNK ((uint64_t)256 << 10) /* bytes per hash + check step */
 
-enum { SEC_OFFSETS, SEC_TARGETS, SEC_WEIGHTS, SEC_LON, SEC_LAT, SEC_FILE_IDS };
-static const char *const section_names[CACHE_SECTIONS] = {
-    "offsets", "targets", "weights", "lon", "lat", "file_ids"};
+enum { SEC_OFFSETS, SEC_TARGETS, SEC_WEIGHTS, SEC_LON, SEC_LAT, SEC_FILE_IDS, SEC_ROAD };
+static const char *const section_names[CACHE_V2_SECTIONS] = {
+    "offsets", "targets", "weights", "lon", "lat", "file_ids", "road"};
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define HOST_BIG_ENDIAN 1
@@ -196,41 +202,46 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *pa
   const uint64_t n = g->n, m = g->m;
   const int coords = g->lon != NULL && g->lat != NULL;
   const int ids = g->file_ids != NULL;
-  const void *data[CACHE_SECTIONS] = {g->offsets, g->targets, g->weights,
-                                      coords ? g->lon : NULL, coords ? g->lat : NULL,
-                                      ids ? g->file_ids : NULL};
-  uint64_t off[CACHE_SECTIONS] = {0}, len[CACHE_SECTIONS] = {0};
+  const int road = g->road != NULL;
+  const int nsec = road ? CACHE_V2_SECTIONS : CACHE_SECTIONS;
+  const uint32_t hsize = road ? CACHE_V2_HEADER : CACHE_HEADER_SIZE;
+  const void *data[CACHE_V2_SECTIONS] = {g->offsets, g->targets, g->weights,
+                                         coords ? g->lon : NULL, coords ? g->lat : NULL,
+                                         ids ? g->file_ids : NULL, g->road};
+  uint64_t off[CACHE_V2_SECTIONS] = {0}, len[CACHE_V2_SECTIONS] = {0};
   len[SEC_OFFSETS] = (n + 1) * 8;
   len[SEC_TARGETS] = m * 4;
   len[SEC_WEIGHTS] = m * 4;
   len[SEC_LON] = len[SEC_LAT] = coords ? n * 8 : 0;
   len[SEC_FILE_IDS] = ids ? n * 8 : 0;
-  uint64_t pos = align_up(CACHE_HEADER_SIZE);
-  for (int i = 0; i < CACHE_SECTIONS; i++) {
+  len[SEC_ROAD] = road ? m * sizeof(wg_road_arc) : 0;
+  uint64_t pos = align_up(hsize);
+  for (int i = 0; i < nsec; i++) {
     if (len[i] == 0) continue;
     off[i] = pos;
     pos = align_up(pos + len[i]);
   }
   /* The file ends right after the last section (no trailing padding). */
-  uint64_t file_size = CACHE_HEADER_SIZE;
-  for (int i = 0; i < CACHE_SECTIONS; i++)
+  uint64_t file_size = hsize;
+  for (int i = 0; i < nsec; i++)
     if (len[i] && off[i] + len[i] > file_size) file_size = off[i] + len[i];
 
   wg_graph_info info = g->info;
   info.has_coordinates = coords;
   info.sparse_ids = ids;
-  unsigned char hdr[CACHE_HEADER_SIZE];
+  unsigned char hdr[CACHE_V2_HEADER];
   memset(hdr, 0, sizeof hdr);
   memcpy(hdr, CACHE_MAGIC, 8);
-  put_u32(hdr + 8, CACHE_VERSION);
-  put_u32(hdr + 12, CACHE_HEADER_SIZE);
-  put_u32(hdr + 16, (coords ? FLAG_COORDS : 0) | (ids ? FLAG_FILE_IDS : 0));
-  put_u32(hdr + 20, CACHE_SECTIONS);
+  put_u32(hdr + 8, road ? 2u : CACHE_VERSION);
+  put_u32(hdr + 12, hsize);
+  put_u32(hdr + 16, (coords ? FLAG_COORDS : 0) | (ids ? FLAG_FILE_IDS : 0) |
+                        (road ? FLAG_ROAD : 0));
+  put_u32(hdr + 20, (uint32_t)nsec);
   put_u64(hdr + 24, n);
   put_u64(hdr + 32, m);
   put_u64(hdr + 40, file_size);
   put_info(hdr + INFO_AT, &info);
-  for (int i = 0; i < CACHE_SECTIONS; i++) {
+  for (int i = 0; i < nsec; i++) {
     put_u64(hdr + TABLE_AT + 16 * i, off[i]);
     put_u64(hdr + TABLE_AT + 16 * i + 8, len[i]);
   }
@@ -253,8 +264,8 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *pa
     goto done;
   }
   tmp_made = 1;
-  if (write_all(&w, hdr, sizeof hdr) != 0) goto io_error;
-  for (int i = 0; i < CACHE_SECTIONS; i++) {
+  if (write_all(&w, hdr, hsize) != 0) goto io_error;
+  for (int i = 0; i < nsec; i++) {
     if (len[i] == 0) continue;
     if (write_zeros(&w, off[i] - w.pos) != 0 || write_all(&w, data[i], len[i]) != 0)
       goto io_error;
@@ -300,24 +311,26 @@ static wg_status check_header(wg_ctx_t *ctx, const char *path, const unsigned ch
     return wg__error(ctx, WG_EPARSE, "%s: truncated cache header (%llu bytes)", path,
                      (unsigned long long)file_size);
   uint32_t version = get_u32(h + 8), hsize = get_u32(h + 12);
-  if (version != CACHE_VERSION)
+  if (version != CACHE_VERSION && version != 2)
     return wg__error(ctx, WG_EVERSION,
-                     "%s: cache version %lu, this wattgraph reads version %u; "
+                     "%s: cache version %lu, this wattgraph reads versions 1 and 2; "
                      "re-create it with `wattgraph convert`",
-                     path, (unsigned long)version, CACHE_VERSION);
-  if (hsize != CACHE_HEADER_SIZE)
+                     path, (unsigned long)version);
+  const uint32_t want_h = version == 2 ? CACHE_V2_HEADER : CACHE_HEADER_SIZE;
+  const int nsec = version == 2 ? CACHE_V2_SECTIONS : CACHE_SECTIONS;
+  if (hsize != want_h)
     return wg__error(ctx, WG_EPARSE, "%s: cache header size %lu, expected %u", path,
-                     (unsigned long)hsize, CACHE_HEADER_SIZE);
-  if (file_size < CACHE_HEADER_SIZE)
+                     (unsigned long)hsize, want_h);
+  if (file_size < want_h)
     return wg__error(ctx, WG_EPARSE, "%s: truncated cache header (%llu of %u bytes)", path,
-                     (unsigned long long)file_size, CACHE_HEADER_SIZE);
+                     (unsigned long long)file_size, want_h);
   uint32_t flags = get_u32(h + 16), sections = get_u32(h + 20);
   uint64_t n = get_u64(h + 24), m = get_u64(h + 32), claimed = get_u64(h + 40);
-  if (flags & ~(FLAG_COORDS | FLAG_FILE_IDS))
+  if (flags & ~(FLAG_COORDS | FLAG_FILE_IDS | (version == 2 ? FLAG_ROAD : 0)))
     return wg__error(ctx, WG_EPARSE, "%s: unknown cache flags 0x%lx", path, (unsigned long)flags);
-  if (sections != CACHE_SECTIONS)
+  if (sections != (uint32_t)nsec)
     return wg__error(ctx, WG_EPARSE, "%s: %lu sections, expected %d", path,
-                     (unsigned long)sections, CACHE_SECTIONS);
+                     (unsigned long)sections, nsec);
   if (claimed != file_size)
     return wg__error(ctx, WG_EPARSE, "%s: %s: header says %llu bytes, file has %llu", path,
                      claimed > file_size ? "truncated cache" : "trailing bytes after cache",
@@ -330,13 +343,15 @@ static wg_status check_header(wg_ctx_t *ctx, const char *path, const unsigned ch
     return wg__error(ctx, WG_EPARSE, "%s: %llu arcs cannot fit in %llu bytes", path,
                      (unsigned long long)m, (unsigned long long)file_size);
 
-  uint64_t want[CACHE_SECTIONS];
+  uint64_t want[CACHE_V2_SECTIONS];
   want[SEC_OFFSETS] = (n + 1) * 8;
   want[SEC_TARGETS] = want[SEC_WEIGHTS] = m * 4;
   want[SEC_LON] = want[SEC_LAT] = (flags & FLAG_COORDS) ? n * 8 : 0;
   want[SEC_FILE_IDS] = (flags & FLAG_FILE_IDS) ? n * 8 : 0;
-  uint64_t end_prev = CACHE_HEADER_SIZE;
-  for (int i = 0; i < CACHE_SECTIONS; i++) {
+  want[SEC_ROAD] = (flags & FLAG_ROAD) ? m * sizeof(wg_road_arc) : 0;
+  off[SEC_ROAD] = len[SEC_ROAD] = 0;
+  uint64_t end_prev = want_h;
+  for (int i = 0; i < nsec; i++) {
     off[i] = get_u64(h + TABLE_AT + 16 * i);
     len[i] = get_u64(h + TABLE_AT + 16 * i + 8);
     if (len[i] != want[i])
@@ -434,14 +449,15 @@ static wg_status verify_pass(wg_ctx_t *ctx, const char *path, const unsigned cha
   const uint64_t *offsets = g->offsets;
   const uint64_t n = g->n, m = g->m;
   uint64_t bad_offset = UINT64_MAX, bad_arc = UINT64_MAX, bad_id = UINT64_MAX;
+  const uint32_t hsize = get_u32(base + 12); /* checked: 264 or 280 */
   if (sum) {
-    unsigned char h[CACHE_HEADER_SIZE];
-    memcpy(h, base, sizeof h);
+    unsigned char h[CACHE_V2_HEADER];
+    memcpy(h, base, hsize);
     memset(h + CACHE_SUM_AT, 0, 8);
-    if (XXH3_64bits_reset(sum) != XXH_OK || XXH3_64bits_update(sum, h, sizeof h) != XXH_OK)
+    if (XXH3_64bits_reset(sum) != XXH_OK || XXH3_64bits_update(sum, h, hsize) != XXH_OK)
       return wg__error(ctx, WG_EINVAL, "%s: checksum state failed", path);
   }
-  for (uint64_t a = CACHE_HEADER_SIZE; a < file_size;) {
+  for (uint64_t a = hsize; a < file_size;) {
     /* Chunks end on multiples of PASS_CHUNK, so only the first is short. */
     uint64_t b = (a / PASS_CHUNK + 1) * PASS_CHUNK;
     if (b > file_size) b = file_size;
@@ -495,8 +511,8 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   wg_status st = WG_OK;
   wg_graph_t *g = NULL;
   int fd = -1;
-  unsigned char h[CACHE_HEADER_SIZE];
-  uint64_t n = 0, m = 0, off[CACHE_SECTIONS], len[CACHE_SECTIONS];
+  unsigned char h[CACHE_V2_HEADER];
+  uint64_t n = 0, m = 0, off[CACHE_V2_SECTIONS], len[CACHE_V2_SECTIONS];
   uint32_t flags = 0;
   const int verify = opts ? opts->verify_checksum : 1;
   XXH3_state_t *sum = NULL;
@@ -565,7 +581,7 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   g->block_size = (size_t)file_size;
   unsigned char *base = g->block;
   /* The header we checked must be the one we mapped. */
-  if (memcmp(base, h, CACHE_HEADER_SIZE) != 0) {
+  if (memcmp(base, h, get_u32(h + 12)) != 0) {
     st = wg__error(ctx, WG_EIO, "%s: file changed while loading", path);
     goto done;
   }
@@ -580,6 +596,7 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     g->lat = (double *)(void *)(base + off[SEC_LAT]);
   }
   if (flags & FLAG_FILE_IDS) g->file_ids = (uint64_t *)(void *)(base + off[SEC_FILE_IDS]);
+  if (flags & FLAG_ROAD) g->road = (wg_road_arc *)(void *)(base + off[SEC_ROAD]);
   get_info(base + INFO_AT, &g->info);
   g->info.has_coordinates = (flags & FLAG_COORDS) != 0;
   g->info.sparse_ids = (flags & FLAG_FILE_IDS) != 0;
@@ -588,6 +605,7 @@ wg_status wg__load_cache(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     goto done;
   }
   if ((st = verify_pass(ctx, path, base, file_size, off, len, g, sum)) != WG_OK) goto done;
+  if (g->road && (st = wg__road_check(ctx, path, g)) != WG_OK) goto done;
   *out = g;
   g = NULL;
 

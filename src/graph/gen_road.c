@@ -175,6 +175,8 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
   g->lon = lon;
   g->lat = lat;
   lon = lat = NULL;
+  /* road attributes: lengths from the weights, one lane, 50 km/h */
+  if ((st = wg_graph_derive_road(ctx, g, 50, 1)) != WG_OK) goto done;
   snprintf(g->info.format, sizeof g->info.format, "road");
   g->info.weighted_input = 1;
   g->info.weights_assigned = 0;

@@ -71,6 +71,7 @@ void wg_graph_destroy(wg_graph_t **gp) {
     free(g->lat);
     free(g->file_ids);
   }
+  if (g->road_owned) free(g->road);
   g->magic = WG__GRAPH_DEAD;
   free(g);
   *gp = NULL;

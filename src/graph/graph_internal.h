@@ -20,6 +20,9 @@ struct wg_graph {
   uint32_t *weights;   /* m */
   double *lon, *lat;   /* n each, or NULL */
   uint64_t *file_ids;  /* n, ascending, when info.sparse_ids; else NULL */
+  wg_road_arc *road;   /* m, or NULL (road.c); in `block` when block is set
+                          and road_owned is 0 */
+  int road_owned;      /* road was malloc'd (freed on destroy) */
   wg_graph_info info;
   /* When the arrays live in one mapped or read block (the binary cache),
    * block/block_size describe it and the arrays are not freed one by one. */
@@ -87,5 +90,19 @@ static inline uint32_t wg__edge_weight(uint64_t seed, uint32_t u, uint32_t v,
   uint64_t h = wg__mix64(seed ^ wg__mix64(((uint64_t)a << 32) | b));
   return lo + (uint32_t)wg__bounded(h, (uint64_t)hi - lo + 1);
 }
+
+/* Road attributes from a loader's edge list (road.c): entries give the
+ * attributes of input edges u->v (weight w); each CSR arc takes those of
+ * the lightest input edge u->v (the one the build kept). Sorts `e`. */
+typedef struct wg__road_edge {
+  uint32_t u, v, w;
+  wg_road_arc a;
+} wg__road_edge;
+wg_status wg__road_attach(wg_ctx_t *ctx, wg_graph_t *g, wg__road_edge *e,
+                          uint64_t count);
+/* WG_EPARSE naming `path` and the first arc whose attributes are invalid. */
+wg_status wg__road_check(wg_ctx_t *ctx, const char *path, const wg_graph_t *g);
+/* Haversine length in metres (mean Earth radius). */
+double wg__road_haversine_m(double lat1, double lon1, double lat2, double lon2);
 
 #endif

@@ -50,6 +50,7 @@ typedef struct osm_way {
   uint64_t first; /* index into refs */
   uint32_t count;
   uint32_t dir;
+  wg_road_arc fwd, bwd; /* road attributes each way (length filled per arc) */
 } osm_way;
 
 typedef struct osm_state {
@@ -134,6 +135,91 @@ static int way_rule(const readosm_way *way) {
   return DIR_BOTH;
 }
 
+/* ---- road attributes: maxspeed, lanes, class (docs/traffic.md) ------------ */
+
+/* maxspeed value -> km/h, 0 when not understood. "50", "50 km/h", "30 mph",
+ * "10 knots", "50;30" (the first), "none" (the class default), country
+ * zones "XX:urban" 50, "XX:rural" 90, "XX:motorway" 120, "XX:trunk" 100,
+ * "XX:living_street" 10, "XX:zone30" / "XX:zone:30" 30, "walk" 7. */
+static unsigned osm_maxspeed(const char *v, int cls) {
+  while (*v == ' ') v++;
+  if (!strcmp(v, "none") || !strcmp(v, "signals") || !strcmp(v, "variable"))
+    return wg_highway_default_kmh(cls);
+  if (!strcmp(v, "walk")) return 7;
+  const char *colon = strchr(v, ':');
+  if (colon && !(*v >= '0' && *v <= '9')) {
+    const char *z = colon + 1;
+    if (!strcmp(z, "urban")) return 50;
+    if (!strcmp(z, "rural")) return 90;
+    if (!strcmp(z, "motorway")) return 120;
+    if (!strcmp(z, "trunk")) return 100;
+    if (!strcmp(z, "living_street")) return 10;
+    if (!strncmp(z, "zone", 4)) {
+      z += 4;
+      if (*z == ':') z++;
+      v = z; /* "zone30", "zone:30" */
+    } else
+      return 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (end == v || errno || !(x > 0) || x > 400) return 0;
+  while (*end == ' ') end++;
+  if (!strncmp(end, "mph", 3)) x *= 1.609344;
+  else if (!strncmp(end, "knots", 5)) x *= 1.852;
+  else if (*end && *end != ';' && strncmp(end, "km/h", 4) && strncmp(end, "kmh", 3) &&
+           strncmp(end, "kph", 3))
+    return 0;
+  long k = lround(x);
+  return k < 1 ? 1 : k > 255 ? 255 : (unsigned)k;
+}
+
+static unsigned osm_lanes(const char *v) {
+  if (!v) return 0;
+  char *end = NULL;
+  long k = strtol(v, &end, 10);
+  return (end == v || k < 1) ? 0 : k > 16 ? 16 : (unsigned)k;
+}
+
+/* Fills w->fwd and w->bwd (lengths later) from the way's tags. */
+static void way_road(const readosm_way *way, osm_way *w) {
+  const char *hw = NULL, *ms = NULL, *msf = NULL, *msb = NULL, *ln = NULL, *lnf = NULL,
+             *lnb = NULL;
+  for (int i = 0; i < way->tag_count; i++) {
+    const char *k = way->tags[i].key, *v = way->tags[i].value;
+    if (!k || !v) continue;
+    if (!strcmp(k, "highway")) hw = v;
+    else if (!strcmp(k, "maxspeed")) ms = v;
+    else if (!strcmp(k, "maxspeed:forward")) msf = v;
+    else if (!strcmp(k, "maxspeed:backward")) msb = v;
+    else if (!strcmp(k, "lanes")) ln = v;
+    else if (!strcmp(k, "lanes:forward")) lnf = v;
+    else if (!strcmp(k, "lanes:backward")) lnb = v;
+  }
+  int cls = WG_HW_UNKNOWN;
+  for (int c = 1; hw && c < WG_HW_COUNT; c++)
+    if (!strcmp(hw, wg_highway_name(c))) cls = c;
+  const unsigned def = wg_highway_default_kmh(cls);
+  unsigned all = ms ? osm_maxspeed(ms, cls) : 0;
+  unsigned f = msf ? osm_maxspeed(msf, cls) : 0, b = msb ? osm_maxspeed(msb, cls) : 0;
+  if (!f) f = all;
+  if (!b) b = all;
+  /* lanes counts both directions on a two-way road */
+  unsigned total = osm_lanes(ln), lf = osm_lanes(lnf), lb = osm_lanes(lnb);
+  const int oneway = w->dir != DIR_BOTH;
+  if (oneway) {
+    lf = lb = total ? total : (cls == WG_HW_MOTORWAY || cls == WG_HW_TRUNK ? 2 : 1);
+  } else {
+    if (!lf) lf = total >= 2 ? (lb && lb < total ? total - lb : total / 2) : 1;
+    if (!lb) lb = total >= 2 ? (total > lf ? total - lf : total / 2) : 1;
+  }
+  w->fwd = (wg_road_arc){0, (uint8_t)(f ? f : def), (uint8_t)(lf ? lf : 1), (uint8_t)cls,
+                         (uint8_t)(f != 0)};
+  w->bwd = (wg_road_arc){0, (uint8_t)(b ? b : def), (uint8_t)(lb ? lb : 1), (uint8_t)cls,
+                         (uint8_t)(b != 0)};
+}
+
 /* ---- readosm callbacks ---------------------------------------------------- */
 
 static int on_node(const void *user, const readosm_node *node) {
@@ -186,6 +272,7 @@ static int on_way(const void *user, const readosm_way *way) {
   w->first = s->n_refs;
   w->count = (uint32_t)count;
   w->dir = (uint32_t)dir;
+  way_road(way, w);
   for (uint64_t i = 0; i < count; i++) s->refs[s->n_refs++] = way->node_refs[i];
   return READOSM_OK;
 }
@@ -540,6 +627,8 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   char linkdir[4096] = "", linkpath[4200] = "", *abspath = NULL;
   uint32_t *vid = NULL;
   wg__edgelist el = {0};
+  wg__road_edge *re = NULL;
+  uint64_t nre = 0;
   wg_graph_t *g = NULL;
   const int pbf = format == WG_FORMAT_OSM_PBF;
   (void)opts; /* weight policies are applied by the dispatcher */
@@ -668,7 +757,9 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   uint32_t n = 0;
   for (uint64_t i = 0; i < s.n_nodes; i++) vid[i] = vid[i] ? n++ : UINT32_MAX;
 
-  if ((st = wg__edgelist_reserve(ctx, &el, arcs)) != WG_OK) goto done;
+  if ((st = wg__edgelist_reserve(ctx, &el, arcs)) != WG_OK ||
+      (st = wg__alloc(ctx, &re, arcs, sizeof *re, "OSM road attributes")) != WG_OK)
+    goto done;
   for (uint64_t w = 0; w < s.n_ways; w++) {
     const osm_way *way = &s.ways[w];
     int64_t prev = -1;
@@ -683,6 +774,12 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
           goto done;
         if (way->dir != DIR_FORWARD && (st = wg__edgelist_push(ctx, &el, v, u, wt)) != WG_OK)
           goto done;
+        /* oneway=-1 drives the way backwards: its forward tags apply */
+        if (way->dir != DIR_BACKWARD)
+          re[nre++] = (wg__road_edge){u, v, wt, way->fwd}, re[nre - 1].a.length_m = (float)(dm / 10);
+        if (way->dir != DIR_FORWARD)
+          re[nre++] = (wg__road_edge){v, u, wt, way->dir == DIR_BACKWARD ? way->fwd : way->bwd},
+          re[nre - 1].a.length_m = (float)(dm / 10);
       }
       prev = idx;
     }
@@ -690,7 +787,9 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
   wg__free(&s.refs);
   wg__free(&s.ways);
 
-  if ((st = wg__graph_build(ctx, &g, n, &el, 0)) != WG_OK) goto done;
+  if ((st = wg__graph_build(ctx, &g, n, &el, 0)) != WG_OK ||
+      (st = wg__road_attach(ctx, g, re, nre)) != WG_OK)
+    goto done;
   if ((st = wg__alloc(ctx, &g->file_ids, n, sizeof(uint64_t), "OSM ids")) != WG_OK ||
       (st = wg__alloc(ctx, &g->lon, n, sizeof(double), "longitudes")) != WG_OK ||
       (st = wg__alloc(ctx, &g->lat, n, sizeof(double), "latitudes")) != WG_OK)
@@ -723,6 +822,7 @@ done:
   wg__free(&s.refs);
   wg__free(&s.ways);
   wg__edgelist_free(&el);
+  wg__free(&re);
   wg_graph_destroy(&g);
   return st;
 }

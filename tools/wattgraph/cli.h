@@ -143,6 +143,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_allreduce(int argc, char **argv);
 int cmd_route(int argc, char **argv);
+int cmd_traffic(int argc, char **argv);
 
 #endif
 

@@ -20,6 +20,7 @@ static const struct {
     {"heap", cmd_heap, "batched priority queue benchmark: heap sort or mixed workload"},
     {"allreduce", cmd_allreduce, "benchmark allreduce across this host's GPUs against NCCL"},
     {"route", cmd_route, "point-to-point routes, batches and tables on a contraction hierarchy"},
+    {"traffic", cmd_traffic, "road traffic microsimulation with routing in the loop"},
 };
 
 static void usage(FILE *to) {
@@ -57,7 +58,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);
-  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce; see "
+  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce, traffic; see "
             "'wattgraph --help')", cmd);
   return CLI_USAGE;
 }

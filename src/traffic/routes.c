@@ -1,0 +1,289 @@
+/* Every route computation of the simulator, in one place: routes at
+ * departure (batched) and re-routing in the loop (fundamental diagram ->
+ * travel times -> the router's new weights -> new routes). The router is
+ * reached only through wg_sim_opts.router (the route engine's
+ * wg_router_query / wg_router_set_weights fit it); nothing here searches the
+ * graph itself. Each returned vertex path is checked to be a path of the
+ * graph and turned into arc ids (the lightest arc u -> v, as the router's
+ * metric sees parallel arcs collapsed by the graph builder). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traffic/sim_internal.h"
+
+/* ---- the route engine behind the callbacks ------------------------------- */
+
+static wg_status engine_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                              wg_route_batch *out) {
+  return wg_router_query(ctx, (wg_router_t *)user, q, n, WG_ROUTE_PATH, out);
+}
+static void engine_free(void *user, wg_route_batch *b) {
+  (void)user;
+  wg_route_batch_free(b);
+}
+static wg_status engine_weights(void *user, wg_ctx_t *ctx, const uint32_t *w, uint64_t m) {
+  return wg_router_set_weights(ctx, (wg_router_t *)user, w, m);
+}
+
+wg_sim_router wg_sim_router_of(wg_router_t *r) {
+  wg_sim_router x = {r, engine_query, engine_free, engine_weights};
+  if (!r) memset(&x, 0, sizeof x);
+  return x;
+}
+
+wg_status wg_sim_snap_router(void *user, wg_ctx_t *ctx, double lon, double lat,
+                             uint32_t *vertex) {
+  return wg_router_snap(ctx, (wg_router_t *)user, lon, lat, 500.0, vertex, NULL);
+}
+
+wg_status wg__sim_route_reserve(wg_sim_t *s, uint64_t extra) {
+  if (s->nroute + extra <= s->caproute) return WG_OK;
+  uint64_t cap = s->caproute < 4096 ? 4096 : s->caproute * 2;
+  while (cap < s->nroute + extra) cap *= 2;
+  wg_status st = wg__realloc(s->ctx, &s->route, cap, 4, "routes");
+  if (st == WG_OK) s->caproute = cap;
+  return st;
+}
+
+uint32_t wg__sim_arc(const wg_sim_t *s, uint32_t u, uint32_t v) {
+  if (u >= s->n || v >= s->n) return WG_SIM_NONE;
+  uint64_t lo = s->off[u], hi = s->off[u + 1];
+  while (lo < hi) { /* targets are sorted within a vertex */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (s->tgt[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return (lo < s->off[u + 1] && s->tgt[lo] == v) ? (uint32_t)lo : WG_SIM_NONE;
+}
+
+/* Routes for n pairs through the router, in batches of route_batch. Arcs are
+ * appended to s->route; prefix[i] (may be WG_SIM_NONE) is an arc put before
+ * path i (re-routing keeps the current arc). */
+static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *dest,
+                             const uint32_t *prefix, size_t n, uint64_t *first,
+                             uint32_t *len, uint8_t *why) {
+  wg_status st = WG_OK;
+  wg_route_query *q = NULL;
+  size_t nq = 0;
+  const wg_sim_router *r = &s->o.router;
+  for (size_t i = 0; i < n; i++) {
+    len[i] = 0;
+    first[i] = 0;
+    why[i] = orig[i] == dest[i] ? 2 : !r->query ? 3 : 0;
+  }
+  const size_t batch = s->o.route_batch;
+  if ((st = wg__alloc(s->ctx, &q, batch, sizeof *q, "route queries")) != WG_OK) return st;
+  size_t *idx = NULL;
+  if ((st = wg__alloc(s->ctx, &idx, batch, sizeof *idx, "route queries")) != WG_OK) {
+    free(q);
+    return st;
+  }
+  for (size_t i0 = 0; i0 < n;) {
+    nq = 0;
+    size_t i = i0;
+    for (; i < n && nq < batch; i++)
+      if (why[i] == 0) {
+        q[nq].source = orig[i];
+        q[nq].target = dest[i];
+        q[nq].level = 0;
+        idx[nq++] = i;
+      }
+    i0 = i;
+    if (nq == 0) continue;
+    wg_route_batch b;
+    memset(&b, 0, sizeof b);
+    const double t0 = wg__now();
+    st = r->query(r->user, s->ctx, q, nq, &b);
+    s->st.route_seconds += wg__now() - t0;
+    if (st != WG_OK) goto done;
+    s->st.routes += nq;
+    if (b.count != nq) {
+      st = wg__error(s->ctx, WG_EINVAL, "traffic: the router answered %zu of %zu queries",
+                     b.count, nq);
+      if (r->free_batch) r->free_batch(r->user, &b);
+      goto done;
+    }
+    for (size_t k = 0; k < nq; k++) {
+      const size_t j = idx[k];
+      const wg_route_result *res = &b.results[k];
+      if (res->distance == WG_ROUTE_INF || res->path_len < 2) {
+        why[j] = 1;
+        continue;
+      }
+      const uint32_t *path = b.path + res->path_first;
+      const int pre = prefix && prefix[j] != WG_SIM_NONE;
+      if (res->path_first + res->path_len > b.path_total || path[0] != orig[j] ||
+          path[res->path_len - 1] != dest[j]) {
+        why[j] = 4;
+        continue;
+      }
+      if ((st = wg__sim_route_reserve(s, res->path_len + 1)) != WG_OK) {
+        if (r->free_batch) r->free_batch(r->user, &b);
+        goto done;
+      }
+      uint64_t at = s->nroute;
+      if (pre) s->route[at++] = prefix[j];
+      int ok = 1;
+      for (uint32_t h = 0; h + 1 < res->path_len && ok; h++) {
+        uint32_t a = wg__sim_arc(s, path[h], path[h + 1]);
+        if (a == WG_SIM_NONE) ok = 0;
+        s->route[at++] = a;
+      }
+      if (!ok) {
+        why[j] = 4; /* not a path of the graph: refused and counted */
+        continue;
+      }
+      first[j] = s->nroute;
+      len[j] = (uint32_t)(at - s->nroute);
+      s->nroute = at;
+    }
+    if (r->free_batch) r->free_batch(r->user, &b);
+  }
+done:
+  free(q);
+  free(idx);
+  return st;
+}
+
+wg_status wg__sim_route(wg_sim_t *s, const uint32_t *orig, const uint32_t *dest, size_t n,
+                        uint64_t *first, uint32_t *len, uint8_t *why) {
+  return route_pairs(s, orig, dest, NULL, n, first, len, why);
+}
+
+/* Travel times (ms) from the fundamental diagram at the current densities,
+ * to the router (when it takes weights). */
+wg_status wg__sim_push_weights(wg_sim_t *s) {
+  const wg_sim_router *r = &s->o.router;
+  if (!r->set_weights) return WG_OK;
+  const uint64_t m = s->m;
+  uint32_t *w = NULL;
+  wg_status st = wg__alloc(s->ctx, &w, m ? m : 1, 4, "travel times");
+  if (st != WG_OK) return st;
+  for (uint64_t e = 0; e < m; e++) {
+    uint64_t on = 0;
+    for (uint64_t l = s->lane0[e]; l < s->lane0[e + 1]; l++) on += s->cnt[l];
+    const double km = s->len_mm[e] / 1.0e6;
+    const double k = on / (km * s->lanes[e]);
+    const double v = wg_sim_fd_speed(s, s->v0_mms[e] / 1000.0, k);
+    double ms = s->len_mm[e] / v; /* mm / (m/s) = ms */
+    if (!(ms >= 1)) ms = 1;
+    if (ms > (double)(WG_ROUTE_MAX_WEIGHT - 1)) ms = (double)(WG_ROUTE_MAX_WEIGHT - 1);
+    w[e] = (uint32_t)llround(ms);
+  }
+  const double t0 = wg__now();
+  st = r->set_weights(r->user, s->ctx, w, m);
+  s->st.route_seconds += wg__now() - t0;
+  free(w);
+  return st;
+}
+
+/* Re-routing round: arc travel times from the fundamental diagram on the
+ * current densities, handed to the router; then the trips chosen by the
+ * mode get new routes from the end of their current arc. Routes of every
+ * vehicle are then packed into a fresh array (the old one only grows). */
+wg_status wg__sim_reroute(wg_sim_t *s) {
+  wg_status st = WG_OK;
+  uint32_t *orig = NULL, *dest = NULL, *pre = NULL, *who = NULL, *len = NULL,
+           *keep_from = NULL, *nroute = NULL;
+  uint64_t *first = NULL;
+  uint8_t *why = NULL;
+  s->st.reroutes++;
+  if ((st = wg__sim_push_weights(s)) != WG_OK) goto done;
+  /* which trips re-route, and between which vertices */
+  size_t n = 0;
+  for (uint64_t i = 0; i < s->nveh; i++) n += s->veh[i].kind == VK_TRIP && s->veh[i].state == VS_RUNNING;
+  const size_t n1 = n ? n : 1;
+  if ((st = wg__alloc(s->ctx, &orig, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &dest, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &pre, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &who, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &keep_from, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &first, n1, 8, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &len, n1, 4, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &why, n1, 1, "re-routing")) != WG_OK)
+    goto done;
+  size_t q = 0;
+  for (uint64_t i = 0; i < s->nveh; i++) {
+    const wg__veh *v = &s->veh[i];
+    if (v->kind != VK_TRIP || v->state != VS_RUNNING || v->next_arc == WG_SIM_NONE) continue;
+    if (s->o.reroute == WG_REROUTE_SHARE &&
+        wg__unit(wg__mix64(s->o.seed ^ wg__mix64((i << 20) ^ s->st.reroutes))) >= s->o.reroute_share)
+      continue;
+    uint32_t to = v->dest, from_idx = v->route_len; /* keep nothing after */
+    if (s->o.reroute == WG_REROUTE_AHEAD) {
+      double ahead = 0;
+      uint32_t j = v->route_idx + 1;
+      for (; j < v->route_len; j++) {
+        ahead += s->len_mm[s->route[v->route_first + j]] / 1000.0;
+        if (ahead >= s->o.reroute_ahead_m) break;
+      }
+      if (j >= v->route_len) j = v->route_len - 1;
+      to = s->tgt[s->route[v->route_first + j]];
+      from_idx = j + 1;
+    }
+    orig[q] = s->tgt[v->arc];
+    dest[q] = to;
+    pre[q] = v->arc;
+    who[q] = (uint32_t)i;
+    keep_from[q] = from_idx;
+    q++;
+  }
+  if (q && (st = route_pairs(s, orig, dest, pre, q, first, len, why)) != WG_OK) goto done;
+  /* pack: every queued or running vehicle's remaining route, new ones spliced */
+  {
+    uint64_t total = 0;
+    size_t k = 0;
+    for (uint64_t i = 0; i < s->nveh; i++) {
+      const wg__veh *v = &s->veh[i];
+      if (v->state == VS_DONE || v->kind == VK_WALKER) continue;
+      while (k < q && who[k] < i) k++;
+      if (k < q && who[k] == i && len[k])
+        total += len[k] + (v->route_len - keep_from[k]);
+      else
+        total += v->route_len - v->route_idx;
+    }
+    if ((st = wg__alloc(s->ctx, &nroute, total ? total : 1, 4, "routes")) != WG_OK) goto done;
+    uint64_t at = 0;
+    k = 0;
+    for (uint64_t i = 0; i < s->nveh; i++) {
+      wg__veh *v = &s->veh[i];
+      if (v->state == VS_DONE || v->kind == VK_WALKER) continue;
+      while (k < q && who[k] < i) k++;
+      const uint64_t start = at;
+      if (k < q && who[k] == i && len[k]) {
+        /* the new path begins with the current arc (its prefix) */
+        memcpy(nroute + at, s->route + first[k], (size_t)len[k] * 4);
+        at += len[k];
+        for (uint32_t j = keep_from[k]; j < v->route_len; j++)
+          nroute[at++] = s->route[v->route_first + j];
+      } else {
+        for (uint32_t j = v->route_idx; j < v->route_len; j++)
+          nroute[at++] = s->route[v->route_first + j];
+      }
+      v->route_first = start;
+      v->route_len = (uint32_t)(at - start);
+      v->route_idx = 0;
+      if (v->state == VS_RUNNING)
+        v->next_arc = v->route_len > 1 ? nroute[start + 1] : WG_SIM_NONE;
+    }
+    free(s->route);
+    s->route = nroute;
+    s->nroute = at;
+    s->caproute = total ? total : 1;
+    nroute = NULL;
+  }
+done:
+  free(orig);
+  free(dest);
+  free(pre);
+  free(who);
+  free(keep_from);
+  free(first);
+  free(len);
+  free(why);
+  free(nroute);
+  return st;
+}

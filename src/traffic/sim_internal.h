@@ -1,0 +1,107 @@
+/* The simulator's private state (sim.c), shared with routes.c and demand.c. */
+#ifndef WG_TRAFFIC_SIM_INTERNAL_H
+#define WG_TRAFFIC_SIM_INTERNAL_H
+
+#include "core/internal.h"
+#include "wattgraph/traffic.h"
+
+#define WG__SIM_MAGIC 0x5753494du /* "WSIM" */
+
+enum { VK_TRIP = 0, VK_WALKER = 1, VK_FIXED = 2 };
+enum { VS_QUEUED = 0, VS_RUNNING = 1, VS_DONE = 2 };
+
+/* One vehicle: 56 bytes beside its route (docs/traffic.md). */
+typedef struct wg__veh {
+  int32_t pos;          /* mm from the arc's start (front bumper) */
+  int32_t v;            /* mm/s */
+  uint32_t arc;         /* current arc, WG_SIM_NONE before departure */
+  uint32_t next_arc;    /* the arc after this one, WG_SIM_NONE at the end */
+  uint64_t route_first; /* into sim->route */
+  uint32_t route_len;   /* arcs */
+  uint32_t route_idx;   /* index of `arc` in the route */
+  uint32_t dest;        /* trips: destination vertex */
+  uint32_t wait;        /* steps standing still */
+  uint32_t depart_step; /* step it entered the network */
+  uint32_t hops;        /* arcs entered (walkers' random stream) */
+  uint64_t odo_mm;      /* distance driven */
+  uint8_t lane, kind, state, pad;
+} wg__veh;
+_Static_assert(sizeof(wg__veh) <= 64, "at most 64 bytes per vehicle beside its route");
+
+/* A trip waiting for its departure. */
+typedef struct wg__pending {
+  uint64_t depart_step;
+  uint64_t seq;          /* order of arrival: ties broken by it */
+  uint32_t origin, dest; /* trips; fixed routes: origin = WG_SIM_NONE */
+  uint32_t vehicle;      /* fixed routes: the vehicle already made */
+  uint32_t pad;
+} wg__pending;
+
+struct wg_sim {
+  uint32_t magic;
+  wg_ctx_t *ctx;
+  const wg_graph_t *g;
+  wg_sim_opts o;
+  uint32_t n;
+  uint64_t m;
+  const uint64_t *off;
+  const uint32_t *tgt;
+  uint32_t *tail; /* m: arc -> its start vertex */
+  /* arcs */
+  int32_t *len_mm, *v0_mms;
+  uint8_t *lanes;
+  uint64_t *lane0; /* m + 1: lanes of arc a are lane0[a] .. lane0[a+1]-1 */
+  /* lanes: ring buffers of vehicle ids, front at head */
+  uint64_t nl;
+  uint64_t *slot0;
+  uint32_t *cap, *head, *cnt, *lane_arc;
+  uint32_t *slots;
+  /* step scratch */
+  int64_t *np;      /* per vehicle: new position (this arc's coordinates) */
+  int32_t *nv;      /* per vehicle: new speed */
+  uint32_t *ftl;    /* per lane: the front vehicle's target lane */
+  int64_t *lim;     /* per lane: entry limit this step */
+  uint64_t *lim_at; /* per lane: step lim was set at + 1 */
+  uint8_t *fate;    /* per lane: what its front vehicle does this step */
+  int64_t *feff;    /* per lane: the front's new position in this arc's coordinates */
+  uint32_t *ent;    /* entrants this step: vehicle ids in decision order */
+  uint32_t *ent_lane;
+  uint64_t nent;
+  /* vehicles */
+  wg__veh *veh;
+  uint64_t nveh, capveh;
+  uint32_t *route;
+  uint64_t nroute, caproute;
+  /* pending departures: a min-heap on (depart_step, seq) */
+  wg__pending *pend;
+  uint64_t npend, cappend, seq;
+  uint32_t *back; /* due but no room yet, in order */
+  uint64_t nback, capback;
+  /* per-arc aggregates for wg_sim_arc_series */
+  uint32_t *agg_exits;
+  uint64_t *agg_count;
+  double *agg_speed;
+  uint64_t agg_steps;
+  int64_t s0_mm, len_veh_mm;
+  uint64_t step;
+  uint64_t next_reroute;
+  wg_sim_stats st;
+};
+
+/* routes.c: routes for n trips from origins[i] to dests[i]; out_first[i] /
+ * out_len[i] describe arcs appended to sim->route (len 0: refused, reason in
+ * refused[i]: 1 unreachable, 2 same place, 3 no router, 4 not a path). */
+wg_status wg__sim_route(wg_sim_t *sim, const uint32_t *origins, const uint32_t *dests,
+                        size_t n, uint64_t *out_first, uint32_t *out_len,
+                        uint8_t *refused);
+/* Grows sim->route to hold `extra` more arcs. */
+wg_status wg__sim_route_reserve(wg_sim_t *sim, uint64_t extra);
+/* The arc u -> v, or WG_SIM_NONE. */
+uint32_t wg__sim_arc(const wg_sim_t *sim, uint32_t u, uint32_t v);
+/* Every reroute_s: travel times from the fundamental diagram to the router,
+ * then re-routes trips (routes.c). */
+wg_status wg__sim_reroute(wg_sim_t *sim);
+/* Free-flow-or-current travel times to the router (routes.c). */
+wg_status wg__sim_push_weights(wg_sim_t *sim);
+
+#endif
