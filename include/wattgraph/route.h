@@ -139,6 +139,22 @@ wg_status wg_router_table(wg_ctx_t *ctx, wg_router_t *r,
 wg_status wg_router_snap(wg_ctx_t *ctx, wg_router_t *r, double lon, double lat,
                          double max_metres, uint32_t *vertex, double *metres);
 
+/* ---- query files ----------------------------------------------------------- */
+
+/* Reads a query file: one "S T" pair of file ids per line (as the graph's
+ * file numbers them), blank lines and '#' comments skipped; .gz/.xz/.bz2
+ * are not accepted here (plain text). Every query gets `level`. A bad line
+ * fails with WG_EPARSE (or WG_ENOENT for an id that is not a vertex) and
+ * "path:line: what" in the context. On success *out (malloc'd, free()) has
+ * *count entries. */
+wg_status wg_route_read_queries(wg_ctx_t *ctx, const wg_graph_t *g,
+                                const char *path, int level,
+                                wg_route_query **out, size_t *count);
+/* The same over text in memory (name is used in messages). */
+wg_status wg_route_parse_queries(wg_ctx_t *ctx, const wg_graph_t *g,
+                                 const char *text, size_t len, const char *name,
+                                 int level, wg_route_query **out, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

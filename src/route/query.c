@@ -1,0 +1,616 @@
+/* Queries on the customised CCH: elimination-tree search, path unpacking,
+ * batches and tables.
+ *
+ * One query (s, t) at row budget B (level k: B = level_row_arcs[k]; level 0
+ * relaxes every arc and is exact):
+ *   - backward: from rank(t), walk the elimination tree to its root; at each
+ *     rank x with a finite db[x], relax the first B arcs of row x with the
+ *     backward words (x -> ... -> t becomes head -> x -> ... -> t), strict
+ *     improvement only;
+ *   - forward: the same from rank(s) with the forward words; at each x it
+ *     first checks the meeting df[x] + db[x] (strictly smaller wins, so the
+ *     smallest rank of minimal sum is the meeting vertex), then relaxes only
+ *     while df[x] < best (pruning: nothing through x can be shorter; it
+ *     cannot change the meeting vertex nor its predecessor chain).
+ * Every up-neighbour of x is an ancestor of x, so both searches only touch
+ * their start's tree path: the reset walks the same paths again. A coarse
+ * level that finds nothing falls back to the exact search (the answer is
+ * then level 0's), so a reachable pair is never reported unreachable.
+ *
+ * Paths: the chain of improving arcs from the meeting vertex back to s
+ * (reversed) and forward to t gives hierarchy steps; each step unpacks
+ * through its middle (u -> x -> v: the backward word of x-u, then the
+ * forward word of x-v) on an explicit stack until it is a graph arc. Every
+ * word's weight equals the length of its unpacked path, so the path's
+ * length is exactly the returned distance, at every level.
+ *
+ * Batches: OpenMP over queries (dynamic schedule), one scratch per thread
+ * from the router's pool (distances reset after every query, so a scratch
+ * is O(n) once, not per query), paths gathered per thread and concatenated
+ * in query order at the end.
+ *
+ * Tables: bucket-based many-to-many (Knopp et al. 2007 on CH; here on the
+ * elimination tree): each target's backward search leaves (target, db[x])
+ * in the bucket of every rank x it reached; each source's forward search
+ * then scans the buckets on its tree path.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/route_internal.h"
+
+#define INF UINT64_MAX
+
+/* ---- scratch pool ------------------------------------------------------------ */
+
+static void scratch_free(wg__route_scratch *s) {
+  if (!s) return;
+  free(s->df);
+  free(s->db);
+  free(s->af);
+  free(s->ab);
+  free(s->steps);
+  free(s->stack);
+  free(s);
+}
+
+wg_status wg__route_scratch_get(wg_ctx_t *ctx, wg_router_t *r,
+                                wg__route_scratch **out) {
+  pthread_mutex_lock(&r->lock);
+  wg__route_scratch *s = r->pool;
+  if (s) r->pool = s->next;
+  pthread_mutex_unlock(&r->lock);
+  if (s) {
+    *out = s;
+    return WG_OK;
+  }
+  const size_t n = r->h.n ? r->h.n : 1;
+  s = calloc(1, sizeof *s);
+  if (s) {
+    s->df = malloc(n * sizeof *s->df);
+    s->db = malloc(n * sizeof *s->db);
+    s->af = malloc(n * sizeof *s->af);
+    s->ab = malloc(n * sizeof *s->ab);
+  }
+  if (!s || !s->df || !s->db || !s->af || !s->ab) {
+    scratch_free(s);
+    *out = NULL;
+    return wg__error(ctx, WG_ENOMEM, "router: out of memory for query scratch (%zu vertices)",
+                     n);
+  }
+  memset(s->df, 0xff, n * sizeof *s->df);
+  memset(s->db, 0xff, n * sizeof *s->db);
+  *out = s;
+  return WG_OK;
+}
+
+void wg__route_scratch_put(wg_router_t *r, wg__route_scratch *s) {
+  if (!s) return;
+  pthread_mutex_lock(&r->lock);
+  s->next = r->pool;
+  r->pool = s;
+  pthread_mutex_unlock(&r->lock);
+}
+
+void wg__route_scratch_free_all(wg_router_t *r) {
+  wg__route_scratch *s = r->pool;
+  while (s) {
+    wg__route_scratch *next = s->next;
+    scratch_free(s);
+    s = next;
+  }
+  r->pool = NULL;
+}
+
+static int grow64(uint64_t **p, uint64_t *cap, uint64_t need) {
+  if (need <= *cap) return 0;
+  uint64_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  uint64_t *np = realloc(*p, (size_t)c * sizeof *np);
+  if (!np) return -1;
+  *p = np;
+  *cap = c;
+  return 0;
+}
+
+static int grow32(uint32_t **p, uint64_t *cap, uint64_t need) {
+  if (need <= *cap) return 0;
+  uint64_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  uint32_t *np = realloc(*p, (size_t)c * sizeof *np);
+  if (!np) return -1;
+  *p = np;
+  *cap = c;
+  return 0;
+}
+
+/* ---- one query ------------------------------------------------------------------ */
+
+static inline uint64_t row_end(const wg__cch *h, uint32_t x, uint32_t budget) {
+  uint64_t b = h->up_first[x], e = h->up_first[x + 1];
+  return (e - b > budget) ? b + budget : e;
+}
+
+/* Appends the unpacked vertices of the steps (after the first vertex). */
+static wg_status unpack(const wg_router_t *r, wg__route_scratch *s, uint64_t nsteps,
+                        uint32_t **path, uint64_t *len, uint64_t *cap) {
+  const wg__cch *h = &r->h;
+  for (uint64_t i = 0; i < nsteps; i++) {
+    uint64_t sp = 0;
+    if (grow64(&s->stack, &s->stack_cap, 1)) return WG_ENOMEM;
+    s->stack[sp++] = s->steps[i];
+    while (sp) {
+      const uint64_t step = s->stack[--sp];
+      const uint64_t a = step >> 1;
+      const unsigned dir = (unsigned)(step & 1);
+      const uint32_t lo = h->up_tail[a], hi = h->up_head[a];
+      const uint32_t mid = wg__cch_middle(dir ? r->bwd[a] : r->fwd[a]);
+      if (mid == WG__CCH_NONE) {
+        if (grow32(path, cap, *len + 1)) return WG_ENOMEM;
+        (*path)[(*len)++] = h->order[dir ? lo : hi];
+        continue;
+      }
+      const uint64_t a1 = wg__cch_find(h, mid, lo), a2 = wg__cch_find(h, mid, hi);
+      if (mid >= lo || a1 == UINT64_MAX || a2 == UINT64_MAX) return WG_EINVAL;
+      if (grow64(&s->stack, &s->stack_cap, sp + 2)) return WG_ENOMEM;
+      if (dir == 0) { /* lo -> mid -> hi */
+        s->stack[sp++] = a2 << 1 | 0u;
+        s->stack[sp++] = a1 << 1 | 1u;
+      } else { /* hi -> mid -> lo */
+        s->stack[sp++] = a1 << 1 | 0u;
+        s->stack[sp++] = a2 << 1 | 1u;
+      }
+    }
+  }
+  return WG_OK;
+}
+
+wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
+                        uint32_t sr, uint32_t tr, uint32_t budget,
+                        uint64_t *dist, int want_path, uint32_t **path,
+                        uint64_t *len, uint64_t *cap) {
+  const wg__cch *h = &r->h;
+  const uint64_t *fwd = r->fwd, *bwd = r->bwd;
+  uint64_t *df = s->df, *db = s->db;
+  wg_status st = WG_OK;
+
+  db[tr] = 0;
+  for (uint32_t x = tr; x != WG__CCH_NONE; x = h->parent[x]) {
+    const uint64_t d = db[x];
+    if (d == INF) continue;
+    const uint64_t e = row_end(h, x, budget);
+    for (uint64_t a = h->up_first[x]; a < e; a++) {
+      const uint32_t w = wg__cch_weight(bwd[a]);
+      if (w == UINT32_MAX) continue;
+      const uint32_t v = h->up_head[a];
+      if (d + w < db[v]) {
+        db[v] = d + w;
+        s->ab[v] = a;
+      }
+    }
+  }
+  uint64_t best = INF;
+  uint32_t meet = WG__CCH_NONE;
+  df[sr] = 0;
+  for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) {
+    const uint64_t d = df[x];
+    if (d == INF) continue;
+    if (db[x] != INF && d + db[x] < best) {
+      best = d + db[x];
+      meet = x;
+    }
+    if (d >= best) continue;
+    const uint64_t e = row_end(h, x, budget);
+    for (uint64_t a = h->up_first[x]; a < e; a++) {
+      const uint32_t w = wg__cch_weight(fwd[a]);
+      if (w == UINT32_MAX) continue;
+      const uint32_t v = h->up_head[a];
+      if (d + w < df[v]) {
+        df[v] = d + w;
+        s->af[v] = a;
+      }
+    }
+  }
+  *dist = best;
+  if (want_path && meet != WG__CCH_NONE) {
+    uint64_t ns = 0;
+    for (uint32_t y = meet; y != sr;) {
+      if (grow64(&s->steps, &s->steps_cap, ns + 1)) {
+        st = WG_ENOMEM;
+        goto reset;
+      }
+      const uint64_t a = s->af[y];
+      s->steps[ns++] = a << 1 | 0u;
+      y = h->up_tail[a];
+    }
+    for (uint64_t i = 0; i < ns / 2; i++) {
+      uint64_t t = s->steps[i];
+      s->steps[i] = s->steps[ns - 1 - i];
+      s->steps[ns - 1 - i] = t;
+    }
+    for (uint32_t y = meet; y != tr;) {
+      if (grow64(&s->steps, &s->steps_cap, ns + 1)) {
+        st = WG_ENOMEM;
+        goto reset;
+      }
+      const uint64_t a = s->ab[y];
+      s->steps[ns++] = a << 1 | 1u;
+      y = h->up_tail[a];
+    }
+    if (grow32(path, cap, *len + 1)) {
+      st = WG_ENOMEM;
+      goto reset;
+    }
+    (*path)[(*len)++] = h->order[sr];
+    st = unpack(r, s, ns, path, len, cap);
+  }
+reset:
+  for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) df[x] = INF;
+  for (uint32_t x = tr; x != WG__CCH_NONE; x = h->parent[x]) db[x] = INF;
+  return st;
+}
+
+/* ---- batches ---------------------------------------------------------------------- */
+
+static wg_status check_queries(wg_ctx_t *ctx, const wg_router_t *r,
+                               const wg_route_query *q, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (q[i].source >= r->h.n || q[i].target >= r->h.n)
+      return wg__error(ctx, WG_EINVAL,
+                       "route query %zu: %s %u is out of range (the graph has %u vertices)",
+                       i, q[i].source >= r->h.n ? "source" : "target",
+                       q[i].source >= r->h.n ? q[i].source : q[i].target, r->h.n);
+    if (q[i].level != WG_ROUTE_LEVEL_AUTO && (q[i].level < 0 || q[i].level >= r->num_levels))
+      return wg__error(ctx, WG_EINVAL,
+                       "route query %zu: level %d is out of range (0..%d, or auto)", i,
+                       q[i].level, r->num_levels - 1);
+  }
+  return WG_OK;
+}
+
+void wg_route_batch_free(wg_route_batch *b) {
+  if (!b) return;
+  free(b->results);
+  free(b->path);
+  memset(b, 0, sizeof *b);
+}
+
+static double quality_of(uint64_t exact, uint64_t got) {
+  if (got == INF || exact == INF) return NAN;
+  if (got == 0) return 1.0;
+  return (double)exact / (double)got;
+}
+
+static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
+                            size_t n, unsigned flags, wg_route_batch *out) {
+  wg_status st = WG_OK;
+  uint32_t *src = NULL, *dst = NULL;
+  int *lvl = NULL;
+  uint64_t *dist = NULL, *exact = NULL, *first = NULL;
+  uint32_t *path = NULL;
+  char why[256] = "";
+  if (n > UINT32_MAX)
+    return wg__error(ctx, WG_EINVAL, "router: a CUDA batch holds at most %u queries",
+                     UINT32_MAX);
+  if ((st = wg__alloc(ctx, &src, n, sizeof *src, "route batch")) ||
+      (st = wg__alloc(ctx, &dst, n, sizeof *dst, "route batch")) ||
+      (st = wg__alloc(ctx, &lvl, n, sizeof *lvl, "route batch")) ||
+      (st = wg__alloc(ctx, &dist, n, sizeof *dist, "route batch")) ||
+      (st = wg__calloc(ctx, &out->results, n, sizeof *out->results, "route results")))
+    goto done;
+  for (size_t i = 0; i < n; i++) {
+    src[i] = q[i].source;
+    dst[i] = q[i].target;
+    lvl[i] = q[i].level == WG_ROUTE_LEVEL_AUTO ? 0 : q[i].level;
+  }
+  st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, (flags & WG_ROUTE_PATH) != 0,
+                          dist, &first, &path, why, sizeof why);
+  if (st != WG_OK) {
+    st = wg__error(ctx, st, "router (cuda): %s", why);
+    goto done;
+  }
+  if (flags & WG_ROUTE_MEASURE_QUALITY) {
+    if ((st = wg__alloc(ctx, &exact, n, sizeof *exact, "route batch"))) goto done;
+    for (size_t i = 0; i < n; i++) lvl[i] = 0;
+    st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, 0, exact, NULL, NULL, why,
+                            sizeof why);
+    if (st != WG_OK) {
+      st = wg__error(ctx, st, "router (cuda): %s", why);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    wg_route_result *res = &out->results[i];
+    res->distance = dist[i];
+    res->level = q[i].level == WG_ROUTE_LEVEL_AUTO ? 0 : q[i].level;
+    res->quality = res->level == 0 && dist[i] != INF ? 1.0
+                   : exact                          ? quality_of(exact[i], dist[i])
+                                                    : NAN;
+    if (first) {
+      res->path_first = first[i];
+      res->path_len = (uint32_t)(first[i + 1] - first[i]);
+    }
+  }
+  out->count = n;
+  if (first) {
+    out->path_total = first[n];
+    out->path = path;
+    path = NULL;
+  }
+done:
+  free(src);
+  free(dst);
+  free(lvl);
+  free(dist);
+  free(exact);
+  free(first);
+  free(path);
+  if (st != WG_OK) wg_route_batch_free(out);
+  return st;
+}
+
+typedef struct thread_paths {
+  uint32_t *v;
+  uint64_t len, cap;
+} thread_paths;
+
+wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
+                          const wg_route_query *queries, size_t n,
+                          unsigned flags, wg_route_batch *out) {
+  if (!out) return wg__error(ctx, WG_EINVAL, "wg_router_query: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg_router_query: not a router");
+  if (n && !queries) return wg__error(ctx, WG_EINVAL, "wg_router_query: queries is NULL");
+  if (flags & ~(unsigned)(WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY))
+    return wg__error(ctx, WG_EINVAL, "wg_router_query: unknown flags 0x%x", flags);
+  wg_status st = check_queries(ctx, r, queries, n);
+  if (st != WG_OK) return st;
+  if (n == 0) return WG_OK;
+  if (r->backend == WG_ROUTE_BACKEND_CUDA) return query_cuda(ctx, r, queries, n, flags, out);
+
+  const int want_path = (flags & WG_ROUTE_PATH) != 0;
+  const int measure = (flags & WG_ROUTE_MEASURE_QUALITY) != 0;
+  const int threads = wg__threads(ctx);
+  int nt = threads;
+  if ((size_t)nt > n) nt = (int)n;
+  thread_paths *tp = NULL;
+  uint32_t *owner = NULL;
+  if ((st = wg__calloc(ctx, &out->results, n, sizeof *out->results, "route results")) ||
+      (st = wg__calloc(ctx, &tp, (uint64_t)nt, sizeof *tp, "route paths")) ||
+      (want_path && (st = wg__alloc(ctx, &owner, n, sizeof *owner, "route paths"))))
+    goto done;
+  int failed = 0;
+  wg_status fail_st = WG_OK;
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    wg__route_scratch *s = NULL;
+    wg_status my = WG_OK;
+#pragma omp critical(wg_route_scratch)
+    my = wg__route_scratch_get(NULL, r, &s);
+    if (my != WG_OK) {
+      __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&fail_st, my, __ATOMIC_RELAXED);
+    }
+#pragma omp for schedule(dynamic, 16)
+    for (size_t i = 0; i < n; i++) {
+      if (my != WG_OK || __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
+      const wg_route_query *q = &queries[i];
+      wg_route_result *res = &out->results[i];
+      int level = q->level == WG_ROUTE_LEVEL_AUTO ? 0 : q->level;
+      const uint32_t sr = r->h.rank[q->source], tr = r->h.rank[q->target];
+      uint64_t d = INF, before = tp[t].len;
+      my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d, want_path, &tp[t].v,
+                         &tp[t].len, &tp[t].cap);
+      if (my == WG_OK && d == INF && level != 0) {
+        level = 0;
+        tp[t].len = before;
+        my = wg__route_one(r, s, sr, tr, r->level_row_arcs[0], &d, want_path, &tp[t].v,
+                           &tp[t].len, &tp[t].cap);
+      }
+      uint64_t exact = d;
+      if (my == WG_OK && measure && level != 0) {
+        uint64_t dummy = 0;
+        my = wg__route_one(r, s, sr, tr, r->level_row_arcs[0], &exact, 0, NULL, &dummy,
+                           &dummy);
+      }
+      if (my != WG_OK) {
+        __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&fail_st, my, __ATOMIC_RELAXED);
+        continue;
+      }
+      res->distance = d;
+      res->level = level;
+      res->quality = (level == 0 || measure) ? quality_of(exact, d) : NAN;
+      if (want_path) {
+        owner[i] = (uint32_t)t;
+        res->path_first = before;
+        res->path_len = (uint32_t)(tp[t].len - before);
+      }
+    }
+    if (s) wg__route_scratch_put(r, s);
+  }
+  if (failed) {
+    st = wg__error(ctx, fail_st ? fail_st : WG_ENOMEM,
+                   fail_st == WG_EINVAL
+                       ? "router: a hierarchy word has an impossible middle (corrupt metric)"
+                       : "router: out of memory while answering the batch");
+    goto done;
+  }
+  if (want_path) {
+    uint64_t total = 0;
+    for (int t = 0; t < nt; t++) total += tp[t].len;
+    if ((st = wg__alloc(ctx, &out->path, total ? total : 1, sizeof *out->path, "route paths")))
+      goto done;
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+      wg_route_result *res = &out->results[i];
+      if (res->path_len)
+        memcpy(out->path + at, tp[owner[i]].v + res->path_first,
+               (size_t)res->path_len * sizeof *out->path);
+      res->path_first = at;
+      at += res->path_len;
+    }
+    out->path_total = total;
+  }
+  out->count = n;
+done:
+  if (tp)
+    for (int t = 0; t < nt; t++) free(tp[t].v);
+  free(tp);
+  free(owner);
+  if (st != WG_OK) wg_route_batch_free(out);
+  return st;
+}
+
+/* ---- tables --------------------------------------------------------------------------- */
+
+typedef struct bucket_entry {
+  uint32_t x;   /* rank (while collecting) */
+  uint32_t j;   /* target index */
+  uint64_t d;
+} bucket_entry;
+
+typedef struct entry_vec {
+  bucket_entry *e;
+  uint64_t len, cap;
+} entry_vec;
+
+wg_status wg_router_table(wg_ctx_t *ctx, wg_router_t *r,
+                          const uint32_t *sources, size_t ns,
+                          const uint32_t *targets, size_t nt, uint64_t *dist) {
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg_router_table: not a router");
+  if ((ns && !sources) || (nt && !targets) || (ns && nt && !dist))
+    return wg__error(ctx, WG_EINVAL, "wg_router_table: NULL array");
+  for (size_t i = 0; i < ns; i++)
+    if (sources[i] >= r->h.n)
+      return wg__error(ctx, WG_EINVAL,
+                       "route table: source %zu (vertex %u) is out of range (%u vertices)",
+                       i, sources[i], r->h.n);
+  for (size_t j = 0; j < nt; j++)
+    if (targets[j] >= r->h.n)
+      return wg__error(ctx, WG_EINVAL,
+                       "route table: target %zu (vertex %u) is out of range (%u vertices)",
+                       j, targets[j], r->h.n);
+  if (nt > UINT32_MAX)
+    return wg__error(ctx, WG_EINVAL, "route table: at most %u targets", UINT32_MAX);
+  size_t cells;
+  if (wg__mul_size(ns, nt, &cells) || cells > SIZE_MAX / sizeof(uint64_t))
+    return wg__error(ctx, WG_EOVERFLOW, "route table: %zu x %zu is too large", ns, nt);
+  if (cells == 0) return WG_OK;
+  for (size_t c = 0; c < cells; c++) dist[c] = INF;
+  const wg__cch *h = &r->h;
+  const int threads = wg__threads(ctx);
+  wg_status st = WG_OK;
+  entry_vec *tv = NULL;
+  uint64_t *bfirst = NULL;
+  bucket_entry *bucket = NULL;
+  if ((st = wg__calloc(ctx, &tv, (uint64_t)threads, sizeof *tv, "route table")) ||
+      (st = wg__calloc(ctx, &bfirst, (uint64_t)h->n + 2, sizeof *bfirst, "route table")))
+    goto done;
+  int failed = 0;
+  /* backward searches: (rank, target, distance) per thread */
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    wg__route_scratch *s = NULL;
+    wg_status my;
+#pragma omp critical(wg_route_scratch)
+    my = wg__route_scratch_get(NULL, r, &s);
+    if (my != WG_OK) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+#pragma omp for schedule(dynamic, 8)
+    for (size_t j = 0; j < nt; j++) {
+      if (my != WG_OK || __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
+      uint64_t *db = s->db;
+      const uint32_t tr = h->rank[targets[j]];
+      db[tr] = 0;
+      for (uint32_t x = tr; x != WG__CCH_NONE; x = h->parent[x]) {
+        const uint64_t d = db[x];
+        if (d == INF) continue;
+        entry_vec *v = &tv[t];
+        if (v->len == v->cap) {
+          uint64_t c = v->cap ? v->cap * 2 : 1024;
+          bucket_entry *ne = realloc(v->e, (size_t)c * sizeof *ne);
+          if (!ne) {
+            __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+            break;
+          }
+          v->e = ne;
+          v->cap = c;
+        }
+        v->e[v->len++] = (bucket_entry){x, (uint32_t)j, d};
+        for (uint64_t a = h->up_first[x]; a < h->up_first[x + 1]; a++) {
+          const uint32_t w = wg__cch_weight(r->bwd[a]);
+          if (w == UINT32_MAX) continue;
+          const uint32_t u = h->up_head[a];
+          if (d + w < db[u]) db[u] = d + w;
+        }
+      }
+      for (uint32_t x = tr; x != WG__CCH_NONE; x = h->parent[x]) db[x] = INF;
+    }
+    if (s) wg__route_scratch_put(r, s);
+  }
+  if (failed) {
+    st = wg__error(ctx, WG_ENOMEM, "route table: out of memory in the backward searches");
+    goto done;
+  }
+  uint64_t total = 0;
+  for (int t = 0; t < threads; t++) {
+    total += tv[t].len;
+    for (uint64_t k = 0; k < tv[t].len; k++) bfirst[tv[t].e[k].x + 1]++;
+  }
+  for (uint32_t x = 0; x < h->n; x++) bfirst[x + 1] += bfirst[x];
+  if ((st = wg__alloc(ctx, &bucket, total ? total : 1, sizeof *bucket, "route table buckets")))
+    goto done;
+  for (int t = 0; t < threads; t++) {
+    for (uint64_t k = 0; k < tv[t].len; k++) bucket[bfirst[tv[t].e[k].x]++] = tv[t].e[k];
+    free(tv[t].e);
+    tv[t].e = NULL;
+  }
+  for (uint32_t x = h->n; x > 0; x--) bfirst[x] = bfirst[x - 1];
+  bfirst[0] = 0;
+  /* forward searches scan the buckets on their tree path */
+#pragma omp parallel num_threads(threads)
+  {
+    wg__route_scratch *s = NULL;
+    wg_status my;
+#pragma omp critical(wg_route_scratch)
+    my = wg__route_scratch_get(NULL, r, &s);
+    if (my != WG_OK) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+#pragma omp for schedule(dynamic, 8)
+    for (size_t i = 0; i < ns; i++) {
+      if (my != WG_OK) continue;
+      uint64_t *df = s->df, *row = dist + i * nt;
+      const uint32_t sr = h->rank[sources[i]];
+      df[sr] = 0;
+      for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) {
+        const uint64_t d = df[x];
+        if (d == INF) continue;
+        for (uint64_t k = bfirst[x]; k < bfirst[x + 1]; k++) {
+          const uint64_t c = d + bucket[k].d;
+          if (c < row[bucket[k].j]) row[bucket[k].j] = c;
+        }
+        for (uint64_t a = h->up_first[x]; a < h->up_first[x + 1]; a++) {
+          const uint32_t w = wg__cch_weight(r->fwd[a]);
+          if (w == UINT32_MAX) continue;
+          const uint32_t u = h->up_head[a];
+          if (d + w < df[u]) df[u] = d + w;
+        }
+      }
+      for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) df[x] = INF;
+    }
+    if (s) wg__route_scratch_put(r, s);
+  }
+  if (failed) st = wg__error(ctx, WG_ENOMEM, "route table: out of memory for query scratch");
+done:
+  if (tv)
+    for (int t = 0; t < threads; t++) free(tv[t].e);
+  free(tv);
+  free(bfirst);
+  free(bucket);
+  return st;
+}

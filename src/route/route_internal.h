@@ -1,0 +1,151 @@
+/* The router's private layout: a customisable contraction hierarchy (CCH)
+ * named by rank, its two metric words per arc, the query levels, per-thread
+ * query scratch and the snapping index. See docs/route.md and the "router"
+ * section of src/cuda/gateway.h, which fixes the layout and the query
+ * semantics both backends share. */
+#ifndef WG_ROUTE_INTERNAL_H
+#define WG_ROUTE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "core/internal.h"
+#include "cuda/gateway.h"
+#include "graph/graph_internal.h"
+#include "wattgraph/route.h"
+
+#define WG__ROUTER_MAGIC 0x57475254u /* "WGRT" */
+#define WG__ROUTER_DEAD 0xdead7777u
+#define WG__ROUTE_LEVELS 4
+
+/* weight << 32 | middle */
+static inline uint64_t wg__cch_pack(uint32_t w, uint32_t mid) {
+  return (uint64_t)w << 32 | mid;
+}
+static inline uint32_t wg__cch_weight(uint64_t word) { return (uint32_t)(word >> 32); }
+static inline uint32_t wg__cch_middle(uint64_t word) { return (uint32_t)word; }
+
+/* The metric-independent part, by rank. */
+typedef struct wg__cch {
+  uint32_t n;
+  uint64_t m;          /* graph arcs */
+  uint64_t m_up;       /* hierarchy arcs */
+  uint32_t *order;     /* rank -> vertex */
+  uint32_t *rank;      /* vertex -> rank */
+  uint64_t *up_first;  /* n + 1 */
+  uint32_t *up_head;   /* m_up, ascending within a row */
+  uint32_t *up_tail;   /* m_up: the row's rank */
+  uint32_t *parent;    /* n, WG__CCH_NONE at a root */
+  uint32_t num_heights;
+  uint32_t *height_first; /* num_heights + 1 */
+  uint32_t *height_ranks; /* n */
+  uint64_t *arc_to_up;    /* m */
+} wg__cch;
+
+/* Per-thread query state: distances (UINT64_MAX = none) and the hierarchy
+ * arc that last improved each rank, forward (f) and backward (b). Every
+ * entry is reset after each query by walking the same tree paths. */
+typedef struct wg__route_scratch {
+  uint64_t *df, *db;
+  uint64_t *af, *ab;
+  uint64_t *steps; /* hierarchy steps of a path: arc << 1 | direction */
+  uint64_t steps_cap;
+  uint64_t *stack;
+  uint64_t stack_cap;
+  struct wg__route_scratch *next;
+} wg__route_scratch;
+
+typedef struct wg__snap_point {
+  double c[3]; /* unit vector */
+  uint32_t id;
+} wg__snap_point;
+
+/* 3-d tree over unit vectors of the vertices' coordinates (snap.c). */
+typedef struct wg__snap_index {
+  uint32_t count;   /* vertices with finite coordinates */
+  struct wg__snap_point *pts; /* tree order (implicit, median splits) */
+  uint8_t *axis;    /* split axis per entry */
+} wg__snap_index;
+
+struct wg_router {
+  uint32_t magic;
+  const wg_graph_t *g;
+  wg__cch h;
+  uint64_t *fwd, *bwd; /* m_up each: the metric words */
+  int num_levels;
+  uint32_t level_row_arcs[WG__ROUTE_LEVELS];
+  wg_route_backend backend; /* resolved */
+  int device;
+  wg__cuda_cch *cuda;
+  double build_seconds, customise_seconds;
+  pthread_mutex_t lock; /* guards the scratch pool */
+  wg__route_scratch *pool;
+  wg__snap_index snap;
+  int snap_built;
+};
+
+/* ---- cch.c ---------------------------------------------------------------- */
+
+/* Nested-dissection order of g's undirected, deduplicated, loop-free
+ * topology (METIS_NodeND), into h->order and h->rank (allocated). */
+wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h);
+/* Chordal completion by elimination in rank order: up_first, up_head,
+ * parent (allocated); needs order and rank. */
+wg_status wg__cch_eliminate(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h);
+/* Everything derived from order, up arcs and parent: up_tail, heights,
+ * arc_to_up. WG_EINVAL when a graph arc has no hierarchy arc (an order
+ * that does not belong to this graph). */
+wg_status wg__cch_derive(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h);
+void wg__cch_free(wg__cch *h);
+/* Index of hierarchy arc lo -> hi (lo < hi) or UINT64_MAX. */
+uint64_t wg__cch_find(const wg__cch *h, uint32_t lo, uint32_t hi);
+/* XXH3 of the graph's topology (n, m, offsets, targets). */
+uint64_t wg__cch_topology_hash(const wg_graph_t *g);
+
+/* ---- customise.c ------------------------------------------------------------ */
+
+/* Basic customisation with weights (m entries, each < WG_ROUTE_MAX_WEIGHT)
+ * into fwd and bwd (m_up each, caller-allocated). WG_EOVERFLOW with a
+ * message when a triangle's sum reaches UINT32_MAX. */
+wg_status wg__cch_customise(wg_ctx_t *ctx, const wg__cch *h,
+                            const uint32_t *weights, uint64_t *fwd,
+                            uint64_t *bwd);
+
+/* ---- query.c ------------------------------------------------------------------ */
+
+wg_status wg__route_scratch_get(wg_ctx_t *ctx, wg_router_t *r,
+                                wg__route_scratch **out);
+void wg__route_scratch_put(wg_router_t *r, wg__route_scratch *s);
+void wg__route_scratch_free_all(wg_router_t *r);
+
+/* One query by rank with a row budget; *dist gets the length or
+ * UINT64_MAX. With steps != NULL, the path's vertices (internal ids,
+ * source..target) are appended to *path (grown; *len, *cap). Returns
+ * WG_ENOMEM on a failed growth only. */
+wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
+                        uint32_t sr, uint32_t tr, uint32_t budget,
+                        uint64_t *dist, int want_path, uint32_t **path,
+                        uint64_t *len, uint64_t *cap);
+
+/* The level budgets (measurement knob for bench_route): budgets[0] must be
+ * UINT32_MAX; n in [2, WG__ROUTE_LEVELS]. */
+wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
+                                const uint32_t *budgets, int n);
+
+/* ---- order_file.c --------------------------------------------------------- */
+
+wg_status wg__cch_load(wg_ctx_t *ctx, const wg_graph_t *g, const char *path,
+                       wg__cch *h);
+/* The same checks on an in-memory image (the fuzz target's entry). */
+wg_status wg__cch_load_memory(wg_ctx_t *ctx, const wg_graph_t *g,
+                              const unsigned char *data, size_t size,
+                              const char *name, wg__cch *h);
+
+/* ---- snap.c --------------------------------------------------------------------- */
+
+wg_status wg__snap_build(wg_ctx_t *ctx, const wg_graph_t *g,
+                         wg__snap_index *ix);
+void wg__snap_free(wg__snap_index *ix);
+/* Great-circle metres between two points in degrees. */
+double wg__haversine_m(double lon1, double lat1, double lon2, double lat2);
+
+#endif
