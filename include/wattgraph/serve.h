@@ -111,6 +111,9 @@ typedef struct wg_serve_backend {
   void (*batch_free)(void *user, wg_route_batch *b); /* frees query's output */
 } wg_serve_backend;
 
+/* Fills b with the router's calls (r must outlive the server). */
+void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r);
+
 /* ---- the server ---------------------------------------------------------------- */
 
 typedef struct wg_server wg_server_t;

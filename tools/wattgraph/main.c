@@ -19,6 +19,7 @@ static const struct {
     {"plot", cmd_plot, "draw SSSP traces with gnuplot (parallelism profile, distribution)"},
     {"heap", cmd_heap, "batched priority queue benchmark: heap sort or mixed workload"},
     {"allreduce", cmd_allreduce, "benchmark allreduce across this host's GPUs against NCCL"},
+    {"serve", cmd_serve, "serve routes over HTTP (OSRM's API) within deadlines"},
 };
 
 static void usage(FILE *to) {
@@ -56,7 +57,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);
-  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce; see "
+  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce, serve; see "
             "'wattgraph --help')", cmd);
   return CLI_USAGE;
 }
