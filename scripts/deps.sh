@@ -16,6 +16,7 @@ packages=(
   gnuplot-nox                         # wattgraph plot
   libmicrohttpd-dev                   # wattgraph serve: the HTTP server (thread pool, epoll, suspend/resume)
   libjansson-dev                      # wattgraph serve: JSON answers
+  curl                                # tests/test_serve_cli.sh asks the live server over loopback
   xz-utils
 )
 
