@@ -38,6 +38,7 @@ typedef struct oracle {
   uint32_t *w; /* current metric */
   int levels;
   uint64_t queries;
+  int corrupt; /* 1: return broken paths (for the evaluator) */
 } oracle;
 
 /* Dijkstra from s over o->w with a binary heap; dist (n) and pred (n). */
@@ -114,6 +115,7 @@ static wg_status o_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, siz
       for (uint32_t v = q[i].target; v != UINT32_MAX; v = pred[v])
         out->path[out->path_total + --k] = v;
       r->path_len = len;
+      if (o->corrupt && len >= 3) out->path[out->path_total + 1] = out->path[out->path_total];
       out->path_total += len;
     }
   }
@@ -709,6 +711,26 @@ static void weights_swap_between_batches(void **state) {
   wg_server_stop(&f->s);
 }
 
+static void evaluator_rejects_broken_paths(void **state) {
+  fixture *f = *state;
+  wg_server_opts o;
+  opts_for_test(&o);
+  start(f, &o);
+  f->o.corrupt = 1;
+  reply r = get(f->port, "/route/v1/driving/7.4166,43.7318;7.4246,43.7384");
+  f->o.corrupt = 0;
+  assert_int_equal(r.status, 500);
+  assert_string_equal(code_of(&r), "InternalError");
+  reply_free(&r);
+  reply m = get(f->port, "/metrics");
+  assert_non_null(strstr(m.body, "wattgraph_invalid_routes_total 1"));
+  reply_free(&m);
+  r = get(f->port, "/route/v1/driving/7.4166,43.7318;7.4246,43.7384");
+  assert_int_equal(r.status, 200);
+  reply_free(&r);
+  wg_server_stop(&f->s);
+}
+
 typedef struct client_arg {
   fixture *f;
   int id, ok;
@@ -859,6 +881,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(admission_refuses_with_retry_after, setup, teardown),
       cmocka_unit_test_setup_teardown(weights_swap_between_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_clients_are_batched, setup, teardown),
+      cmocka_unit_test_setup_teardown(evaluator_rejects_broken_paths, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -92,6 +92,7 @@ struct wg_server {
   uint64_t batch_size_hist[12]; /* <= 1, 2, 4, ... 2048, more */
   uint64_t batch_queries;
   uint64_t errors_by_http[6];  /* 400, 404, 405, 413, 500, 503 */
+  uint64_t invalid_routes;     /* legs the evaluator rejected */
   /* energy */
   pthread_mutex_t meter_mu;
   wg_meter_t *meter;
@@ -242,6 +243,7 @@ static char *metrics_text(wg_server_t *s) {
   memcpy(eh, s->errors_by_http, sizeof eh);
   bq = s->batch_queries;
   size_t queued = s->queued;
+  uint64_t invalid = s->invalid_routes;
   pthread_mutex_unlock(&s->mu);
   size_t len = 0, cap = 4096;
   char *b = malloc(cap);
@@ -265,6 +267,7 @@ static char *metrics_text(wg_server_t *s) {
   C("answered_total", "admitted requests answered", st.answered);
   C("deadline_misses_total", "answered after their deadline", st.deadline_misses);
   C("weight_swaps_total", "metrics loaded through POST /weights", st.weight_swaps);
+  C("invalid_routes_total", "routes the evaluator rejected (not a path of the graph)", invalid);
   G("tardiness", "mean response time / deadline in the last control period", st.tardiness);
   G("tardiness_setpoint", "the admission controller's set-point", s->o.admit.setpoint);
   G("admitted_rate", "requests per second the admission controller admits", st.admitted_rate);
@@ -313,15 +316,32 @@ static char *metrics_text(wg_server_t *s) {
 static double lon_of(const wg_server_t *s, uint32_t v) { return s->csr.lon ? s->csr.lon[v] : 0; }
 static double lat_of(const wg_server_t *s, uint32_t v) { return s->csr.lat ? s->csr.lat[v] : 0; }
 
-/* Weight of arc u->v in the graph's own weights (its length), or 0. */
-static uint32_t arc_length(const wg_server_t *s, uint32_t u, uint32_t v) {
+/* The graph's own weight (its length) of arc u->v into *w; -1 when the
+ * graph has no such arc. */
+static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w) {
+  if (u >= s->csr.n || v >= s->csr.n) return -1;
   uint64_t lo = s->csr.offsets[u], hi = s->csr.offsets[u + 1];
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     if (s->csr.targets[mid] < v) lo = mid + 1;
     else hi = mid;
   }
-  return lo < s->csr.offsets[u + 1] && s->csr.targets[lo] == v ? s->csr.weights[lo] : 0;
+  if (lo < s->csr.offsets[u + 1] && s->csr.targets[lo] == v) {
+    *w = s->csr.weights[lo];
+    return 0;
+  }
+  return -1;
+}
+
+/* The evaluator: a route leg is a real path of the graph from the leg's
+ * source to its target (every step an arc), as long as the router says. */
+static int leg_is_real(const wg_server_t *s, const wg_route_result *r, const uint32_t *path,
+                       uint32_t source, uint32_t target) {
+  if (r->path_len == 0 || path[0] != source || path[r->path_len - 1] != target) return 0;
+  uint32_t w;
+  for (uint32_t e = 0; e + 1 < r->path_len; e++)
+    if (arc_length(s, path[e], path[e + 1], &w)) return 0;
+  return 1;
 }
 
 static json_t *waypoint(const wg_server_t *s, uint32_t v, double metres) {
@@ -547,11 +567,23 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
       k += nl;
       continue;
     }
-    int unreachable = 0;
-    for (size_t c = 0; c < nl; c++)
-      if (batch.results[k + c].distance == WG_ROUTE_INF) unreachable = 1;
+    int unreachable = 0, invalid = 0;
+    for (size_t c = 0; c < nl; c++) {
+      const wg_route_result *r = &batch.results[k + c];
+      if (r->distance == WG_ROUTE_INF) unreachable = 1;
+      else if (!leg_is_real(s, r, batch.path + r->path_first, v[c], v[c + 1])) invalid = 1;
+    }
     if (unreachable) {
       finish(j, 400, error_json("NoRoute", "no route between the coordinates"));
+      k += nl;
+      continue;
+    }
+    if (invalid) {
+      pthread_mutex_lock(&s->mu);
+      s->invalid_routes++;
+      pthread_mutex_unlock(&s->mu);
+      finish(j, 500, error_json("InternalError", "the router returned a path that is not a "
+                                                 "path of the graph between the waypoints"));
       k += nl;
       continue;
     }
@@ -571,7 +603,9 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
         if (j->req.annotations)
           json_array_append_new(an, json_integer((json_int_t)wg_graph_file_id(s->g, path[e])));
         if (e + 1 < r->path_len) {
-          double m = arc_length(s, path[e], path[e + 1]) * s->unit_metres;
+          uint32_t aw = 0;
+          arc_length(s, path[e], path[e + 1], &aw);
+          double m = aw * s->unit_metres;
           leg_m += m;
           if (j->req.annotations) {
             json_array_append_new(ad, json_real(m));
