@@ -29,12 +29,13 @@ if [ ! -f "$map" ] || ! command -v curl >/dev/null; then
   [ "$failures" -eq 0 ] || exit 1
   exit 7
 fi
-"$bin" serve "$map" --port 0 --duration-s 60 --json >"$tmp/summary" 2>"$tmp/log" &
+"$bin" serve "$map" --port 0 --duration-s 300 --json >"$tmp/summary" 2>"$tmp/log" &
 pid=$!
 port=
-for _ in $(seq 1 100); do
+for _ in $(seq 1 1200); do # up to 2 min: a sanitizer build loads and builds the router slowly
   port=$(grep -o '127.0.0.1:[0-9]*' "$tmp/log" | head -1 | cut -d: -f2)
   [ -n "$port" ] && break
+  kill -0 "$pid" 2>/dev/null || break
   sleep 0.1
 done
 [ -n "$port" ] || { fail "server did not start: $(cat "$tmp/log")"; exit 1; }
