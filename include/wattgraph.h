@@ -9,6 +9,7 @@
  *   route  the router: hierarchy, customisation, batched routes, tables, snapping
  *   coll   reduce and allreduce across the GPUs of a host (direct, NCCL)
  *   traffic  road traffic microsimulation: IDM, junctions, routing in the loop
+ *   serve  the route server: OSRM-shaped request parser, HTTP server, batches
  *
  * Conventions: public names start with wg_; handles are opaque and made by
  * *_create or a loader, freed by a NULL-safe *_destroy(&h) that clears the
@@ -25,6 +26,7 @@
 #include "wattgraph/power.h"
 #include "wattgraph/pq.h"
 #include "wattgraph/route.h"
+#include "wattgraph/serve.h"
 #include "wattgraph/sssp.h"
 #include "wattgraph/traffic.h"
 

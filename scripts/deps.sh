@@ -14,6 +14,9 @@ packages=(
   libcmocka-dev                       # unit test framework
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
   gnuplot-nox                         # wattgraph plot
+  libmicrohttpd-dev                   # wattgraph serve: the HTTP server (thread pool, epoll, suspend/resume)
+  libjansson-dev                      # wattgraph serve: JSON answers
+  curl                                # tests/test_serve_cli.sh asks the live server over loopback
   xz-utils
 )
 

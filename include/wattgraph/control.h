@@ -346,6 +346,183 @@ void wg_power_governor_setpoint(wg_power_governor *gov, double watts);
  * sets *gov to NULL. */
 wg_status wg_power_governor_stop(wg_power_governor **gov, wg_power_row **rows,
                                  uint64_t *len, char *why, size_t why_cap);
+/* ---- contract scheduling (issue 23): profiles, plans, re-planning --------- */
+
+/* A batch of route queries answered at level l (0 finest, exact; larger is
+ * coarser and faster) takes some time and returns routes of some quality
+ * (optimal / returned length, 1 when exact). A profile holds both, measured
+ * per level and batch size on the machine at hand (`wattgraph route FILE
+ * --profile OUT`), and the scheduler plans from it. docs/contract.md has the
+ * planner and its proof sketch. Host-only code (no WG_HD). */
+#define WG_PROFILE_MAX_LEVELS 16
+#define WG_PROFILE_MAX_SIZES 24
+
+typedef struct wg_profile {
+  int num_levels;   /* levels 0 .. num_levels-1, each measured at every size */
+  int num_sizes;    /* batch sizes measured */
+  uint32_t size[WG_PROFILE_MAX_SIZES]; /* strictly increasing, >= 1 */
+  /* seconds of one batch of size[j] queries at level l (finite, > 0) */
+  double seconds[WG_PROFILE_MAX_LEVELS][WG_PROFILE_MAX_SIZES];
+  /* mean quality of its routes, in (0, 1] */
+  double quality[WG_PROFILE_MAX_LEVELS][WG_PROFILE_MAX_SIZES];
+} wg_profile;
+
+/* WG_EINVAL with a message naming the first bad entry (counts out of range,
+ * sizes not increasing, a time not finite and positive, a quality outside
+ * (0, 1]). */
+wg_status wg_profile_check(wg_ctx_t *ctx, const wg_profile *p);
+
+/* The profile file: CSV text, '#' comments and blank lines ignored, a
+ * header line "level,batch,seconds,quality", then one row per (level, batch
+ * size) measured; every level 0..L-1 at every batch size (a full grid), any
+ * order. Errors are WG_EPARSE "name:line: what" (or "name: what" for a
+ * missing row). wg_profile_save writes it atomically (temporary file, then
+ * rename) with %.17g numbers, so a reload is exact. */
+wg_status wg_profile_parse(wg_ctx_t *ctx, wg_profile *out, const char *text,
+                           size_t len, const char *name);
+wg_status wg_profile_load(wg_ctx_t *ctx, wg_profile *out, const char *path);
+wg_status wg_profile_save(wg_ctx_t *ctx, const wg_profile *p, const char *path);
+
+/* Projected seconds and mean quality of ONE batch of n >= 1 queries at
+ * `level`: linear between the measured sizes around n, the smallest size's
+ * value below it, proportional (seconds) or equal (quality) above the
+ * largest. NAN when level is out of range or n is 0. */
+double wg_profile_seconds(const wg_profile *p, int level, uint64_t n);
+double wg_profile_quality(const wg_profile *p, int level, uint64_t n);
+
+typedef struct wg_plan_opts {
+  /* The factor by which a batch may run over its projection (>= 1), 2.
+   * worst_case = 1 (offline, safe without re-planning): every batch is
+   * planned at slowdown x its projection. worst_case = 0 (online): batches
+   * are planned at their projections and the plan keeps a reserve of
+   * (slowdown - 1) x its longest batch, so that re-planning after each batch
+   * (wg_plan_make again with the time left) absorbs one overrun at a time. */
+  double slowdown;
+  int worst_case;   /* 0 */
+  uint64_t max_batch; /* largest batch size to use; 0: any measured size */
+} wg_plan_opts;
+
+void wg_plan_opts_defaults(wg_plan_opts *o);
+
+typedef struct wg_plan {
+  uint64_t queries;      /* N */
+  uint64_t batch_size;   /* queries per batch; the last may have fewer */
+  uint64_t batches;
+  /* batches at each level; batch i's level: wg_plan_level (finest first) */
+  uint64_t at_level[WG_PROFILE_MAX_LEVELS];
+  double seconds;        /* projected time of the whole plan */
+  double budget_seconds; /* what the plan reserves: seconds plus the reserve,
+                            or slowdown x seconds when worst_case; <= T when
+                            feasible */
+  double quality;        /* summed projected quality (queries x quality) */
+  int feasible;          /* 0: no plan fits T; this one is the fastest (its
+                            budget_seconds says by how much it misses) */
+} wg_plan;
+
+/* The plan for n queries within T seconds that maximises summed quality:
+ * for each measured batch size (and n itself when smaller than a measured
+ * size), every batch starts at the fastest level and batches are upgraded
+ * along the upper convex hull of (seconds, quality) of the levels while the
+ * budget allows (the optimum of the LP relaxation, less at most one hull
+ * step of one batch, docs/contract.md); the best size wins. n = 0 gives an
+ * empty feasible plan. WG_EINVAL for a bad profile or T not finite or < 0.
+ * O(sizes x levels^2), no allocation: cheap enough to re-plan after every
+ * batch. */
+wg_status wg_plan_make(wg_ctx_t *ctx, const wg_profile *p, uint64_t n,
+                       double T, const wg_plan_opts *o, wg_plan *out);
+/* Level and size of batch i of a plan (i < batches); -1 / 0 out of range. */
+int wg_plan_level(const wg_plan *plan, uint64_t i);
+uint64_t wg_plan_batch_size(const wg_plan *plan, uint64_t i);
+
+/* ---- the mid-batch downgrade hook --------------------------------------- */
+
+/* A running batch that falls behind its projection drops the queries it has
+ * not started to a coarser level. The executor (the CPU batch loop, or a
+ * kernel through a word in mapped host memory) reads an int32 word before
+ * each query it starts and runs that query at max(its planned level, word);
+ * a watcher on the host decides with wg_contract_downgrade and stores with
+ * wg_downgrade_store. The stores only ever raise the word within one batch;
+ * the executor resets it to 0 between batches. Both are atomic
+ * (release/acquire) and need no lock. */
+void wg_downgrade_store(int32_t *word, int level);
+int wg_downgrade_load(const int32_t *word);
+
+/* The level the unstarted queries of a running batch should take: the batch
+ * has `size` queries and runs them at `level` now (the plan's, or the word's
+ * after a downgrade); it has answered `done` of them, whose projections (at
+ * the levels they ran) add up to `done_projected` seconds (0: done x the
+ * projection at `level`), in `elapsed` seconds, and may take `budget`
+ * seconds in all. The speed so far (elapsed / done_projected, at least 1)
+ * scales the profile; the result is `level` while the rest still fits, else
+ * the coarser level (a larger number) of highest quality whose projection
+ * for the size - done queries left fits the time left, else the fastest of
+ * them. */
+int wg_contract_downgrade(const wg_profile *p, int level, uint64_t size,
+                          uint64_t done, double done_projected,
+                          double elapsed, double budget);
+
+/* ---- admission control: PI on tardiness, token bucket -------------------- */
+
+/* Tardiness is response time / deadline, averaged over the requests answered
+ * in one control period. The PI controller (Lu, Stankovic et al., feedback
+ * control real-time scheduling; Zhou and Kang's tardiness control) sets the
+ * admitted rate to u x capacity, where capacity is the rate at which the
+ * server answers while busy (measured; an exponential average of the samples
+ * given) and u = kp e + ki I with e = (setpoint - tardiness) / setpoint and I
+ * the sum of e over periods. Anti-windup (conditional integration): I moves
+ * only in a period with a capacity sample (the server was busy, so the
+ * admitted rate is what limits it), with |e| <= integral_band, and not when
+ * u is clamped to [u_min, u_max] with e pushing it further out. The period
+ * should be about one deadline (docs/contract.md). */
+typedef struct wg_admit_opts {
+  double setpoint;       /* 0.9 */
+  double kp, ki;         /* 0.3, 0.01 */
+  double u_min, u_max;   /* 0.05, 2 */
+  double u0;             /* first output, 1 (I starts at u0 / ki) */
+  double rate_min;       /* admitted rate never below this, req/s: 1 */
+  double rate_max;       /* nor above this; also the capacity until a sample
+                            comes: 1e6 */
+  double capacity_memory;/* weight of a new capacity sample, (0, 1]: 0.5 */
+  double integral_band;  /* largest |e| integrated, 0.25 */
+} wg_admit_opts;
+
+void wg_admit_opts_defaults(wg_admit_opts *o);
+
+typedef struct wg_admit {
+  wg_admit_opts o;
+  double integral;  /* I */
+  double u;         /* last output */
+  double capacity;  /* estimate, req/s */
+  double rate;      /* admitted rate, req/s */
+  double error;     /* last e */
+  uint64_t periods;
+  uint64_t samples; /* capacity samples taken */
+} wg_admit;
+
+/* WG_EINVAL (message in ctx) when an option is not finite or out of range
+ * (setpoint <= 0, kp or ki < 0, u_min > u_max, rate_min > rate_max, ...). */
+wg_status wg_admit_init(wg_ctx_t *ctx, wg_admit *a, const wg_admit_opts *o);
+/* One control period: the mean tardiness of the requests answered in it
+ * (a negative or non-finite value: none answered, e = 0) and the capacity
+ * measured: requests answered per second of a period the server was busy
+ * throughout (<= 0 or non-finite: not busy, no sample; a caller that cannot
+ * measure it passes a constant when busy). Returns the new admitted rate. */
+double wg_admit_update(wg_admit *a, double tardiness, double capacity);
+
+/* A token bucket that refuses at once above the admitted rate: `burst`
+ * tokens at most, refilled at `rate` per second. Times are seconds on any
+ * monotonic clock. Not locked: the server guards it with its own mutex. */
+typedef struct wg_bucket {
+  double rate, burst, tokens, last;
+} wg_bucket;
+
+void wg_bucket_init(wg_bucket *b, double rate, double burst, double now);
+/* Changes the rate from `now` on (tokens earned so far are kept). */
+void wg_bucket_set_rate(wg_bucket *b, double rate, double now);
+/* 1: a token was taken (admit); 0: refused. */
+int wg_bucket_take(wg_bucket *b, double now);
+/* Seconds until a token is there (0 when one is). */
+double wg_bucket_wait(const wg_bucket *b, double now);
 
 #ifdef __cplusplus
 }

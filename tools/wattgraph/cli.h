@@ -144,6 +144,7 @@ int cmd_heap(int argc, char **argv);
 int cmd_allreduce(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_traffic(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif
 

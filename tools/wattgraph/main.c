@@ -21,6 +21,7 @@ static const struct {
     {"allreduce", cmd_allreduce, "benchmark allreduce across this host's GPUs against NCCL"},
     {"route", cmd_route, "point-to-point routes, batches and tables on a contraction hierarchy"},
     {"traffic", cmd_traffic, "road traffic microsimulation with routing in the loop"},
+    {"serve", cmd_serve, "serve routes over HTTP (OSRM's API) within deadlines"},
 };
 
 static void usage(FILE *to) {
@@ -58,7 +59,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);
-  cli_error("unknown command '%s' (commands: info, convert, gen, sssp, plot, heap, allreduce, traffic; see "
-            "'wattgraph --help')", cmd);
+  /* The list comes from the table, so a new command cannot be left out. */
+  char names[256] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < sizeof commands / sizeof *commands && used < sizeof names; i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                             commands[i].name);
+  cli_error("unknown command '%s' (commands: %s; see 'wattgraph --help')", cmd, names);
   return CLI_USAGE;
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The route server's experiment (issue 23): a Poisson stream of route requests
+# on loopback, a spike at request 800 in which most requests ask for the
+# finest level, with the PI admission controller and without it. Writes
+# OUT/with.csv, OUT/without.csv (serve_load's bins), OUT/profile.csv, the
+# servers' summaries, and OUT/serve_load.png when gnuplot is there.
+#
+#   bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]
+#
+# Defaults: RATE 2000/s, COUNT 4000, DEADLINE_MS 50. Loopback only; every run
+# is bounded (serve_load --max-seconds, wattgraph serve --duration-s).
+set -euo pipefail
+build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
+map=${2:?map}
+out=${3:?out folder}
+rate=${4:-2000}
+count=${5:-4000}
+deadline=${6:-50}
+mkdir -p "$out"
+backend=cpu
+if "$build/wattgraph" --version | grep -q "CUDA backend: built"; then backend=auto; fi
+"$build/serve_load" --map "$map" --profile-out "$out/profile.csv" \
+  --backend "$([ "$backend" = auto ] && echo cuda || echo cpu)" 2>"$out/profile.log"
+port=$((20000 + RANDOM % 20000))
+for mode in with without; do
+  flags=()
+  [ "$mode" = without ] && flags+=(--no-admission)
+  "$build/wattgraph" serve "$map" --port "$port" --backend "$backend" \
+    --profile "$out/profile.csv" --deadline-ms "$deadline" --period-ms "$deadline" \
+    --duration-s 120 --json "${flags[@]}" >"$out/server-$mode.json" 2>"$out/server-$mode.log" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    grep -q "serving" "$out/server-$mode.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
+    --deadline-ms "$deadline" --max-seconds 60 --out "$out/$mode.csv" 2>"$out/load-$mode.log"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  cat "$out/load-$mode.log"
+  port=$((port + 1))
+done
+if command -v gnuplot >/dev/null; then
+  gnuplot <<GP
+set terminal pngcairo size 1200,900 noenhanced
+set output "$out/serve_load.png"
+set datafile separator ","
+set multiplot layout 2,2 title "route server: Poisson $rate/s, deadline $deadline ms, spike at request 800"
+set xlabel "time (s)"
+set ylabel "tardiness"
+plot "$out/with.csv" using 1:7 with lines title "with PI", "$out/without.csv" using 1:7 with lines title "without", 0.9 with lines dt 2 title "set-point"
+set ylabel "answered per second"
+plot "$out/with.csv" using 1:9 with lines title "with PI", "$out/without.csv" using 1:9 with lines title "without"
+set ylabel "deadline misses per bin"
+plot "$out/with.csv" using 1:8 with lines title "with PI", "$out/without.csv" using 1:8 with lines title "without"
+set ylabel "mean quality"
+plot "$out/with.csv" using 1:10 with lines title "with PI", "$out/without.csv" using 1:10 with lines title "without"
+unset multiplot
+GP
+  echo "plot: $out/serve_load.png"
+fi

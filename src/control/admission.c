@@ -1,0 +1,155 @@
+/* Admission control for a stream of requests with deadlines: a PI controller
+ * on tardiness and a token bucket that refuses at once above the admitted
+ * rate (never an unbounded queue).
+ *
+ * Lu, Stankovic, Son and Tao ("Feedback Control Real-Time Scheduling",
+ * Real-Time Systems 2002) close a loop around a real-time server: measure a
+ * miss ratio or utilisation each period, feed the error to a PI controller,
+ * admit accordingly. Zhou and Kang control tardiness (response time /
+ * deadline) the same way. The seed system holds tardiness at 0.9 with
+ * Kp = 0.3, Ki = 0.01.
+ *
+ * The plant seen from here: while the admitted rate stays below the rate the
+ * server answers at (its capacity), queues drain and tardiness is the bare
+ * service time over the deadline; above it, the queue grows and tardiness
+ * with it, at (admitted - capacity) / (capacity x deadline) per second. The
+ * controller's output u is therefore a multiple of the capacity, measured
+ * (busy throughput) and averaged: at the set-point u = 1, and a step of the
+ * work per request (the spike of fine levels) moves the capacity estimate at
+ * once instead of winding the integral for many periods. The error is
+ * relative to the set-point, so with a period of one deadline the
+ * proportional loop gain is kp / setpoint per period (0.33 by default: the
+ * deviation shrinks by two thirds a period). docs/contract.md, "Admission".
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "wattgraph/control.h"
+
+void wg_admit_opts_defaults(wg_admit_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->setpoint = 0.9;
+  o->kp = 0.3;
+  o->ki = 0.01;
+  o->u_min = 0.05;
+  o->u_max = 2.0;
+  o->u0 = 1.0;
+  o->rate_min = 1.0;
+  o->rate_max = 1e6;
+  o->capacity_memory = 0.5;
+  o->integral_band = 0.25;
+}
+
+static int finite_in(double v, double lo, double hi) { return isfinite(v) && v >= lo && v <= hi; }
+
+wg_status wg_admit_init(wg_ctx_t *ctx, wg_admit *a, const wg_admit_opts *o) {
+  if (!a) return wg__error(ctx, WG_EINVAL, "admission: NULL controller");
+  wg_admit_opts def;
+  if (!o) {
+    wg_admit_opts_defaults(&def);
+    o = &def;
+  }
+  if (!finite_in(o->setpoint, 1e-6, 1e6) || !(o->setpoint > 0))
+    return wg__error(ctx, WG_EINVAL, "admission: set-point %g is not in (0, 1e6]", o->setpoint);
+  if (!finite_in(o->kp, 0, 1e6) || !finite_in(o->ki, 0, 1e6))
+    return wg__error(ctx, WG_EINVAL, "admission: gains kp %g, ki %g must be finite and >= 0",
+                     o->kp, o->ki);
+  if (!finite_in(o->u_min, 0, 1e6) || !finite_in(o->u_max, o->u_min, 1e6) || o->u_max <= 0)
+    return wg__error(ctx, WG_EINVAL,
+                     "admission: output bounds [%g, %g] must be finite with 0 <= u_min <= u_max, u_max > 0",
+                     o->u_min, o->u_max);
+  if (!finite_in(o->u0, o->u_min, o->u_max))
+    return wg__error(ctx, WG_EINVAL, "admission: first output %g is outside [%g, %g]", o->u0,
+                     o->u_min, o->u_max);
+  if (!finite_in(o->rate_min, 0, 1e12) || !finite_in(o->rate_max, o->rate_min, 1e12) ||
+      o->rate_max <= 0)
+    return wg__error(ctx, WG_EINVAL,
+                     "admission: rate bounds [%g, %g] must be finite with 0 <= min <= max, max > 0",
+                     o->rate_min, o->rate_max);
+  if (!finite_in(o->integral_band, 0, 1e6))
+    return wg__error(ctx, WG_EINVAL, "admission: integral band %g must be finite and >= 0",
+                     o->integral_band);
+  if (!finite_in(o->capacity_memory, 1e-9, 1))
+    return wg__error(ctx, WG_EINVAL, "admission: capacity memory %g is not in (0, 1]",
+                     o->capacity_memory);
+  memset(a, 0, sizeof *a);
+  a->o = *o;
+  a->u = o->u0;
+  /* bumpless start: the integral alone gives u0 */
+  a->integral = o->ki > 0 ? o->u0 / o->ki : 0;
+  a->capacity = o->rate_max;
+  double r = a->u * a->capacity;
+  a->rate = r < o->rate_min ? o->rate_min : r > o->rate_max ? o->rate_max : r;
+  return WG_OK;
+}
+
+double wg_admit_update(wg_admit *a, double tardiness, double capacity) {
+  const wg_admit_opts *o = &a->o;
+  int sample = isfinite(capacity) && capacity > 0;
+  if (sample) {
+    if (a->samples++ == 0)
+      a->capacity = capacity; /* the first sample replaces rate_max */
+    else
+      a->capacity += o->capacity_memory * (capacity - a->capacity);
+  }
+  double e = 0;
+  if (isfinite(tardiness) && tardiness >= 0) e = (o->setpoint - tardiness) / o->setpoint;
+  /* conditional integration (anti-windup): the integral moves only in a
+   * period where the admitted rate is what limits the server (it was busy:
+   * a capacity sample came), the error is within the band (a large
+   * transient is the proportional term's work; integrating it would leave
+   * an offset that the small ki removes only over tens of periods), and
+   * the output is not clamped with the error pushing it further out */
+  double I = a->integral;
+  if (sample && fabs(e) <= o->integral_band) I += e;
+  double u = o->kp * e + o->ki * I;
+  if ((u > o->u_max && e > 0) || (u < o->u_min && e < 0)) {
+    I = a->integral;
+    u = o->kp * e + o->ki * I;
+  }
+  a->integral = I;
+  a->u = u < o->u_min ? o->u_min : u > o->u_max ? o->u_max : u;
+  a->error = e;
+  double r = a->u * a->capacity;
+  a->rate = r < o->rate_min ? o->rate_min : r > o->rate_max ? o->rate_max : r;
+  a->periods++;
+  return a->rate;
+}
+
+void wg_bucket_init(wg_bucket *b, double rate, double burst, double now) {
+  b->rate = isfinite(rate) && rate > 0 ? rate : 0;
+  b->burst = isfinite(burst) && burst >= 1 ? burst : 1;
+  b->tokens = b->burst;
+  b->last = now;
+}
+
+static void refill(wg_bucket *b, double now) {
+  if (now > b->last) {
+    b->tokens += b->rate * (now - b->last);
+    if (b->tokens > b->burst) b->tokens = b->burst;
+    b->last = now;
+  }
+}
+
+void wg_bucket_set_rate(wg_bucket *b, double rate, double now) {
+  refill(b, now);
+  b->rate = isfinite(rate) && rate > 0 ? rate : 0;
+}
+
+int wg_bucket_take(wg_bucket *b, double now) {
+  refill(b, now);
+  if (b->tokens >= 1.0) {
+    b->tokens -= 1.0;
+    return 1;
+  }
+  return 0;
+}
+
+double wg_bucket_wait(const wg_bucket *b, double now) {
+  double tokens = b->tokens;
+  if (now > b->last) tokens += b->rate * (now - b->last);
+  if (tokens >= 1.0) return 0;
+  if (b->rate <= 0) return INFINITY;
+  return (1.0 - tokens) / b->rate;
+}

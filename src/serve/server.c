@@ -1,0 +1,1170 @@
+/* The route server: libmicrohttpd in front, one batching thread behind.
+ *
+ * A request's life: libmicrohttpd (a thread pool over epoll) calls the
+ * access handler; /health and /metrics are answered there and then. A route,
+ * table or nearest request is parsed (request.c, pure), passes admission (a
+ * token bucket refilled at the rate the PI controller of control.h sets, so a
+ * refusal is immediate: 503 with Retry-After) and joins a bounded queue; its
+ * connection is suspended. The batching thread takes up to max_batch
+ * requests once the oldest has waited max_wait_ms (or the batch is full),
+ * snaps their coordinates, picks a level from the tightest deadline and the
+ * profile (the finest level whose projected batch time fits), answers every
+ * leg through the backend in one call, writes the JSON (jansson) and resumes
+ * the connections. POST /weights is queued like a request and applied by the
+ * same thread between two batches, so requests in flight finish on the old
+ * metric. Once a control period the thread feeds the mean tardiness of the
+ * period and the capacity measured (answers per second of batch work, when
+ * the thread was busy most of the period) to the PI controller.
+ *
+ * The library never prints: libmicrohttpd's error log is off; failures reach
+ * clients as OSRM-style JSON and the caller through wg_server_get_stats.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "wattgraph/power.h"
+#include "wattgraph/serve.h"
+
+#define MAX_ARGS 64
+#define MAX_METERS 8
+
+typedef enum job_kind { JOB_REQUEST = 0, JOB_WEIGHTS } job_kind;
+
+typedef struct job {
+  struct job *next;
+  struct MHD_Connection *conn;
+  job_kind kind;
+  int dispatched;      /* queued (connection suspended) */
+  int done;
+  double arrival, deadline; /* wg__now() seconds */
+  wg_serve_request req;
+  /* POST body */
+  char *body;
+  size_t body_len, body_cap;
+  int body_too_big;
+  uint32_t *weights;
+  uint64_t nweights;
+  /* answer */
+  int http;
+  char *answer; /* malloc'd JSON */
+} job;
+
+struct wg_server {
+  const wg_graph_t *g;
+  wg_csr csr;
+  wg_serve_backend be;
+  wg_server_opts o;
+  wg_profile profile;
+  int has_profile;
+  double unit_metres; /* metres per unit of the graph's own weights */
+  int metric_is_time; /* after POST /weights: weights are deciseconds */
+  struct MHD_Daemon *d;
+  unsigned port;
+  pthread_t batcher;
+  int batcher_started;
+  wg_ctx_t *ctx; /* the batching thread's */
+  /* queue */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  job *head, *tail;
+  size_t queued;
+  int stop;
+  /* admission */
+  wg_admit admit;
+  wg_bucket bucket;
+  /* period accumulators (batching thread) */
+  double period_start, period_busy, period_tard_sum;
+  uint64_t period_answered;
+  /* stats (under mu) */
+  wg_server_stats st;
+  uint64_t batch_size_hist[12]; /* <= 1, 2, 4, ... 2048, more */
+  uint64_t batch_queries;
+  uint64_t errors_by_http[6];  /* 400, 404, 405, 413, 500, 503 */
+  uint64_t invalid_routes;     /* legs the evaluator rejected */
+  /* energy */
+  pthread_mutex_t meter_mu;
+  wg_meter_t *meter;
+  double joules[MAX_METERS], watts[MAX_METERS];
+  char meter_name[MAX_METERS][64];
+  size_t nmeters;
+};
+
+void wg_server_opts_defaults(wg_server_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->host = "127.0.0.1";
+  o->port = 5000;
+  o->threads = 4;
+  o->max_batch = 256;
+  o->max_wait_ms = 1.0;
+  o->max_coords = 100;
+  o->default_deadline_ms = 1000;
+  o->connection_timeout_s = 10;
+  o->connection_limit = 1024;
+  o->per_ip_limit = 0;
+  o->max_body = 0;
+  o->snap_metres = 2000;
+  o->speed_mps = 50.0 / 3.6;
+  o->admission = 1;
+  wg_admit_opts_defaults(&o->admit);
+  o->period_ms = 0;
+  o->burst = 64;
+  o->profile = NULL;
+}
+
+/* ---- JSON answers -------------------------------------------------------------- */
+
+static char *dump(json_t *j) {
+  char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
+  json_decref(j);
+  return s;
+}
+
+static char *error_json(const char *code, const char *message) {
+  json_t *j = json_object();
+  json_object_set_new(j, "code", json_string(code));
+  json_object_set_new(j, "message", json_string(message));
+  return dump(j);
+}
+
+static void count_error(wg_server_t *s, int http) {
+  static const int codes[6] = {400, 404, 405, 413, 500, 503};
+  pthread_mutex_lock(&s->mu);
+  s->st.errors++;
+  for (int i = 0; i < 6; i++)
+    if (codes[i] == http) s->errors_by_http[i]++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int http, char *text,
+                                 const char *type, double retry_after) {
+  if (!text) {
+    text = strdup("{\"code\":\"InternalError\",\"message\":\"out of memory\"}");
+    http = 500;
+    if (!text) return MHD_NO;
+  }
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    free(text);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, "Content-Type", type);
+  if (retry_after > 0) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
+    MHD_add_response_header(r, "Retry-After", buf);
+  }
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static enum MHD_Result send_error(wg_server_t *s, struct MHD_Connection *c, int http,
+                                  const char *code, const char *message, double retry_after) {
+  count_error(s, http);
+  return send_text(c, http, error_json(code, message), "application/json", retry_after);
+}
+
+/* ---- /metrics ------------------------------------------------------------------- */
+
+static void meter_sample(wg_server_t *s) {
+  pthread_mutex_lock(&s->meter_mu);
+  if (s->meter) {
+    wg_meter_reading r[MAX_METERS];
+    size_t n = 0;
+    if (wg_meter_end(s->meter, r, MAX_METERS, &n) == WG_OK) {
+      if (n > MAX_METERS) n = MAX_METERS;
+      s->nmeters = n;
+      for (size_t i = 0; i < n; i++) {
+        memcpy(s->meter_name[i], r[i].name, sizeof s->meter_name[i]);
+        s->meter_name[i][sizeof s->meter_name[i] - 1] = '\0';
+        if (r[i].available) {
+          s->joules[i] += r[i].joules;
+          s->watts[i] = r[i].mean_watts;
+        } else {
+          s->watts[i] = NAN;
+        }
+      }
+    }
+    wg_meter_begin(s->meter);
+  }
+  pthread_mutex_unlock(&s->meter_mu);
+}
+
+/* Appends to a growing buffer; on failure the buffer is freed. */
+static void app(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void app(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
+  if (!*buf) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      free(*buf);
+      *buf = NULL;
+      return;
+    }
+    if ((size_t)n < *cap - *len) {
+      *len += (size_t)n;
+      return;
+    }
+    char *nb = realloc(*buf, *cap * 2 + (size_t)n);
+    if (!nb) {
+      free(*buf);
+      *buf = NULL;
+      return;
+    }
+    *buf = nb;
+    *cap = *cap * 2 + (size_t)n;
+  }
+}
+
+static char *metrics_text(wg_server_t *s) {
+  meter_sample(s);
+  wg_server_stats st;
+  uint64_t hist[12], bq, eh[6];
+  pthread_mutex_lock(&s->mu);
+  st = s->st;
+  memcpy(hist, s->batch_size_hist, sizeof hist);
+  memcpy(eh, s->errors_by_http, sizeof eh);
+  bq = s->batch_queries;
+  size_t queued = s->queued;
+  uint64_t invalid = s->invalid_routes;
+  pthread_mutex_unlock(&s->mu);
+  size_t len = 0, cap = 4096;
+  char *b = malloc(cap);
+  if (b) b[0] = '\0';
+#define C(name, help, v)                                                                 \
+  app(&b, &len, &cap, "# HELP wattgraph_%s %s\n# TYPE wattgraph_%s counter\nwattgraph_%s %llu\n", \
+      name, help, name, name, (unsigned long long)(v))
+#define G(name, help, v)                                                                 \
+  app(&b, &len, &cap, "# HELP wattgraph_%s %s\n# TYPE wattgraph_%s gauge\nwattgraph_%s %.9g\n", \
+      name, help, name, name, (double)(v))
+  C("requests_total", "requests received (every path)", st.requests);
+  C("admitted_total", "route, table and nearest requests admitted", st.admitted);
+  C("refused_total", "requests refused by admission control (503)", st.refused);
+  C("errors_total", "requests answered with an error status", st.errors);
+  app(&b, &len, &cap, "# HELP wattgraph_errors_by_status_total errors by HTTP status\n"
+                      "# TYPE wattgraph_errors_by_status_total counter\n");
+  static const int codes[6] = {400, 404, 405, 413, 500, 503};
+  for (int i = 0; i < 6; i++)
+    app(&b, &len, &cap, "wattgraph_errors_by_status_total{status=\"%d\"} %llu\n", codes[i],
+        (unsigned long long)eh[i]);
+  C("answered_total", "admitted requests answered", st.answered);
+  C("deadline_misses_total", "answered after their deadline", st.deadline_misses);
+  C("weight_swaps_total", "metrics loaded through POST /weights", st.weight_swaps);
+  C("invalid_routes_total", "routes the evaluator rejected (not a path of the graph)", invalid);
+  G("tardiness", "mean response time / deadline in the last control period", st.tardiness);
+  G("tardiness_setpoint", "the admission controller's set-point", s->o.admit.setpoint);
+  G("admitted_rate", "requests per second the admission controller admits", st.admitted_rate);
+  G("queued", "requests waiting for a batch", (double)queued);
+  app(&b, &len, &cap, "# HELP wattgraph_level_total route legs answered per level\n"
+                      "# TYPE wattgraph_level_total counter\n");
+  for (int l = 0; l < (s->be.num_levels < WG_PROFILE_MAX_LEVELS ? s->be.num_levels
+                                                                  : WG_PROFILE_MAX_LEVELS);
+       l++)
+    app(&b, &len, &cap, "wattgraph_level_total{level=\"%d\"} %llu\n", l,
+        (unsigned long long)st.level_count[l]);
+  app(&b, &len, &cap, "# HELP wattgraph_batch_size requests per batch\n"
+                      "# TYPE wattgraph_batch_size histogram\n");
+  uint64_t cum = 0;
+  for (int i = 0; i < 12; i++) {
+    cum += hist[i];
+    if (i < 11)
+      app(&b, &len, &cap, "wattgraph_batch_size_bucket{le=\"%u\"} %llu\n", 1u << i,
+          (unsigned long long)cum);
+    else
+      app(&b, &len, &cap, "wattgraph_batch_size_bucket{le=\"+Inf\"} %llu\n",
+          (unsigned long long)cum);
+  }
+  app(&b, &len, &cap, "wattgraph_batch_size_sum %llu\nwattgraph_batch_size_count %llu\n",
+      (unsigned long long)bq, (unsigned long long)st.batches);
+  pthread_mutex_lock(&s->meter_mu);
+  app(&b, &len, &cap, "# HELP wattgraph_joules_total energy since the server started, per "
+                      "meter\n# TYPE wattgraph_joules_total counter\n");
+  for (size_t i = 0; i < s->nmeters; i++)
+    if (isfinite(s->watts[i]))
+      app(&b, &len, &cap, "wattgraph_joules_total{meter=\"%s\"} %.6f\n", s->meter_name[i],
+          s->joules[i]);
+  app(&b, &len, &cap, "# HELP wattgraph_watts mean power since the previous scrape\n"
+                      "# TYPE wattgraph_watts gauge\n");
+  for (size_t i = 0; i < s->nmeters; i++)
+    if (isfinite(s->watts[i]))
+      app(&b, &len, &cap, "wattgraph_watts{meter=\"%s\"} %.3f\n", s->meter_name[i], s->watts[i]);
+  pthread_mutex_unlock(&s->meter_mu);
+#undef C
+#undef G
+  return b;
+}
+
+/* ---- the batching thread ---------------------------------------------------------- */
+
+static double lon_of(const wg_server_t *s, uint32_t v) { return s->csr.lon ? s->csr.lon[v] : 0; }
+static double lat_of(const wg_server_t *s, uint32_t v) { return s->csr.lat ? s->csr.lat[v] : 0; }
+
+/* The graph's own weight (its length) of arc u->v into *w; -1 when the
+ * graph has no such arc. */
+static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w) {
+  if (u >= s->csr.n || v >= s->csr.n) return -1;
+  uint64_t lo = s->csr.offsets[u], hi = s->csr.offsets[u + 1];
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (s->csr.targets[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < s->csr.offsets[u + 1] && s->csr.targets[lo] == v) {
+    *w = s->csr.weights[lo];
+    return 0;
+  }
+  return -1;
+}
+
+/* The evaluator: a route leg is a real path of the graph from the leg's
+ * source to its target (every step an arc), as long as the router says. */
+static int leg_is_real(const wg_server_t *s, const wg_route_result *r, const uint32_t *path,
+                       uint32_t source, uint32_t target) {
+  if (r->path_len == 0 || path[0] != source || path[r->path_len - 1] != target) return 0;
+  uint32_t w;
+  for (uint32_t e = 0; e + 1 < r->path_len; e++)
+    if (arc_length(s, path[e], path[e + 1], &w)) return 0;
+  return 1;
+}
+
+static json_t *waypoint(const wg_server_t *s, uint32_t v, double metres) {
+  json_t *w = json_object();
+  json_object_set_new(w, "hint", json_string(""));
+  json_object_set_new(w, "name", json_string(""));
+  json_object_set_new(w, "distance", json_real(metres));
+  json_t *loc = json_array();
+  json_array_append_new(loc, json_real(lon_of(s, v)));
+  json_array_append_new(loc, json_real(lat_of(s, v)));
+  json_object_set_new(w, "location", loc);
+  return w;
+}
+
+static json_t *geometry(const wg_server_t *s, const uint32_t *path, size_t n,
+                        wg_serve_geometry kind) {
+  if (kind == WG_GEOM_GEOJSON) {
+    json_t *g = json_object(), *coords = json_array();
+    json_object_set_new(g, "type", json_string("LineString"));
+    for (size_t i = 0; i < n; i++) {
+      json_t *pt = json_array();
+      json_array_append_new(pt, json_real(lon_of(s, path[i])));
+      json_array_append_new(pt, json_real(lat_of(s, path[i])));
+      json_array_append_new(coords, pt);
+    }
+    json_object_set_new(g, "coordinates", coords);
+    return g;
+  }
+  double *lo = malloc((n ? n : 1) * 2 * sizeof *lo);
+  if (!lo) return json_null();
+  double *la = lo + (n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    lo[i] = lon_of(s, path[i]);
+    la[i] = lat_of(s, path[i]);
+  }
+  int prec = kind == WG_GEOM_POLYLINE6 ? 6 : 5;
+  size_t need = wg_serve_polyline(lo, la, n, prec, NULL, 0);
+  char *out = malloc(need + 1);
+  json_t *j = json_null();
+  if (out) {
+    wg_serve_polyline(lo, la, n, prec, out, need + 1);
+    json_decref(j);
+    j = json_string(out);
+    free(out);
+  }
+  free(lo);
+  return j;
+}
+
+static void finish(job *j, int http, char *answer) {
+  j->http = http;
+  j->answer = answer;
+  j->done = 1;
+}
+
+static const char *backend_error(wg_server_t *s) {
+  const char *m = wg_ctx_last_error(s->ctx);
+  return m && *m ? m : "the router failed";
+}
+
+/* Snaps every coordinate of j; on failure finishes j with NoSegment. */
+static int snap_all(wg_server_t *s, job *j, uint32_t *v, double *metres) {
+  for (size_t i = 0; i < j->req.ncoords; i++) {
+    wg_status st = s->be.snap(s->be.user, s->ctx, j->req.lon[i], j->req.lat[i],
+                              s->o.snap_metres, &v[i], &metres[i]);
+    if (st != WG_OK) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "coordinate %zu (%.6f,%.6f) is not near the map: %s", i,
+               j->req.lon[i], j->req.lat[i], st == WG_ENOENT ? "no road within reach"
+                                                              : backend_error(s));
+      finish(j, 400, error_json("NoSegment", msg));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static double duration_of(const wg_server_t *s, double metric_units, double metres) {
+  if (s->metric_is_time) return metric_units / 10.0;
+  return s->o.speed_mps > 0 ? metres / s->o.speed_mps : 0;
+}
+
+/* Level for a batch of n route legs whose tightest job has `budget`
+ * seconds left: the best-quality level whose projection fits, else the
+ * fastest; 0 without a profile. */
+static int pick_level(const wg_server_t *s, uint64_t n, double budget) {
+  if (!s->has_profile || n == 0) return 0;
+  int best = -1, fastest = 0;
+  double bq = -1, ft = INFINITY;
+  int L = s->profile.num_levels < s->be.num_levels ? s->profile.num_levels : s->be.num_levels;
+  for (int l = 0; l < L; l++) {
+    double t = wg_profile_seconds(&s->profile, l, n), q = wg_profile_quality(&s->profile, l, n);
+    if (t < ft) {
+      ft = t;
+      fastest = l;
+    }
+    if (t <= budget && q > bq) {
+      bq = q;
+      best = l;
+    }
+  }
+  return best >= 0 ? best : fastest;
+}
+
+static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
+  /* snap, count legs */
+  size_t legs = 0;
+  uint32_t *verts = NULL;
+  double *snapm = NULL;
+  size_t total_coords = 0;
+  for (size_t i = 0; i < nj; i++) total_coords += jobs[i]->req.ncoords;
+  verts = malloc((total_coords + 1) * sizeof *verts);
+  snapm = malloc((total_coords + 1) * sizeof *snapm);
+  if (!verts || !snapm) {
+    for (size_t i = 0; i < nj; i++)
+      finish(jobs[i], 500, error_json("InternalError", "out of memory"));
+    free(verts);
+    free(snapm);
+    return;
+  }
+  size_t *first = calloc(nj + 1, sizeof *first);
+  double budget = INFINITY;
+  size_t at = 0;
+  for (size_t i = 0; i < nj && first; i++) {
+    job *j = jobs[i];
+    first[i] = at;
+    if (snap_all(s, j, verts + at, snapm + at) == 0 && j->req.service == WG_SERVE_ROUTE) {
+      legs += j->req.ncoords - 1;
+      if (j->req.level < 0 && j->deadline - now < budget) budget = j->deadline - now;
+    }
+    at += j->req.ncoords;
+  }
+  int level = pick_level(s, legs, budget);
+  wg_route_query *q = legs ? malloc(legs * sizeof *q) : NULL;
+  wg_route_batch batch;
+  memset(&batch, 0, sizeof batch);
+  wg_status st = WG_OK;
+  if (legs && q && first) {
+    size_t k = 0;
+    for (size_t i = 0; i < nj; i++) {
+      job *j = jobs[i];
+      if (j->done || j->req.service != WG_SERVE_ROUTE) continue;
+      int lv = j->req.level >= 0 ? j->req.level : level;
+      if (lv >= s->be.num_levels) lv = s->be.num_levels - 1;
+      for (size_t c = 0; c + 1 < j->req.ncoords; c++) {
+        q[k].source = verts[first[i] + c];
+        q[k].target = verts[first[i] + c + 1];
+        q[k].level = lv;
+        k++;
+      }
+    }
+    st = s->be.query(s->be.user, s->ctx, q, legs, WG_ROUTE_PATH, &batch);
+  } else if (legs) {
+    st = WG_ENOMEM;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < nj; i++) {
+    job *j = jobs[i];
+    if (j->done) continue;
+    if (!first) {
+      finish(j, 500, error_json("InternalError", "out of memory"));
+      continue;
+    }
+    const uint32_t *v = verts + first[i];
+    const double *sm = snapm + first[i];
+    if (j->req.service == WG_SERVE_NEAREST) {
+      json_t *o = json_object(), *wps = json_array();
+      json_object_set_new(o, "code", json_string("Ok"));
+      json_t *w = waypoint(s, v[0], sm[0]);
+      json_t *nodes = json_array();
+      json_array_append_new(nodes, json_integer((json_int_t)wg_graph_file_id(s->g, v[0])));
+      json_array_append_new(nodes, json_integer(0));
+      json_object_set_new(w, "nodes", nodes);
+      json_array_append_new(wps, w);
+      json_object_set_new(o, "waypoints", wps);
+      finish(j, 200, dump(o));
+      continue;
+    }
+    if (j->req.service == WG_SERVE_TABLE) {
+      size_t ns = j->req.nsources ? j->req.nsources : j->req.ncoords;
+      size_t nt = j->req.ndestinations ? j->req.ndestinations : j->req.ncoords;
+      uint32_t src[WG_SERVE_MAX_COORDS], dst[WG_SERVE_MAX_COORDS];
+      for (size_t a = 0; a < ns; a++) src[a] = v[j->req.nsources ? j->req.sources[a] : a];
+      for (size_t b = 0; b < nt; b++)
+        dst[b] = v[j->req.ndestinations ? j->req.destinations[b] : b];
+      uint64_t *dist = malloc(ns * nt * sizeof *dist);
+      wg_status ts = dist ? s->be.table(s->be.user, s->ctx, src, ns, dst, nt, dist) : WG_ENOMEM;
+      if (ts != WG_OK) {
+        finish(j, 500, error_json("InternalError", dist ? backend_error(s) : "out of memory"));
+        free(dist);
+        continue;
+      }
+      json_t *o = json_object(), *rows = json_array(), *sw = json_array(), *dw = json_array();
+      json_object_set_new(o, "code", json_string("Ok"));
+      for (size_t a = 0; a < ns; a++) {
+        json_t *row = json_array();
+        for (size_t b = 0; b < nt; b++) {
+          uint64_t d = dist[a * nt + b];
+          json_array_append_new(row, d == WG_ROUTE_INF
+                                         ? json_null()
+                                         : json_real(duration_of(s, (double)d,
+                                                                 (double)d * s->unit_metres)));
+        }
+        json_array_append_new(rows, row);
+      }
+      for (size_t a = 0; a < ns; a++)
+        json_array_append_new(sw, waypoint(s, src[a],
+                                           sm[j->req.nsources ? j->req.sources[a] : a]));
+      for (size_t b = 0; b < nt; b++)
+        json_array_append_new(dw, waypoint(s, dst[b],
+                                           sm[j->req.ndestinations ? j->req.destinations[b] : b]));
+      json_object_set_new(o, "durations", rows);
+      json_object_set_new(o, "sources", sw);
+      json_object_set_new(o, "destinations", dw);
+      free(dist);
+      finish(j, 200, dump(o));
+      continue;
+    }
+    /* a route: its legs are k .. k + ncoords - 2 of the batch */
+    size_t nl = j->req.ncoords - 1;
+    if (st != WG_OK) {
+      finish(j, 500, error_json("InternalError", backend_error(s)));
+      k += nl;
+      continue;
+    }
+    int unreachable = 0, invalid = 0;
+    for (size_t c = 0; c < nl; c++) {
+      const wg_route_result *r = &batch.results[k + c];
+      if (r->distance == WG_ROUTE_INF) unreachable = 1;
+      else if (!leg_is_real(s, r, batch.path + r->path_first, v[c], v[c + 1])) invalid = 1;
+    }
+    if (unreachable) {
+      finish(j, 400, error_json("NoRoute", "no route between the coordinates"));
+      k += nl;
+      continue;
+    }
+    if (invalid) {
+      pthread_mutex_lock(&s->mu);
+      s->invalid_routes++;
+      pthread_mutex_unlock(&s->mu);
+      finish(j, 500, error_json("InternalError", "the router returned a path that is not a "
+                                                 "path of the graph between the waypoints"));
+      k += nl;
+      continue;
+    }
+    json_t *o = json_object(), *route = json_object(), *legsj = json_array();
+    double dist_m = 0, weight = 0, dur = 0, qsum = 0;
+    int lvmax = 0;
+    size_t npts = 0;
+    for (size_t c = 0; c < nl; c++) npts += batch.results[k + c].path_len;
+    uint32_t *all = malloc((npts + 1) * sizeof *all);
+    size_t nall = 0;
+    for (size_t c = 0; c < nl; c++) {
+      const wg_route_result *r = &batch.results[k + c];
+      const uint32_t *path = batch.path + r->path_first;
+      double leg_m = 0;
+      json_t *leg = json_object(), *ad = json_array(), *au = json_array(), *an = json_array();
+      for (uint32_t e = 0; e < r->path_len; e++) {
+        if (j->req.annotations)
+          json_array_append_new(an, json_integer((json_int_t)wg_graph_file_id(s->g, path[e])));
+        if (e + 1 < r->path_len) {
+          uint32_t aw = 0;
+          arc_length(s, path[e], path[e + 1], &aw);
+          double m = aw * s->unit_metres;
+          leg_m += m;
+          if (j->req.annotations) {
+            json_array_append_new(ad, json_real(m));
+            json_array_append_new(au, json_real(duration_of(s, 0, m)));
+          }
+        }
+        if (all && (nall == 0 || all[nall - 1] != path[e])) all[nall++] = path[e];
+      }
+      double w = (double)r->distance * 0.1;
+      double d = duration_of(s, (double)r->distance, leg_m);
+      json_object_set_new(leg, "distance", json_real(leg_m));
+      json_object_set_new(leg, "duration", json_real(d));
+      json_object_set_new(leg, "weight", json_real(w));
+      json_object_set_new(leg, "summary", json_string(""));
+      json_object_set_new(leg, "steps", json_array());
+      if (j->req.annotations) {
+        json_t *a = json_object();
+        json_object_set_new(a, "nodes", an);
+        json_object_set_new(a, "distance", ad);
+        json_object_set_new(a, "duration", au);
+        json_object_set_new(leg, "annotation", a);
+      } else {
+        json_decref(an);
+        json_decref(ad);
+        json_decref(au);
+      }
+      json_array_append_new(legsj, leg);
+      dist_m += leg_m;
+      weight += w;
+      dur += d;
+      double qual = r->quality;
+      if (!isfinite(qual))
+        qual = r->level == 0 ? 1.0
+               : s->has_profile && r->level < s->profile.num_levels
+                   ? wg_profile_quality(&s->profile, r->level, legs)
+                   : NAN;
+      qsum += qual;
+      if (r->level > lvmax) lvmax = r->level;
+      pthread_mutex_lock(&s->mu);
+      if (r->level >= 0 && r->level < WG_PROFILE_MAX_LEVELS) s->st.level_count[r->level]++;
+      pthread_mutex_unlock(&s->mu);
+    }
+    json_object_set_new(route, "distance", json_real(dist_m));
+    json_object_set_new(route, "duration", json_real(dur));
+    json_object_set_new(route, "weight", json_real(weight));
+    json_object_set_new(route, "weight_name", json_string(s->metric_is_time ? "duration"
+                                                                             : "distance"));
+    if (j->req.overview)
+      json_object_set_new(route, "geometry",
+                          all ? geometry(s, all, nall, j->req.geometries) : json_null());
+    json_object_set_new(route, "legs", legsj);
+    json_object_set_new(route, "level", json_integer(lvmax));
+    json_object_set_new(route, "quality", isfinite(qsum) ? json_real(qsum / (double)nl)
+                                                         : json_null());
+    free(all);
+    json_t *routes = json_array(), *wps = json_array();
+    json_array_append_new(routes, route);
+    for (size_t c = 0; c < j->req.ncoords; c++) json_array_append_new(wps, waypoint(s, v[c], sm[c]));
+    json_object_set_new(o, "code", json_string("Ok"));
+    json_object_set_new(o, "routes", routes);
+    json_object_set_new(o, "waypoints", wps);
+    finish(j, 200, dump(o));
+    k += nl;
+  }
+  s->be.batch_free(s->be.user, &batch);
+  free(q);
+  free(first);
+  free(verts);
+  free(snapm);
+}
+
+static void answer_weights(wg_server_t *s, job *j) {
+  wg_status st = s->be.set_weights(s->be.user, s->ctx, j->weights, j->nweights);
+  if (st != WG_OK) {
+    finish(j, 400, error_json("InvalidQuery", backend_error(s)));
+    return;
+  }
+  s->metric_is_time = 1;
+  pthread_mutex_lock(&s->mu);
+  s->st.weight_swaps++;
+  uint64_t swaps = s->st.weight_swaps;
+  pthread_mutex_unlock(&s->mu);
+  json_t *o = json_object();
+  json_object_set_new(o, "code", json_string("Ok"));
+  json_object_set_new(o, "arcs", json_integer((json_int_t)j->nweights));
+  json_object_set_new(o, "swaps", json_integer((json_int_t)swaps));
+  finish(j, 200, dump(o));
+}
+
+static double period_s(const wg_server_t *s) {
+  double p = s->o.period_ms > 0 ? s->o.period_ms : s->o.default_deadline_ms;
+  return p / 1000.0;
+}
+
+static void control_tick(wg_server_t *s, double now) {
+  double len = now - s->period_start;
+  if (len < period_s(s)) return;
+  double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
+  double cap = s->period_busy >= 0.8 * len && s->period_busy > 0
+                   ? (double)s->period_answered / s->period_busy
+                   : 0;
+  pthread_mutex_lock(&s->mu);
+  double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
+  if (s->o.admission) wg_bucket_set_rate(&s->bucket, rate, now);
+  if (tard >= 0) s->st.tardiness = tard;
+  s->st.admitted_rate = s->o.admission ? rate : 0;
+  pthread_mutex_unlock(&s->mu);
+  s->period_start = now;
+  s->period_busy = s->period_tard_sum = 0;
+  s->period_answered = 0;
+}
+
+static void *batcher_main(void *arg) {
+  wg_server_t *s = arg;
+  job **batch = malloc((s->o.max_batch + 1) * sizeof *batch);
+  if (!batch) return NULL;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (!s->head) {
+      if (s->stop) break;
+      /* idle: wake for the control period, or work */
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      double wait = period_s(s);
+      ts.tv_sec += (time_t)wait;
+      ts.tv_nsec += (long)((wait - floor(wait)) * 1e9);
+      if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+      pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+      if (!s->head) {
+        pthread_mutex_unlock(&s->mu);
+        control_tick(s, wg__now());
+        pthread_mutex_lock(&s->mu);
+        continue;
+      }
+    }
+    /* gather: wait for a full batch or the oldest's max wait */
+    double oldest = s->head->arrival;
+    while (!s->stop && s->queued < s->o.max_batch && s->head->kind == JOB_REQUEST) {
+      double left = oldest + s->o.max_wait_ms / 1000.0 - wg__now();
+      if (left <= 0) break;
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      ts.tv_nsec += (long)(left * 1e9);
+      ts.tv_sec += ts.tv_nsec / 1000000000L;
+      ts.tv_nsec %= 1000000000L;
+      pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    size_t n = 0;
+    job_kind kind = s->head->kind;
+    while (s->head && n < (kind == JOB_WEIGHTS ? 1 : s->o.max_batch) && s->head->kind == kind) {
+      job *j = s->head;
+      s->head = j->next;
+      if (!s->head) s->tail = NULL;
+      s->queued--;
+      batch[n++] = j;
+    }
+    pthread_mutex_unlock(&s->mu);
+    double t0 = wg__now();
+    if (kind == JOB_WEIGHTS)
+      answer_weights(s, batch[0]);
+    else
+      answer_routes(s, batch, n, t0);
+    double t1 = wg__now();
+    s->period_busy += t1 - t0;
+    uint64_t misses = 0, answered = 0;
+    for (size_t i = 0; i < n; i++) {
+      job *j = batch[i];
+      if (j->kind == JOB_REQUEST) {
+        double dl = j->deadline - j->arrival;
+        double tard = dl > 0 ? (t1 - j->arrival) / dl : 0;
+        s->period_tard_sum += tard;
+        s->period_answered++;
+        answered++;
+        if (tard > 1) misses++;
+      }
+    }
+    pthread_mutex_lock(&s->mu);
+    if (kind == JOB_REQUEST) {
+      s->st.batches++;
+      s->st.answered += answered;
+      s->st.deadline_misses += misses;
+      s->batch_queries += n;
+      int b = 0;
+      while (b < 11 && ((size_t)1 << b) < n) b++;
+      s->batch_size_hist[b]++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    /* hand back: after MHD_resume_connection the job belongs to the
+     * connection again (it may be freed at once) */
+    for (size_t i = 0; i < n; i++) MHD_resume_connection(batch[i]->conn);
+    control_tick(s, t1);
+    pthread_mutex_lock(&s->mu);
+  }
+  pthread_mutex_unlock(&s->mu);
+  free(batch);
+  return NULL;
+}
+
+/* ---- the access handler --------------------------------------------------------------- */
+
+typedef struct args {
+  size_t n;
+  int overflow;
+  const char *k[MAX_ARGS], *v[MAX_ARGS];
+} args;
+
+static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value) {
+  (void)kind;
+  args *a = cls;
+  if (a->n == MAX_ARGS) {
+    a->overflow = 1;
+    return MHD_NO;
+  }
+  a->k[a->n] = key;
+  a->v[a->n] = value ? value : "";
+  a->n++;
+  return MHD_YES;
+}
+
+/* Parses a POST /weights body: num_arcs decimal weights separated by white
+ * space. Returns 0 or -1 with msg. */
+static int parse_weights(const wg_server_t *s, job *j, char *msg, size_t cap) {
+  uint64_t m = s->csr.m;
+  j->weights = malloc((m ? m : 1) * sizeof *j->weights);
+  if (!j->weights) {
+    snprintf(msg, cap, "out of memory for %llu weights", (unsigned long long)m);
+    return -1;
+  }
+  uint64_t n = 0, line = 1;
+  const char *p = j->body, *end = j->body + j->body_len;
+  while (p < end) {
+    if (*p == '\n') line++;
+    if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+      p++;
+      continue;
+    }
+    uint64_t v = 0;
+    const char *q = p;
+    while (q < end && *q >= '0' && *q <= '9') {
+      v = v * 10 + (uint64_t)(*q - '0');
+      if (v >= WG_ROUTE_MAX_WEIGHT) {
+        snprintf(msg, cap, "weights:%llu: weight %llu is at or above %u",
+                 (unsigned long long)line, (unsigned long long)n, (unsigned)WG_ROUTE_MAX_WEIGHT);
+        return -1;
+      }
+      q++;
+    }
+    if (q == p || (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')) {
+      snprintf(msg, cap, "weights:%llu: weight %llu is not a whole number",
+               (unsigned long long)line, (unsigned long long)n);
+      return -1;
+    }
+    if (n == m) {
+      snprintf(msg, cap, "weights:%llu: more than the graph's %llu arcs",
+               (unsigned long long)line, (unsigned long long)m);
+      return -1;
+    }
+    j->weights[n++] = (uint32_t)v;
+    p = q;
+  }
+  if (n != m) {
+    snprintf(msg, cap, "%llu weights, the graph has %llu arcs (one weight per arc in CSR "
+             "order)", (unsigned long long)n, (unsigned long long)m);
+    return -1;
+  }
+  j->nweights = n;
+  return 0;
+}
+
+static void enqueue(wg_server_t *s, job *j) {
+  j->next = NULL;
+  if (s->tail) s->tail->next = j;
+  else s->head = j;
+  s->tail = j;
+  s->queued++;
+  pthread_cond_signal(&s->cv);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version,
+                               const char *upload, size_t *upload_size, void **con_cls) {
+  (void)version;
+  wg_server_t *s = cls;
+  job *j = *con_cls;
+  if (!j) {
+    j = calloc(1, sizeof *j);
+    if (!j) return MHD_NO;
+    j->conn = c;
+    j->arrival = wg__now();
+    *con_cls = j;
+    pthread_mutex_lock(&s->mu);
+    s->st.requests++;
+    pthread_mutex_unlock(&s->mu);
+    return MHD_YES;
+  }
+  if (j->done) { /* resumed: the batching thread answered */
+    char *a = j->answer;
+    j->answer = NULL;
+    if (j->http != 200) count_error(s, j->http);
+    return send_text(c, j->http, a, "application/json", 0);
+  }
+  if (j->dispatched) return MHD_YES; /* spurious call while suspended */
+  int is_post = strcmp(method, "POST") == 0;
+  if (is_post && strcmp(url, "/weights") == 0) {
+    if (*upload_size) {
+      size_t limit = s->o.max_body ? s->o.max_body : 16 * (size_t)s->csr.m + ((size_t)1 << 20);
+      if (j->body_too_big || j->body_len + *upload_size > limit) {
+        j->body_too_big = 1;
+        *upload_size = 0;
+        return MHD_YES;
+      }
+      if (j->body_len + *upload_size + 1 > j->body_cap) {
+        size_t cap = (j->body_len + *upload_size + 1) * 2;
+        if (cap > limit + 1) cap = limit + 1;
+        char *nb = realloc(j->body, cap);
+        if (!nb) return MHD_NO;
+        j->body = nb;
+        j->body_cap = cap;
+      }
+      memcpy(j->body + j->body_len, upload, *upload_size);
+      j->body_len += *upload_size;
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    if (j->body_too_big)
+      return send_error(s, c, 413, "TooBig", "the weights body is larger than the limit", 0);
+    char msg[200];
+    if (parse_weights(s, j, msg, sizeof msg))
+      return send_error(s, c, 400, "InvalidQuery", msg, 0);
+    free(j->body);
+    j->body = NULL;
+    j->kind = JOB_WEIGHTS;
+    pthread_mutex_lock(&s->mu);
+    if (s->stop) {
+      pthread_mutex_unlock(&s->mu);
+      return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
+    }
+    j->dispatched = 1;
+    MHD_suspend_connection(c);
+    enqueue(s, j);
+    pthread_mutex_unlock(&s->mu);
+    return MHD_YES;
+  }
+  if (*upload_size) { /* a body where none belongs: drop it */
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    return send_error(s, c, 405, "InvalidUrl", "only GET (and POST /weights) are served", 0);
+  if (strcmp(url, "/health") == 0) {
+    json_t *o = json_object();
+    json_object_set_new(o, "code", json_string("Ok"));
+    json_object_set_new(o, "status", json_string("serving"));
+    json_object_set_new(o, "vertices", json_integer((json_int_t)s->csr.n));
+    json_object_set_new(o, "arcs", json_integer((json_int_t)s->csr.m));
+    json_object_set_new(o, "levels", json_integer(s->be.num_levels));
+    return send_text(c, 200, dump(o), "application/json", 0);
+  }
+  if (strcmp(url, "/metrics") == 0)
+    return send_text(c, 200, metrics_text(s), "text/plain; version=0.0.4", 0);
+  args a;
+  a.n = 0;
+  a.overflow = 0;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &a);
+  if (a.overflow)
+    return send_error(s, c, 400, "TooBig", "more than 64 query options", 0);
+  wg_serve_error err;
+  if (wg_serve_parse(url, a.n, a.k, a.v, s->o.max_coords, &j->req, &err))
+    return send_error(s, c, err.http, err.code, err.message, 0);
+  if (j->req.service == WG_SERVE_TABLE) {
+    size_t ns = j->req.nsources ? j->req.nsources : j->req.ncoords;
+    size_t nt = j->req.ndestinations ? j->req.ndestinations : j->req.ncoords;
+    if (ns * nt > 10000)
+      return send_error(s, c, 400, "TooBig", "a table of more than 10000 entries", 0);
+  }
+  double dl = j->req.deadline_ms;
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Deadline-Ms");
+  if (h && dl == 0) {
+    const char *hk[1] = {"deadline"}, *hv[1] = {h};
+    wg_serve_request tmp;
+    wg_serve_error e2;
+    if (wg_serve_parse("/nearest/v1/x/0,0", 1, hk, hv, 1, &tmp, &e2))
+      return send_error(s, c, 400, "InvalidOptions",
+                        "header X-Deadline-Ms must be milliseconds in [0.001, 3600000]", 0);
+    dl = tmp.deadline_ms;
+  }
+  if (dl == 0) dl = s->o.default_deadline_ms;
+  j->deadline = j->arrival + dl / 1000.0;
+  /* admission: refuse at once above the admitted rate, and never queue
+   * without bound */
+  pthread_mutex_lock(&s->mu);
+  if (s->stop) {
+    pthread_mutex_unlock(&s->mu);
+    return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
+  }
+  double now = wg__now();
+  int full = s->queued >= 16 * (size_t)s->o.max_batch;
+  if (full || (s->o.admission && !wg_bucket_take(&s->bucket, now))) {
+    double wait = full ? period_s(s) : wg_bucket_wait(&s->bucket, now);
+    s->st.refused++;
+    pthread_mutex_unlock(&s->mu);
+    return send_error(s, c, 503, "Overloaded",
+                      full ? "the request queue is full; retry later"
+                           : "above the admitted rate; retry later",
+                      wait > 1 ? wait : 1);
+  }
+  s->st.admitted++;
+  j->kind = JOB_REQUEST;
+  j->dispatched = 1;
+  MHD_suspend_connection(c);
+  enqueue(s, j);
+  pthread_mutex_unlock(&s->mu);
+  return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe) {
+  (void)cls;
+  (void)c;
+  (void)toe;
+  job *j = *con_cls;
+  if (!j) return;
+  free(j->body);
+  free(j->weights);
+  free(j->answer);
+  free(j);
+  *con_cls = NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------------ */
+
+wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
+                          const wg_serve_backend *b, const wg_server_opts *o) {
+  if (!out || !g || !b || !b->query || !b->table || !b->snap || !b->set_weights ||
+      !b->batch_free)
+    return wg__error(ctx, WG_EINVAL, "serve: graph, backend (with every call) and output needed");
+  *out = NULL;
+  wg_server_opts def;
+  if (!o) {
+    wg_server_opts_defaults(&def);
+    o = &def;
+  }
+  if (o->port > 65535)
+    return wg__error(ctx, WG_EINVAL, "serve: port %u is above 65535", o->port);
+  if (o->max_batch < 1 || o->max_batch > 1u << 20 || o->threads < 1 || o->threads > 1024)
+    return wg__error(ctx, WG_EINVAL, "serve: max_batch must be in [1, 2^20], threads in [1, 1024]");
+  if (!(o->max_wait_ms >= 0 && o->max_wait_ms <= 10000) ||
+      !(o->default_deadline_ms > 0 && o->default_deadline_ms <= 3.6e6) ||
+      !(o->period_ms >= 0 && o->period_ms <= 3.6e6) || !(o->burst >= 1 && o->burst <= 1e9))
+    return wg__error(ctx, WG_EINVAL,
+                     "serve: max wait, deadline, period or burst out of range");
+  if (b->num_levels < 1 || b->num_levels > WG_PROFILE_MAX_LEVELS)
+    return wg__error(ctx, WG_EINVAL, "serve: the backend has %d levels", b->num_levels);
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)o->port);
+  const char *host = o->host ? o->host : "127.0.0.1";
+  if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+    return wg__error(ctx, WG_EINVAL, "serve: host '%s' is not an IPv4 address", host);
+  wg_server_t *s = calloc(1, sizeof *s);
+  if (!s) return wg__error(ctx, WG_ENOMEM, "serve: out of memory");
+  s->g = g;
+  wg_graph_csr(g, &s->csr);
+  s->be = *b;
+  s->o = *o;
+  s->o.host = NULL;
+  if (o->profile) {
+    wg_status st = wg_profile_check(ctx, o->profile);
+    if (st != WG_OK) {
+      free(s);
+      return st;
+    }
+    s->profile = *o->profile;
+    s->has_profile = 1;
+  }
+  s->o.profile = NULL;
+  wg_graph_info info;
+  wg_graph_get_info(g, &info);
+  s->unit_metres = strncmp(info.format, "osm", 3) == 0 || strcmp(info.format, "road") == 0
+                       ? 0.1 : 1.0;
+  wg_status st = WG_OK;
+  if (o->admission) {
+    st = wg_admit_init(ctx, &s->admit, &o->admit);
+    if (st != WG_OK) {
+      free(s);
+      return st;
+    }
+  }
+  wg_bucket_init(&s->bucket, s->admit.rate, o->burst, wg__now());
+  s->st.admitted_rate = o->admission ? s->admit.rate : 0;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->meter_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (wg_ctx_create(&s->ctx) != WG_OK) {
+    st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
+    goto fail;
+  }
+  wg_meter_opts mo;
+  wg_meter_opts_defaults(&mo);
+  if (wg_meter_create(NULL, &s->meter, &mo) == WG_OK) wg_meter_begin(s->meter);
+  s->period_start = wg__now();
+  if (pthread_create(&s->batcher, NULL, batcher_main, s) != 0) {
+    st = wg__error(ctx, WG_ENOMEM, "serve: cannot start the batching thread");
+    goto fail;
+  }
+  s->batcher_started = 1;
+  s->d = MHD_start_daemon(
+      MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+      handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
+      (unsigned)o->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->connection_timeout_s,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->connection_limit ? o->connection_limit : 1024),
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip_limit,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+      completed, s, MHD_OPTION_END);
+  if (!s->d) {
+    st = wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (in use, or not an address of "
+                   "this machine)", host, o->port);
+    goto fail;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = di ? di->port : o->port;
+  *out = s;
+  return WG_OK;
+fail:
+  wg_server_stop(&s);
+  return st;
+}
+
+unsigned wg_server_port(const wg_server_t *s) { return s ? s->port : 0; }
+
+void wg_server_stop(wg_server_t **sp) {
+  if (!sp || !*sp) return;
+  wg_server_t *s = *sp;
+  if (s->d) MHD_quiesce_daemon(s->d);
+  if (s->batcher_started) {
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->batcher, NULL);
+  }
+  if (s->d) MHD_stop_daemon(s->d);
+  wg_meter_destroy(&s->meter);
+  wg_ctx_destroy(&s->ctx);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->meter_mu);
+  free(s);
+  *sp = NULL;
+}
+
+void wg_server_get_stats(wg_server_t *s, wg_server_stats *out) {
+  pthread_mutex_lock(&s->mu);
+  *out = s->st;
+  pthread_mutex_unlock(&s->mu);
+}

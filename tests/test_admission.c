@@ -1,0 +1,307 @@
+/* Admission control: the PI controller on tardiness against a synthetic
+ * queueing plant, and the token bucket. No graph, no GPU, no server.
+ *
+ * The plant, one control period (one deadline D) at a time: requests arrive
+ * as a Poisson stream of rate lambda (normal approximation of the count);
+ * the admitted ones (at most rate x D a period, the bucket's share) join a
+ * FIFO queue served at capacity c requests a second, which jitters by
+ * +-3% from period to period (batches are not all alike). A request's
+ * response time is the queue ahead of it over c plus a fixed service time
+ * s0 = 0.2 D (its own batch); the period's tardiness is the mean response
+ * time of what it answered over D. While the server is busy all period, the
+ * requests answered over D is the capacity sample. WGT_TRACE=1 prints
+ * each period. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "testutil.h"
+#include "wattgraph/control.h"
+
+typedef struct plant {
+  double D, c, s0, lambda, queue;
+  wg__rng rng;
+  /* last period */
+  double offered, admitted, served, tardiness, capacity;
+} plant;
+
+static double gauss(wg__rng *r) {
+  double u1 = wg__unit(wg__rng_next(r)), u2 = wg__unit(wg__rng_next(r));
+  if (u1 < 1e-300) u1 = 1e-300;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static void plant_init(plant *p, double c, double lambda, uint64_t seed) {
+  memset(p, 0, sizeof *p);
+  p->D = 0.1;
+  p->c = c;
+  p->s0 = 0.2 * p->D;
+  p->lambda = lambda;
+  wg__rng_seed(&p->rng, seed);
+}
+
+/* One period at admitted rate `rate`. */
+static void plant_step(plant *p, double rate) {
+  double mean = p->lambda * p->D;
+  double a = floor(mean + sqrt(mean) * gauss(&p->rng) + 0.5);
+  if (a < 0) a = 0;
+  p->offered = a;
+  p->admitted = fmin(a, floor(rate * p->D));
+  double cap = p->c * (1.0 + 0.03 * (2.0 * wg__unit(wg__rng_next(&p->rng)) - 1.0)) * p->D;
+  double q0 = p->queue, total = q0 + p->admitted;
+  p->served = fmin(total, cap);
+  p->queue = total - p->served;
+  if (p->served > 0) {
+    double qavg = 0.5 * (q0 + p->queue);
+    p->tardiness = (qavg / p->c + p->s0) / p->D;
+  } else {
+    p->tardiness = -1;
+  }
+  p->capacity = p->queue > 0 ? p->served / p->D : 0; /* busy all period */
+}
+
+static int tracing(void) {
+  const char *e = getenv("WGT_TRACE");
+  return e && strcmp(e, "1") == 0;
+}
+
+/* Runs `periods` periods; the hook may change the plant before period k.
+ * Fills tard[k] and rate[k]. */
+typedef void (*change_fn)(plant *p, int k);
+
+static void run(wg_admit *a, plant *p, int periods, change_fn change, double *tard,
+                double *rate) {
+  double r = a->rate;
+  for (int k = 0; k < periods; k++) {
+    if (change) change(p, k);
+    plant_step(p, r);
+    r = wg_admit_update(a, p->tardiness, p->capacity);
+    tard[k] = p->tardiness;
+    rate[k] = r;
+    if (tracing())
+      printf("period %3d offered %6.0f admitted %6.0f served %6.0f queue %6.0f tardiness "
+             "%.3f u %.3f capacity %.0f rate %.0f\n",
+             k, p->offered, p->admitted, p->served, p->queue, p->tardiness, a->u, a->capacity,
+             r);
+  }
+}
+
+/* First period from which every tardiness up to `end` is within `band` of
+ * the set-point (end when never). */
+static int settled_from(const double *tard, int start, int end, double sp, double band) {
+  int from = end;
+  for (int k = end - 1; k >= start; k--) {
+    if (fabs(tard[k] - sp) > band * sp) break;
+    from = k;
+  }
+  return from;
+}
+
+static double mean_of(const double *v, int a, int b);
+
+/* Periods k in [a, b) whose moving average over k-4..k is within 5% of sp. */
+static int ma_within(const double *v, int a, int b, double sp) {
+  int in = 0;
+  for (int k = a; k < b; k++) {
+    double m = 0;
+    for (int i = k - 4; i <= k; i++) m += v[i];
+    in += fabs(m / 5 - sp) <= 0.05 * sp;
+  }
+  return in;
+}
+
+static double mean_of(const double *v, int a, int b) {
+  double s = 0;
+  for (int k = a; k < b; k++) s += v[k];
+  return s / (b - a);
+}
+
+#define PERIODS 400
+
+static void steady_state_within_5_percent(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    wg_admit a;
+    wgt_assert_status(NULL, wg_admit_init(NULL, &a, NULL), WG_OK);
+    plant p;
+    plant_init(&p, 10000, 20000, seed); /* offered at 2x capacity */
+    double tard[PERIODS], rate[PERIODS];
+    run(&a, &p, PERIODS, NULL, tard, rate);
+    double m = mean_of(tard, 100, PERIODS);
+    int in = 0;
+    for (int k = 100; k < PERIODS; k++) in += fabs(tard[k] - 0.9) <= 0.05 * 0.9;
+    int in5 = ma_within(tard, 100, PERIODS, 0.9);
+    double mr = mean_of(rate, 100, PERIODS);
+    print_message("seed %llu: mean tardiness %.4f (set-point 0.9), %d of %d periods within "
+                  "5%% (%d as 5-period averages), admitted rate %.0f/s (capacity 10000/s)\n",
+                  (unsigned long long)seed, m, in, PERIODS - 100, in5, mr);
+    if (fabs(m - 0.9) > 0.05 * 0.9) fail_msg("mean tardiness %g outside 0.9 +- 5%%", m);
+    if (in < (PERIODS - 100) * 90 / 100 || in5 < (PERIODS - 100) * 99 / 100)
+      fail_msg("only %d (%d averaged) of %d steady periods within 5%% of the set-point", in,
+               in5, PERIODS - 100);
+    /* the admitted rate holds about the capacity: nothing queues without bound */
+    assert_true(fabs(mr - 10000) < 0.05 * 10000);
+    assert_true(p.queue < 2 * 10000 * p.D);
+  }
+}
+
+static void cost_step(plant *p, int k) {
+  if (k == 200) p->c *= 0.5; /* each request now costs twice as much */
+}
+static void offered_step(plant *p, int k) {
+  if (k == 200) p->lambda *= 2.0;
+}
+
+static void back_within_10_periods_after_2x_step(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    for (int which = 0; which < 2; which++) {
+      wg_admit a;
+      wgt_assert_status(NULL, wg_admit_init(NULL, &a, NULL), WG_OK);
+      plant p;
+      plant_init(&p, 10000, 20000, seed);
+      double tard[PERIODS], rate[PERIODS];
+      run(&a, &p, PERIODS, which == 0 ? cost_step : offered_step, tard, rate);
+      double peak = 0;
+      for (int k = 200; k < 215; k++) peak = fmax(peak, tard[k]);
+      int from = settled_from(tard, 200, PERIODS, 0.9, 0.05);
+      /* settled for good means: from then on within 5% but a rare noisy
+       * period; count them */
+      int out = 0;
+      for (int k = 200 + 10; k < PERIODS; k++) out += fabs(tard[k] - 0.9) > 0.05 * 0.9;
+      int out5 = (PERIODS - 215) - ma_within(tard, 215, PERIODS, 0.9);
+      int back = 200;
+      while (back < PERIODS && fabs(tard[back] - 0.9) > 0.05 * 0.9) back++;
+      print_message("seed %llu, 2x %s at period 200: peak tardiness %.3f, back within 5%% "
+                    "after %d periods, %d later periods outside; rate %.0f -> %.0f/s\n",
+                    (unsigned long long)seed, which == 0 ? "work per request" : "offered load",
+                    peak, back - 200, out, rate[199], rate[PERIODS - 1]);
+      if (back - 200 > 10)
+        fail_msg("tardiness back within 5%% only after %d periods", back - 200);
+      if (out > (PERIODS - 210) / 10 || out5 > (PERIODS - 215) / 100)
+        fail_msg("%d periods (%d averaged) outside 5%% after recovering", out, out5);
+      (void)from;
+      if (which == 0)
+        assert_true(fabs(mean_of(rate, 300, PERIODS) - 5000) < 0.05 * 5000);
+      else
+        assert_true(fabs(mean_of(rate, 300, PERIODS) - 10000) < 0.05 * 10000);
+    }
+  }
+}
+
+static void underload_admits_everything_and_winds_up_nothing(void **state) {
+  (void)state;
+  wg_admit a;
+  wgt_assert_status(NULL, wg_admit_init(NULL, &a, NULL), WG_OK);
+  plant p;
+  plant_init(&p, 10000, 5000, 3);
+  double tard[PERIODS], rate[PERIODS];
+  uint64_t offered = 0, admitted = 0;
+  double r = a.rate;
+  for (int k = 0; k < 300; k++) {
+    plant_step(&p, r);
+    r = wg_admit_update(&a, p.tardiness, p.capacity);
+    offered += (uint64_t)p.offered;
+    admitted += (uint64_t)p.admitted;
+    tard[k] = p.tardiness;
+  }
+  print_message("underload: %llu of %llu admitted, tardiness %.3f, u %.2f, integral %.1f\n",
+                (unsigned long long)admitted, (unsigned long long)offered, tard[299], a.u,
+                a.integral);
+  assert_int_equal(admitted, offered);
+  assert_true(tard[299] < 0.5);
+  /* anti-windup: the integral stopped where u reached its bound */
+  assert_true(a.u > 1.0);
+  assert_true(fabs(a.o.ki * a.integral - 1.0) < 1e-12); /* never busy: never integrated */
+  /* then an overload: recovers as fast as from steady state */
+  p.lambda = 40000;
+  for (int k = 0; k < 100; k++) {
+    plant_step(&p, r);
+    r = wg_admit_update(&a, p.tardiness, p.capacity);
+    tard[k] = p.tardiness;
+    rate[k] = r;
+  }
+  int back = 0;
+  while (back < 100 && fabs(tard[back] - 0.9) > 0.05 * 0.9) back++;
+  print_message("after 300 underloaded periods, a 4x overload: back within 5%% after %d "
+                "periods, rate %.0f/s\n", back, mean_of(rate, 40, 100));
+  assert_true(fabs(mean_of(rate, 40, 100) - 10000) < 0.05 * 10000);
+  assert_true(back <= 15);
+  assert_true(fabs(mean_of(tard, 40, 100) - 0.9) < 0.05 * 0.9);
+}
+
+static void options_are_checked(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_admit a;
+  wg_admit_opts o;
+  wg_admit_opts_defaults(&o);
+  assert_true(o.setpoint == 0.9 && o.kp == 0.3 && o.ki == 0.01);
+  o.setpoint = 0;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "set-point");
+  wg_admit_opts_defaults(&o);
+  o.kp = NAN;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "gains");
+  wg_admit_opts_defaults(&o);
+  o.u_min = 3;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
+  wg_admit_opts_defaults(&o);
+  o.rate_min = 10;
+  o.rate_max = 5;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "rate bounds");
+  /* configured gains are used: a pure P controller (ki = 0) keeps u at kp e */
+  wg_admit_opts_defaults(&o);
+  o.ki = 0;
+  o.kp = 0.5;
+  o.u_min = 0;
+  o.u0 = 0;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_OK);
+  wg_admit_update(&a, 0.45, 1000); /* e = 0.5 */
+  assert_true(fabs(a.u - 0.25) < 1e-12 && fabs(a.rate - 250) < 1e-9);
+  /* no answer this period: e = 0, the capacity estimate stays */
+  wg_admit_update(&a, -1, 0);
+  assert_true(a.u == 0 && a.capacity == 1000 && a.rate == o.rate_min);
+  wg_ctx_destroy(&ctx);
+}
+
+static void bucket_refuses_above_the_rate(void **state) {
+  (void)state;
+  wg_bucket b;
+  wg_bucket_init(&b, 100, 10, 0.0);
+  int ok = 0;
+  for (int i = 0; i < 15; i++) ok += wg_bucket_take(&b, 0.0);
+  assert_int_equal(ok, 10); /* the burst */
+  assert_true(fabs(wg_bucket_wait(&b, 0.0) - 0.01) < 1e-12);
+  assert_int_equal(wg_bucket_take(&b, 0.005), 0);
+  assert_int_equal(wg_bucket_take(&b, 0.0101), 1);
+  /* 10 s of attempts every 0.1 ms: about rate x time admitted */
+  wg_bucket_init(&b, 100, 10, 0.0);
+  ok = 0;
+  for (int i = 0; i < 100000; i++) ok += wg_bucket_take(&b, i * 1e-4);
+  print_message("bucket: %d of 100000 attempts in 10 s admitted at 100/s (burst 10)\n", ok);
+  assert_true(ok >= 1000 && ok <= 1011);
+  /* a rate change keeps the tokens earned */
+  wg_bucket_init(&b, 10, 5, 0.0);
+  for (int i = 0; i < 5; i++) assert_int_equal(wg_bucket_take(&b, 0.0), 1);
+  wg_bucket_set_rate(&b, 1000, 0.05); /* earned 0.5 at 10/s */
+  assert_int_equal(wg_bucket_take(&b, 0.0505), 1); /* 0.5 + 0.5 */
+  wg_bucket_set_rate(&b, 0, 1.0);
+  assert_true(isinf(wg_bucket_wait(&b, 1.0)) || wg_bucket_wait(&b, 1.0) == 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(steady_state_within_5_percent),
+      cmocka_unit_test(back_within_10_periods_after_2x_step),
+      cmocka_unit_test(underload_admits_everything_and_winds_up_nothing),
+      cmocka_unit_test(options_are_checked),
+      cmocka_unit_test(bucket_refuses_above_the_rate),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `wattgraph serve` end to end: help, exit statuses, then a real server on the
+# Monaco map (shared data; skipped when missing) asked through curl on
+# loopback: /health, a route, a bad request, /metrics, and a clean stop on
+# SIGTERM with its summary. Every wait is bounded.
+set -u
+bin=${WG_BIN:?WG_BIN not set}
+shared=${WG_SHARED_DATA:-}
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+"$bin" serve --help >"$tmp/out" 2>&1 || fail "--help exits non-zero"
+grep -q -- "--deadline-ms" "$tmp/out" || fail "--help lacks --deadline-ms"
+"$bin" serve >/dev/null 2>&1; [ $? -eq 2 ] || fail "no FILE: expected exit 2"
+"$bin" serve x.gr --port 70000 >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--port 70000: expected exit 2"
+grep -q "wattgraph: error: serve: --port" "$tmp/err" || fail "--port error message"
+"$bin" serve x.gr --backend gpu >/dev/null 2>&1; [ $? -eq 2 ] || fail "--backend gpu: expected exit 2"
+"$bin" serve /nonexistent.gr --port 0 >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "missing file: expected exit 1"
+printf 'level,batch\n' >"$tmp/bad.csv"
+"$bin" serve /nonexistent.gr --profile "$tmp/bad.csv" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "bad profile: expected exit 1"
+grep -q "bad.csv:1:" "$tmp/err" || fail "bad profile message lacks file:line: $(cat "$tmp/err")"
+
+map="$shared/osm-monaco.osrm-test.osm.pbf"
+if [ ! -f "$map" ] || ! command -v curl >/dev/null; then
+  echo "skipping the live part: $map or curl missing"
+  [ "$failures" -eq 0 ] || exit 1
+  exit 7
+fi
+"$bin" serve "$map" --port 0 --duration-s 300 --json >"$tmp/summary" 2>"$tmp/log" &
+pid=$!
+port=
+for _ in $(seq 1 1200); do # up to 2 min: a sanitizer build loads and builds the router slowly
+  port=$(grep -o '127.0.0.1:[0-9]*' "$tmp/log" | head -1 | cut -d: -f2)
+  [ -n "$port" ] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || { fail "server did not start: $(cat "$tmp/log")"; exit 1; }
+url="http://127.0.0.1:$port"
+c() { curl -s -m 10 -o "$tmp/body" -w '%{http_code}' "$@"; }
+[ "$(c "$url/health")" = 200 ] || fail "/health"
+[ "$(c "$url/route/v1/driving/7.4166,43.7318;7.4246,43.7384?overview=full&geometries=geojson")" = 200 ] || fail "route status"
+grep -q '"code":"Ok"' "$tmp/body" || fail "route body: $(head -c 200 "$tmp/body")"
+grep -q '"LineString"' "$tmp/body" || fail "route geometry"
+[ "$(c "$url/route/v1/driving/7.4166,43.7318")" = 400 ] || fail "one coordinate: expected 400"
+grep -q '"code":"InvalidQuery"' "$tmp/body" || fail "InvalidQuery body"
+[ "$(c "$url/table/v1/driving/7.4166,43.7318;7.4246,43.7384")" = 200 ] || fail "table"
+[ "$(c "$url/nearest/v1/driving/7.42,43.73")" = 200 ] || fail "nearest"
+[ "$(c "$url/metrics")" = 200 ] || fail "/metrics"
+grep -q '^wattgraph_answered_total 3' "$tmp/body" || fail "metrics: $(grep answered "$tmp/body")"
+kill -TERM "$pid"
+for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+wait "$pid"; rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail "serve exit $rc after SIGTERM"
+grep -q '"command":"serve"' "$tmp/summary" || fail "summary JSON: $(cat "$tmp/summary")"
+grep -q '"answered":3' "$tmp/summary" || fail "summary counts: $(cat "$tmp/summary")"
+[ "$failures" -eq 0 ] && echo "serve CLI: all checks passed" && exit 0
+exit 1

@@ -1,0 +1,226 @@
+/* wattgraph serve FILE: the route server (OSRM's HTTP API shape, deadlines,
+ * admission control, batches) over the router. See docs/serve.md. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "wattgraph/serve.h"
+
+int cmd_serve(int argc, char **argv) {
+  cli_load_args la;
+  cli_load_args_defaults(&la, "file");
+  wg_server_opts so;
+  wg_server_opts_defaults(&so);
+  const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL;
+  unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
+           per_ip = 0, max_coords = 100;
+  double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
+         burst = 64, duration = 0, snap = 2000;
+  int no_admission = 0, threads = 0, json = 0, quiet = 0;
+  const cli_opt opts[] = {
+      CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
+      {"host", 0, OPT_STRING, &host, "ADDR", "IPv4 address to listen on", "127.0.0.1", 0, 0,
+       NULL},
+      {"port", 'p', OPT_U32, &port, "PORT", "TCP port (0: any free port, printed)", "5000", 0,
+       65535, NULL},
+      {"http-threads", 0, OPT_U32, &threads_http, "N", "HTTP worker threads (thread pool)",
+       "4", 1, 1024, NULL},
+      {"max-batch", 0, OPT_U32, &max_batch, "N", "requests per batch at most", "256", 1,
+       1 << 20, NULL},
+      {"max-wait-ms", 0, OPT_DOUBLE, &max_wait, "MS", "longest a request waits for its batch",
+       "1", 0, 10000, NULL},
+      {"deadline-ms", 0, OPT_DOUBLE, &deadline, "MS",
+       "deadline of a request that gives none (deadline= or X-Deadline-Ms)", "1000", 0.001,
+       3.6e6, NULL},
+      {"profile", 0, OPT_STRING, &profile_path, "FILE",
+       "level/batch profile (CSV, docs/contract.md); without it routes are exact unless a "
+       "request asks for a level", NULL, 0, 0, NULL},
+      {"no-admission", 0, OPT_FLAG, &no_admission, NULL, "admit every request (no PI control)",
+       NULL, 0, 0, NULL},
+      {"setpoint", 0, OPT_DOUBLE, &setpoint, "T", "tardiness set-point of admission control",
+       "0.9", 0.01, 100, NULL},
+      {"kp", 0, OPT_DOUBLE, &kp, "K", "proportional gain", "0.3", 0, 100, NULL},
+      {"ki", 0, OPT_DOUBLE, &ki, "K", "integral gain", "0.01", 0, 100, NULL},
+      {"period-ms", 0, OPT_DOUBLE, &period, "MS", "control period (0: the default deadline)",
+       "0", 0, 3.6e6, NULL},
+      {"burst", 0, OPT_DOUBLE, &burst, "N", "token bucket depth (requests)", "64", 1, 1e9, NULL},
+      {"max-coords", 0, OPT_U32, &max_coords, "N", "coordinates per request at most", "100", 1,
+       WG_SERVE_MAX_COORDS, NULL},
+      {"snap-metres", 0, OPT_DOUBLE, &snap, "M", "farthest a coordinate snaps to the map",
+       "2000", 0, 1e7, NULL},
+      {"timeout-s", 0, OPT_U32, &timeout_s, "S", "idle connections are closed after", "10", 1,
+       3600, NULL},
+      {"connections", 0, OPT_U32, &conns, "N", "connections at once at most", "1024", 1, 100000,
+       NULL},
+      {"per-ip", 0, OPT_U32, &per_ip, "N", "connections at once from one address (0: any)",
+       "0", 0, 100000, NULL},
+      {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
+       NULL},
+      {"order", 0, OPT_STRING, &order, "FILE", "the router's saved order (wg_router_save_order)",
+       NULL, 0, 0, NULL},
+      {"duration-s", 0, OPT_DOUBLE, &duration, "S", "stop after S seconds (0: on Ctrl-C)", "0",
+       0, 1e9, NULL},
+      CLI_THREADS_OPT(threads),
+      CLI_OUTPUT_OPTS(json, quiet),
+      {0}};
+  const cli_command cmd = {
+      "serve", "FILE [options]",
+      "Serve routes over HTTP in OSRM's API shape, within deadlines.",
+      "Endpoints: GET /route/v1/driving/LON,LAT;LON,LAT (overview=full|false,\n"
+      "geometries=polyline|polyline6|geojson, annotations, deadline=MS, level=L),\n"
+      "/table/v1/driving/... (sources, destinations), /nearest/v1/driving/LON,LAT,\n"
+      "POST /weights (one weight per arc in CSR order, deciseconds), GET /metrics\n"
+      "(Prometheus), GET /health. Requests above the admitted rate get 503 with\n"
+      "Retry-After. Stops on Ctrl-C (or after --duration-s) and prints its counts\n"
+      "and the energy of the serving window.",
+      opts, 1, 1};
+  const char *args[1];
+  int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  wg_router_opts ro;
+  wg_router_opts_defaults(&ro);
+  if (strcmp(backend, "auto") == 0) ro.backend = WG_ROUTE_BACKEND_AUTO;
+  else if (strcmp(backend, "cpu") == 0) ro.backend = WG_ROUTE_BACKEND_CPU;
+  else if (strcmp(backend, "cuda") == 0) ro.backend = WG_ROUTE_BACKEND_CUDA;
+  else {
+    cli_error("serve: --backend expects auto, cpu or cuda, got '%s'", backend);
+    return CLI_USAGE;
+  }
+  ro.order_file = order;
+
+  wg_ctx_t *ctx = NULL;
+  wg_graph_t *g = NULL;
+  wg_router_t *router = NULL;
+  wg_server_t *server = NULL;
+  wg_profile prof;
+  if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
+  wg_status st;
+  if (profile_path && (st = wg_profile_load(ctx, &prof, profile_path)) != WG_OK) {
+    rc = cli_fail(ctx, st, profile_path);
+    goto done;
+  }
+  rc = cli_load(ctx, args[0], &la, &g, NULL);
+  if (rc != CLI_OK) goto done;
+  double t0 = 0;
+  st = wg_router_create(ctx, &router, g, &ro);
+  cli_progress_done();
+  if (st != WG_OK) {
+    rc = cli_fail(ctx, st, "router");
+    goto done;
+  }
+  wg_serve_backend be;
+  wg_serve_backend_router(&be, router);
+  so.host = host;
+  so.port = port;
+  so.threads = threads_http;
+  so.max_batch = max_batch;
+  so.max_wait_ms = max_wait;
+  so.default_deadline_ms = deadline;
+  so.profile = profile_path ? &prof : NULL;
+  so.admission = !no_admission;
+  so.admit.setpoint = setpoint;
+  so.admit.kp = kp;
+  so.admit.ki = ki;
+  so.period_ms = period;
+  so.burst = burst;
+  so.max_coords = max_coords;
+  so.snap_metres = snap;
+  so.connection_timeout_s = timeout_s;
+  so.connection_limit = conns;
+  so.per_ip_limit = per_ip;
+  /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
+   * receives them with sigtimedwait */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  cli_energy energy;
+  cli_energy_begin(ctx, &energy);
+  st = wg_server_start(ctx, &server, g, &be, &so);
+  if (st != WG_OK) {
+    cli_energy_end(&energy);
+    rc = cli_fail(ctx, st, "serve");
+    goto done;
+  }
+  wg_router_info ri;
+  wg_router_get_info(router, &ri);
+  if (!quiet)
+    fprintf(stderr, "wattgraph: serving %s on http://%s:%u/ (%u vertices, %d levels, %s "
+            "router, admission %s)\n", args[0], host, wg_server_port(server),
+            ri.num_vertices, ri.num_levels,
+            ri.backend == WG_ROUTE_BACKEND_CUDA ? "CUDA" : "CPU", no_admission ? "off" : "on");
+  struct timespec ts0;
+  clock_gettime(CLOCK_MONOTONIC, &ts0);
+  t0 = (double)ts0.tv_sec + 1e-9 * (double)ts0.tv_nsec;
+  double last_report = t0, now = t0;
+  int tty = !quiet && isatty(STDERR_FILENO);
+  for (;;) {
+    struct timespec w = {1, 0};
+    int sig = sigtimedwait(&set, NULL, &w);
+    struct timespec tn;
+    clock_gettime(CLOCK_MONOTONIC, &tn);
+    now = (double)tn.tv_sec + 1e-9 * (double)tn.tv_nsec;
+    if (sig == SIGINT || sig == SIGTERM) break;
+    if (duration > 0 && now - t0 >= duration) break;
+    if (tty && now - last_report >= 5) {
+      wg_server_stats s;
+      wg_server_get_stats(server, &s);
+      fprintf(stderr, "\r%.0f s: %llu requests, %llu answered, %llu refused, tardiness %.2f, "
+              "admitting %.0f/s\033[K", now - t0, (unsigned long long)s.requests,
+              (unsigned long long)s.answered, (unsigned long long)s.refused, s.tardiness,
+              s.admitted_rate);
+      last_report = now;
+    }
+  }
+  if (tty) fputs("\r\033[K", stderr);
+  wg_server_stats s;
+  wg_server_get_stats(server, &s);
+  wg_server_stop(&server);
+  cli_energy_end(&energy);
+  double secs = now - t0;
+  if (json) {
+    cli_json j;
+    json_begin(&j, stdout);
+    json_str(&j, "command", "serve");
+    json_graph(&j, "graph", args[0], g);
+    json_num(&j, "seconds", secs);
+    json_u64(&j, "requests", s.requests);
+    json_u64(&j, "admitted", s.admitted);
+    json_u64(&j, "refused", s.refused);
+    json_u64(&j, "errors", s.errors);
+    json_u64(&j, "answered", s.answered);
+    json_u64(&j, "batches", s.batches);
+    json_u64(&j, "deadline_misses", s.deadline_misses);
+    json_u64(&j, "weight_swaps", s.weight_swaps);
+    json_arr_open(&j, "level_count");
+    for (int l = 0; l < be.num_levels; l++) json_u64(&j, NULL, s.level_count[l]);
+    json_arr_close(&j);
+    json_energy(&j, energy.r, energy.n, 1);
+    json_end(&j);
+  } else {
+    printf("%-12s %.1f s\n", "served", secs);
+    printf("%-12s %llu received, %llu admitted, %llu refused, %llu errors\n", "requests",
+           (unsigned long long)s.requests, (unsigned long long)s.admitted,
+           (unsigned long long)s.refused, (unsigned long long)s.errors);
+    printf("%-12s %llu in %llu batches, %llu after their deadline\n", "answered",
+           (unsigned long long)s.answered, (unsigned long long)s.batches,
+           (unsigned long long)s.deadline_misses);
+    printf("%-12s", "levels");
+    for (int l = 0; l < be.num_levels; l++)
+      printf(" %d: %llu", l, (unsigned long long)s.level_count[l]);
+    printf("\n");
+    cli_print_energy(stdout, "energy", 12, energy.r, energy.n, 1);
+  }
+  rc = CLI_OK;
+done:
+  wg_server_stop(&server);
+  wg_router_destroy(&router);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+  return rc;
+}
