@@ -199,5 +199,49 @@ check concurrent-whole 0 "$bin" info "$tmp/same.wgc"
 expect_in concurrent-whole "$tmp/out" "90,000"
 no_temporaries concurrent-no-temporaries "$tmp"
 
+# plots: trace names and titles with shell and gnuplot syntax stay text
+if command -v gnuplot >/dev/null; then
+  mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1
+  "$bin" gen grid --rows 20 --cols 20 -o grid.wgc -q >/dev/null
+  "$bin" sssp grid.wgc --algo nearfar --delta 5 --trace base.csv -q >/dev/null
+  evil1='$(touch PWNED).csv'
+  evil2='a`touch PWNED`.csv'
+  evil3="q'\"x_y @x.csv"
+  cp base.csv "$evil1"; cp base.csv "$evil2"; cp base.csv "$evil3"
+  before=$(ls -d /tmp/wattgraph-plot-* 2>/dev/null | sort)
+  nl='
+'
+  check plot-hostile 0 "$bin" plot profile -o "p\`touch PWNED\`.png" \
+    --title "T\`touch PWNED\`'\" \$(touch PWNED) @x${nl}system('touch PWNED')" \
+    "$evil1" "$evil2" "$evil3"
+  ok plot-hostile-nothing-ran test ! -e PWNED
+  ok plot-hostile-png test "$(head -c 4 "p\`touch PWNED\`.png" | od -An -c | tr -d ' ')" = "211PNG"
+  check plot-hostile-dist 0 "$bin" plot distribution -o out.svg --title "\`touch PWNED\`" "$evil2"
+  ok plot-hostile-dist-nothing-ran test ! -e PWNED
+  expect_in plot-hostile-svg out.svg "<svg"
+  check plot-pdf 0 "$bin" plot distribution -o out.pdf base.csv
+  ok plot-pdf-is-pdf test "$(head -c 4 out.pdf)" = "%PDF"
+  check plot-bad-ext 2 "$bin" plot profile -o out.jpg base.csv
+  one_line_error plot-bad-ext
+  ok plot-bad-ext-absent test ! -e out.jpg
+  head -2 base.csv >one.csv
+  check plot-one-row 1 "$bin" plot profile -o one.png one.csv
+  one_line_error plot-one-row
+  expect_in plot-one-row "$tmp/err" "one.csv"
+  awk -F, 'NR == 4 { $3 = "nan" } { print }' OFS=, base.csv >nan.csv
+  check plot-nan 1 "$bin" plot profile -o nan.png nan.csv
+  one_line_error plot-nan
+  expect_in plot-nan "$tmp/err" "nan.csv:4"
+  check plot-skip-all 1 "$bin" plot distribution --skip 100000 -o s.png base.csv
+  one_line_error plot-skip-all
+  cp base.csv trace.png
+  check plot-out-is-trace 2 "$bin" plot profile -o trace.png trace.png
+  ok plot-out-is-trace-kept cmp -s trace.png base.csv
+  one_line_error plot-out-is-trace
+  after=$(ls -d /tmp/wattgraph-plot-* 2>/dev/null | sort)
+  ok plot-temporaries-removed test "$before" = "$after"
+  cd "$tmp" || exit 1
+fi
+
 echo "$pass passed, $failures failed"
 [ "$failures" -eq 0 ]
