@@ -95,10 +95,14 @@ void wg_ctx_set_progress(wg_ctx_t *ctx, wg_progress_fn fn, void *user);
 void wg_ctx_set_threads(wg_ctx_t *ctx, int threads);
 int wg_ctx_threads(const wg_ctx_t *ctx);
 
-/* Upper bound on any single allocation whose size comes from untrusted input
- * (a file header, a command-line count). Default: 90% of physical memory.
- * A lying header then fails with WG_ENOMEM and a message instead of
- * exhausting the machine. */
+/* Upper bound on the total memory the process's allocator holds while this
+ * context works: the graph, work arrays, results and temporaries together,
+ * not one allocation at a time. Default: 90% of physical memory. Big work
+ * is checked before it starts (a file's header, a generator's size, an SSSP
+ * run's arrays), and every allocation of 1 MB or more is checked as it is
+ * made, so a lying header fails with WG_ENOMEM and a message naming the
+ * need and the limit instead of exhausting the machine. Memory-mapped
+ * caches and GPU memory are not counted. */
 void wg_ctx_set_memory_limit(wg_ctx_t *ctx, uint64_t bytes);
 uint64_t wg_ctx_memory_limit(const wg_ctx_t *ctx);
 

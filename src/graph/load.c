@@ -61,6 +61,13 @@ wg_status wg__check_vertex_count(wg__reader *r, uint64_t n) {
   return WG_OK;
 }
 
+wg_status wg__check_header_need(wg__reader *r, uint64_t n, uint64_t edges, int undirected) {
+  char what[320];
+  snprintf(what, sizeof what, "%s:%llu: the graph the header declares", r->display,
+           (unsigned long long)r->line);
+  return wg__graph_need(r->ctx, n, edges, undirected, what);
+}
+
 /* ---- detection ------------------------------------------------------------------- */
 
 static int has_prefix_ci(const char *p, const char *end, const char *word) {
