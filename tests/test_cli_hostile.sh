@@ -199,6 +199,33 @@ check concurrent-whole 0 "$bin" info "$tmp/same.wgc"
 expect_in concurrent-whole "$tmp/out" "90,000"
 no_temporaries concurrent-no-temporaries "$tmp"
 
+# compressed OSM, PBF and cache inputs: content checked as it streams into
+# the temporary folder (a gzip of zeros stops at once), errors name the
+# user's file, nothing is left behind
+head -c 20000000 /dev/zero | gzip -1 >"$tmp/zeros.gz"
+for name in zeros.osm.gz zeros.osm.pbf.gz zeros.wgc.gz; do
+  cp "$tmp/zeros.gz" "$tmp/$name"
+  check "stream-$name" 1 "$bin" info "$tmp/$name"
+  one_line_error "stream-$name"
+  expect_in "stream-$name" "$tmp/err" "$name"
+done
+expect_in stream-cache-reason "$tmp/err" "bad magic"
+(cat "$tmp/ref.wgc"; head -c 1000 /dev/zero) | gzip >"$tmp/long.wgc.gz"
+check stream-cache-too-long 1 "$bin" info "$tmp/long.wgc.gz"
+expect_in stream-cache-too-long "$tmp/err" "bytes its cache header declares"
+python3 - "$tmp/ref.wgc" "$tmp/bad.wgc" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read()); d[-5] ^= 0xff
+open(sys.argv[2], 'wb').write(d)
+PY
+gzip -f "$tmp/bad.wgc"
+check stream-cache-names-user-file 1 "$bin" info "$tmp/bad.wgc.gz"
+expect_in stream-cache-names-user-file "$tmp/err" "bad.wgc.gz: checksum mismatch"
+if grep -q "wattgraph-" "$tmp/err"; then
+  echo "FAIL stream-cache-names-user-file: the temporary name leaked: $(cat "$tmp/err")"
+  failures=$((failures + 1))
+else pass=$((pass + 1)); fi
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1
