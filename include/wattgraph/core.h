@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,10 +95,14 @@ void wg_ctx_set_progress(wg_ctx_t *ctx, wg_progress_fn fn, void *user);
 void wg_ctx_set_threads(wg_ctx_t *ctx, int threads);
 int wg_ctx_threads(const wg_ctx_t *ctx);
 
-/* Upper bound on any single allocation whose size comes from untrusted input
- * (a file header, a command-line count). Default: 90% of physical memory.
- * A lying header then fails with WG_ENOMEM and a message instead of
- * exhausting the machine. */
+/* Upper bound on the total memory the process's allocator holds while this
+ * context works: the graph, work arrays, results and temporaries together,
+ * not one allocation at a time. Default: 90% of physical memory. Big work
+ * is checked before it starts (a file's header, a generator's size, an SSSP
+ * run's arrays), and every allocation of 1 MB or more is checked as it is
+ * made, so a lying header fails with WG_ENOMEM and a message naming the
+ * need and the limit instead of exhausting the machine. Memory-mapped
+ * caches and GPU memory are not counted. */
 void wg_ctx_set_memory_limit(wg_ctx_t *ctx, uint64_t bytes);
 uint64_t wg_ctx_memory_limit(const wg_ctx_t *ctx);
 
@@ -120,6 +125,42 @@ typedef struct wg_device_info {
  * leave a message saying which. */
 wg_status wg_cuda_device_count(wg_ctx_t *ctx, int *count);
 wg_status wg_cuda_device_info(wg_ctx_t *ctx, int ordinal, wg_device_info *out);
+
+/* ---- output files --------------------------------------------------------- */
+
+/* Every file the library writes (caches, DIMACS text, meter samples) and
+ * every file the CLI writes goes through these, so they all behave alike:
+ * - a regular file, or a new name, is written under a unique temporary name
+ *   in the same folder, fsync'ed and renamed over the target on commit
+ *   (readers see the old file or the whole new one; two writers of one name
+ *   never share a temporary); an existing file keeps its permission bits;
+ *   a read-only file is refused, even for root;
+ * - a symbolic link is followed: its target is replaced, the link stays;
+ * - a character device or FIFO (/dev/stdout, a pipe) is written in place as
+ *   a stream and its write errors are reported (/dev/full: WG_EIO);
+ *   anything else (a folder, socket, block device) is refused;
+ * - "-" is the standard output;
+ * - a name ending in .gz, .xz or .bz2 is compressed to match; .zst, .lz4,
+ *   .lz, .zip and .Z are refused (WG_ENOTSUP).
+ * Errors name the path as the caller gave it. */
+typedef struct wg_outfile wg_outfile_t;
+
+/* Whether path can be written as above, without touching it: call it before
+ * long work so a wrong name fails first. */
+wg_status wg_outfile_check(wg_ctx_t *ctx, const char *path);
+/* Opens path for writing; write through wg_outfile_stream(*out), then
+ * wg_outfile_commit (or wg_outfile_abort, which leaves the target as it
+ * was). */
+wg_status wg_outfile_open(wg_ctx_t *ctx, wg_outfile_t **out, const char *path);
+FILE *wg_outfile_stream(wg_outfile_t *f);
+/* Flushes, finishes compression, fsyncs and renames into place; reports
+ * any write error seen so far. Frees *f and sets it to NULL either way. */
+wg_status wg_outfile_commit(wg_ctx_t *ctx, wg_outfile_t **f);
+/* Discards what was written (NULL-safe; sets *f to NULL). */
+void wg_outfile_abort(wg_outfile_t **f);
+/* Whether two paths name the same file (links followed; for names that do
+ * not exist yet, the same folder and name). "-" is never the same. */
+int wg_outfile_same(const char *a, const char *b);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,15 @@ wg_status wg__calloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
  * unchanged. */
 wg_status wg__realloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
                       const char *what);
+/* The memory limit bounds the total the process's allocator holds when a
+ * context allocates (graphs, work arrays, results, temporaries), not one
+ * allocation: wg__alloc/calloc/realloc of 1 MB or more check it. Call
+ * wg__mem_need before big work with what it will need in all, so it fails
+ * first, with a message naming the need, what is held and the limit. */
+wg_status wg__mem_need(wg_ctx_t *ctx, uint64_t bytes, const char *what);
+/* Bytes the process's allocator holds now (0 if it cannot say). */
+uint64_t wg__heap_bytes(void);
+
 /* Frees *ptr and sets it to NULL. */
 void wg__free(void *ptr);
 

@@ -7,20 +7,67 @@
 
 #include "core/internal.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WG__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WG__ASAN 1
+#endif
+#endif
+#ifndef WG__ASAN
+#define WG__ASAN 0
+#endif
+#if WG__ASAN
+#include <sanitizer/allocator_interface.h>
+#else
+#include <malloc.h>
+#endif
+
+/* What the process's allocator holds now: every live malloc'ed block of the
+ * library (graphs, work arrays, results, temporaries) and of the program
+ * around it, whoever frees it. glibc counts it (mallinfo2: in-use bytes of
+ * the arenas plus mmapped chunks); under AddressSanitizer its allocator
+ * does. Mapped files (a cache loaded with mmap) are not in it. */
+uint64_t wg__heap_bytes(void) {
+#if WG__ASAN
+  return (uint64_t)__sanitizer_get_current_allocated_bytes();
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  struct mallinfo2 mi = mallinfo2();
+  return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+#else
+  return 0;
+#endif
+}
+
+wg_status wg__mem_need(wg_ctx_t *ctx, uint64_t bytes, const char *what) {
+  const uint64_t limit = wg_ctx_memory_limit(ctx);
+  const uint64_t held = wg__heap_bytes();
+  if (bytes <= limit && held <= limit - bytes) return WG_OK;
+  char b[32], h[32], l[32];
+  return wg__error(ctx, WG_ENOMEM,
+                   "%s needs %s, over the memory limit of %s with the %s held already",
+                   what, wg__human_bytes(bytes, b, sizeof b),
+                   wg__human_bytes(limit, l, sizeof l), wg__human_bytes(held, h, sizeof h));
+}
+
+/* Allocations below this are not checked against the total (the check
+ * reads the allocator's statistics); they cannot move it far. */
+#define WG__CHECKED_ALLOC ((uint64_t)1 << 20)
+
 static wg_status alloc_common(wg_ctx_t *ctx, void *ptr, uint64_t count,
                               uint64_t size, const char *what, int zero) {
   void **p = (void **)ptr;
   *p = NULL;
   size_t bytes;
-  char h[32], l[32];
+  char h[32];
   if (wg__mul_size(count, size, &bytes) != 0)
     return wg__error(ctx, WG_EOVERFLOW,
                      "%s: %llu elements of %llu bytes overflow the address space",
                      what, (unsigned long long)count, (unsigned long long)size);
-  if ((uint64_t)bytes > wg_ctx_memory_limit(ctx))
-    return wg__error(ctx, WG_ENOMEM, "%s: %s is over the memory limit of %s",
-                     what, wg__human_bytes(bytes, h, sizeof h),
-                     wg__human_bytes(wg_ctx_memory_limit(ctx), l, sizeof l));
+  if ((uint64_t)bytes >= WG__CHECKED_ALLOC || (uint64_t)bytes > wg_ctx_memory_limit(ctx)) {
+    wg_status st = wg__mem_need(ctx, bytes, what);
+    if (st != WG_OK) return st;
+  }
   if (bytes == 0) bytes = 1; /* a valid, freeable pointer for empty arrays */
   *p = zero ? calloc(1, bytes) : malloc(bytes);
   if (!*p)
@@ -43,15 +90,16 @@ wg_status wg__realloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
                       const char *what) {
   void **p = (void **)ptr;
   size_t bytes;
-  char h[32], l[32];
+  char h[32];
   if (wg__mul_size(count, size, &bytes) != 0)
     return wg__error(ctx, WG_EOVERFLOW,
                      "%s: %llu elements of %llu bytes overflow the address space",
                      what, (unsigned long long)count, (unsigned long long)size);
-  if ((uint64_t)bytes > wg_ctx_memory_limit(ctx))
-    return wg__error(ctx, WG_ENOMEM, "%s: %s is over the memory limit of %s",
-                     what, wg__human_bytes(bytes, h, sizeof h),
-                     wg__human_bytes(wg_ctx_memory_limit(ctx), l, sizeof l));
+  /* realloc may hold the old and the new block at once: check the new one */
+  if ((uint64_t)bytes >= WG__CHECKED_ALLOC || (uint64_t)bytes > wg_ctx_memory_limit(ctx)) {
+    wg_status st = wg__mem_need(ctx, bytes, what);
+    if (st != WG_OK) return st;
+  }
   if (bytes == 0) bytes = 1;
   void *q = realloc(*p, bytes);
   if (!q)

@@ -6,10 +6,25 @@
  * sort orders both keys. Rows are independent, so the sort and the compaction
  * run in parallel; the result does not depend on the thread count.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph_internal.h"
+
+wg_status wg__graph_need(wg_ctx_t *ctx, uint64_t n, uint64_t edges, int undirected,
+                         const char *what) {
+  /* edge list 12 B an edge; CSR offsets 8 B a vertex, targets and weights
+   * 8 B an arc; the build's packed arcs 8 B an arc, cursors and row sizes
+   * 16 B a vertex. Saturates instead of wrapping. */
+  const uint64_t arcs = undirected ? 2 * edges : edges;
+  const long double need = 12.0L * edges + 16.0L * arcs + 24.0L * ((long double)n + 1);
+  const uint64_t bytes = need >= 1.8e19L ? UINT64_MAX : (uint64_t)need;
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s (%llu vertices, %llu %s)", what, (unsigned long long)n,
+           (unsigned long long)edges, undirected ? "edges" : "arcs");
+  return wg__mem_need(ctx, bytes, msg);
+}
 
 wg_status wg__edgelist_reserve(wg_ctx_t *ctx, wg__edgelist *el, uint64_t cap) {
   if (cap <= el->cap) return WG_OK;
@@ -84,6 +99,10 @@ wg_status wg__graph_build(wg_ctx_t *ctx, wg_graph_t **out, uint32_t n,
                    (unsigned long)n, (unsigned long)WG_MAX_VERTICES);
     goto done;
   }
+  /* the edge list is held already: what the CSR and its build add */
+  if ((st = wg__mem_need(ctx, 16 * (undirected ? 2 * count : count) + 24 * ((uint64_t)n + 1),
+                         "building the graph")) != WG_OK)
+    goto done;
   if ((st = wg__graph_alloc(ctx, &g)) != WG_OK) goto done;
   g->n = n;
   if ((st = wg__calloc(ctx, &g->offsets, (uint64_t)n + 1, sizeof(uint64_t),

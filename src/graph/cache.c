@@ -153,29 +153,25 @@ int wg__cache_sniff(const unsigned char *head, size_t len) {
 
 static uint64_t align_up(uint64_t x) { return (x + CACHE_ALIGN - 1) & ~(uint64_t)(CACHE_ALIGN - 1); }
 
+/* The cache is written front to back through an output file (a pipe or a
+ * compressed name works too), so its checksum, which covers the file with
+ * the checksum field as zero, is computed first in a pass of its own. */
 typedef struct writer {
-  int fd;
-  XXH3_state_t *sum; /* hash of everything written so far */
+  FILE *f;           /* NULL: the hashing pass */
+  XXH3_state_t *sum;
   uint64_t pos;
 } writer;
 
 static int write_all(writer *w, const void *data, size_t len) {
-  const unsigned char *p = data;
-  if (XXH3_64bits_update(w->sum, p, len) != XXH_OK) {
-    errno = EINVAL;
-    return -1;
-  }
-  while (len > 0) {
-    size_t step = len < ((size_t)1 << 30) ? len : ((size_t)1 << 30);
-    ssize_t r = write(w->fd, p, step);
-    if (r < 0) {
-      if (errno == EINTR) continue;
+  if (!w->f) {
+    if (XXH3_64bits_update(w->sum, data, len) != XXH_OK) {
+      errno = EINVAL;
       return -1;
     }
-    p += r;
-    len -= (size_t)r;
-    w->pos += (uint64_t)r;
+  } else if (len && fwrite(data, 1, len, w->f) != len) {
+    return -1;
   }
+  w->pos += len;
   return 0;
 }
 
@@ -191,9 +187,8 @@ static int write_zeros(writer *w, uint64_t count) {
 
 wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *path) {
   wg_status st = WG_OK;
-  char *tmp = NULL;
-  writer w = {.fd = -1};
-  int tmp_made = 0;
+  writer w = {0};
+  wg_outfile_t *out = NULL;
   if (!g || !path) return wg__error(ctx, WG_EINVAL, "save cache: no graph or path");
   if (HOST_BIG_ENDIAN)
     return wg__error(ctx, WG_ENOTSUP,
@@ -246,53 +241,38 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g, const char *pa
     put_u64(hdr + TABLE_AT + 16 * i + 8, len[i]);
   }
 
-  size_t plen = strlen(path);
   if (!(w.sum = XXH3_createState()) || XXH3_64bits_reset(w.sum) != XXH_OK) {
     st = wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
     goto done;
   }
-  if (!(tmp = malloc(plen + 5))) {
-    st = wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
-    goto done;
+  /* pass 0 hashes, pass 1 writes the header with the sum, then the rest */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      put_u64(hdr + CACHE_SUM_AT, (uint64_t)XXH3_64bits_digest(w.sum));
+      if ((st = wg_outfile_open(ctx, &out, path)) != WG_OK) goto done;
+      w.f = wg_outfile_stream(out);
+      w.pos = 0;
+    }
+    if (write_all(&w, hdr, hsize) != 0) goto io_error;
+    for (int i = 0; i < nsec; i++) {
+      if (len[i] == 0) continue;
+      if (write_zeros(&w, off[i] - w.pos) != 0 || write_all(&w, data[i], len[i]) != 0)
+        goto io_error;
+    }
   }
-  memcpy(tmp, path, plen);
-  memcpy(tmp + plen, ".tmp", 5);
-  w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w.fd < 0) {
-    st = wg__error(ctx, errno == ENOENT ? WG_ENOENT : WG_EIO, "%s: cannot create: %s",
-                   tmp, strerror(errno));
-    goto done;
-  }
-  tmp_made = 1;
-  if (write_all(&w, hdr, hsize) != 0) goto io_error;
-  for (int i = 0; i < nsec; i++) {
-    if (len[i] == 0) continue;
-    if (write_zeros(&w, off[i] - w.pos) != 0 || write_all(&w, data[i], len[i]) != 0)
-      goto io_error;
-  }
-  /* The running hash saw the field as zero; now store it. */
-  unsigned char sumb[8];
-  put_u64(sumb, (uint64_t)XXH3_64bits_digest(w.sum));
-  if (pwrite(w.fd, sumb, 8, CACHE_SUM_AT) != 8) goto io_error;
-  if (close(w.fd) != 0) {
-    w.fd = -1;
-    goto io_error;
-  }
-  w.fd = -1;
-  if (rename(tmp, path) != 0) {
-    st = wg__error(ctx, WG_EIO, "%s: cannot rename %s into place: %s", path, tmp,
-                   strerror(errno));
-    goto done;
-  }
-  tmp_made = 0;
+  st = wg_outfile_commit(ctx, &out);
   goto done;
 
 io_error:
-  st = wg__error(ctx, WG_EIO, "%s: write failed: %s", tmp, strerror(errno));
+  if (!out) {
+    st = wg__error(ctx, WG_EIO, "%s: cannot hash the cache", path);
+    goto done;
+  }
+  /* the commit names the write error (ENOSPC, EIO) and discards the file */
+  st = wg_outfile_commit(ctx, &out);
+  if (st == WG_OK) st = wg__error(ctx, WG_EIO, "%s: write failed", path);
 done:
-  if (w.fd >= 0) close(w.fd);
-  if (tmp_made) unlink(tmp);
-  free(tmp);
+  wg_outfile_abort(&out);
   XXH3_freeState(w.sum);
   return st;
 }

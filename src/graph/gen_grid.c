@@ -38,6 +38,11 @@ wg_status wg_gen_grid(wg_ctx_t *ctx, wg_graph_t **out, uint32_t rows,
                      (unsigned long)o.weight_lo, (unsigned long)o.weight_hi);
 
   const uint64_t edges = (uint64_t)rows * (cols - 1) + (uint64_t)cols * (rows - 1);
+  {
+    char what[64];
+    snprintf(what, sizeof what, "grid %lu x %lu", (unsigned long)rows, (unsigned long)cols);
+    if ((st = wg__graph_need(ctx, n, edges, 1, what)) != WG_OK) goto done;
+  }
   if ((st = wg__edgelist_reserve(ctx, &el, edges ? edges : 1)) != WG_OK) goto done;
   el.count = edges;
   {

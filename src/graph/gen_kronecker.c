@@ -88,6 +88,12 @@ wg_status wg_gen_kronecker(wg_ctx_t *ctx, wg_graph_t **out, unsigned scale,
   const uint64_t n = 1ull << scale;
   const uint64_t edges = (uint64_t)edge_factor << scale; /* < 2^63 */
   const uint64_t blocks = (edges + KRON_BLOCK - 1) / KRON_BLOCK;
+  {
+    char what[64];
+    snprintf(what, sizeof what, "kronecker scale %u, edge factor %u", (unsigned)scale,
+             (unsigned)edge_factor);
+    if ((st = wg__graph_need(ctx, n, edges, 1, what)) != WG_OK) goto done;
+  }
 
   /* The permutation: a seeded Fisher-Yates shuffle, serial and cheap next to
    * the edges (n <= edges). */

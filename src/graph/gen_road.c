@@ -82,6 +82,13 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
                      (unsigned long)vertices, (unsigned long)WG_MAX_VERTICES);
 
   const uint64_t n = vertices;
+  {
+    /* at most 2 edges a vertex, checked before any work (coordinates,
+     * lattice slots and union-find are checked as they are allocated) */
+    char what[64];
+    snprintf(what, sizeof what, "road of %lu vertices", (unsigned long)vertices);
+    if ((st = wg__graph_need(ctx, n, 2 * n, 1, what)) != WG_OK) return st;
+  }
   uint64_t cols = (uint64_t)ceil(sqrt((double)n));
   while (cols * cols < n) cols++;
   while (cols > 1 && (cols - 1) * (cols - 1) >= n) cols--;

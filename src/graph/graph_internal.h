@@ -70,6 +70,13 @@ static inline wg_status wg__edgelist_push(wg_ctx_t *ctx, wg__edgelist *el,
 wg_status wg__edgelist_reserve(wg_ctx_t *ctx, wg__edgelist *el, uint64_t cap);
 void wg__edgelist_free(wg__edgelist *el);
 
+/* Checks, before the work, that building a graph of n vertices from
+ * `edges` input edges (each two arcs when undirected) fits the memory limit
+ * with what is held: the edge list, the CSR and the builder's temporaries.
+ * The error names `what` (a file's header line, a generator's size). */
+wg_status wg__graph_need(wg_ctx_t *ctx, uint64_t n, uint64_t edges, int undirected,
+                         const char *what);
+
 /* Allocates an empty graph shell (magic set, arrays NULL). */
 wg_status wg__graph_alloc(wg_ctx_t *ctx, wg_graph_t **out);
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "graph/load_internal.h"
@@ -59,6 +60,13 @@ wg_status wg__check_vertex_count(wg__reader *r, uint64_t n) {
                            wg__human_bytes(bytes, need, sizeof need),
                            wg__human_bytes(wg_ctx_memory_limit(r->ctx), lim, sizeof lim));
   return WG_OK;
+}
+
+wg_status wg__check_header_need(wg__reader *r, uint64_t n, uint64_t edges, int undirected) {
+  char what[320];
+  snprintf(what, sizeof what, "%s:%llu: the graph the header declares", r->display,
+           (unsigned long long)r->line);
+  return wg__graph_need(r->ctx, n, edges, undirected, what);
 }
 
 /* ---- detection ------------------------------------------------------------------- */
@@ -191,9 +199,164 @@ static wg_status detect(wg_ctx_t *ctx, const char *display, const char *head, si
 
 /* ---- file-based loaders -------------------------------------------------------------- */
 
+/* Checks of content while a compressed OSM, PBF or cache input streams
+ * into its temporary file, so a stream of zeros or garbage stops at once
+ * instead of filling the disk: OSM XML has no NUL byte; PBF is a chain of
+ * (4-byte big-endian length <= 64 KiB, BlobHeader, blob <= 32 MiB) frames;
+ * a cache is no longer than its header says and fits the memory limit. */
+typedef struct stream_check {
+  wg_format fmt;
+  uint64_t cache_size;      /* from the cache header, 0 until read */
+  unsigned char head[64];   /* the first bytes (cache header fields) */
+  /* PBF framing */
+  int pbf_state;            /* 0: length bytes, 1: BlobHeader bytes, 2: blob bytes */
+  uint32_t need;            /* bytes left in the current part */
+  unsigned char hb[64 << 10];
+  uint32_t hlen;
+} stream_check;
+
+/* Reads the datasize (field 3, varint) of a BlobHeader; 0 on malformed. */
+static uint64_t blob_datasize(const unsigned char *p, uint32_t len, int *ok) {
+  uint32_t i = 0;
+  uint64_t size = 0;
+  *ok = 0;
+  while (i < len) {
+    uint64_t key = 0;
+    int shift = 0;
+    do {
+      if (i >= len || shift > 63) return 0;
+      key |= (uint64_t)(p[i] & 0x7f) << shift;
+      shift += 7;
+    } while (p[i++] & 0x80);
+    const unsigned wire = (unsigned)(key & 7);
+    const uint64_t field = key >> 3;
+    if (wire == 0) {
+      uint64_t v = 0;
+      shift = 0;
+      do {
+        if (i >= len || shift > 63) return 0;
+        v |= (uint64_t)(p[i] & 0x7f) << shift;
+        shift += 7;
+      } while (p[i++] & 0x80);
+      if (field == 3) {
+        size = v;
+        *ok = 1;
+      }
+    } else if (wire == 2) {
+      uint64_t v = 0;
+      shift = 0;
+      do {
+        if (i >= len || shift > 63) return 0;
+        v |= (uint64_t)(p[i] & 0x7f) << shift;
+        shift += 7;
+      } while (p[i++] & 0x80);
+      if (v > len - i) return 0;
+      i += (uint32_t)v;
+    } else {
+      return 0;
+    }
+  }
+  return size;
+}
+
+static wg_status check_stream(void *user, wg__reader *r, const unsigned char *p, size_t len,
+                              uint64_t offset) {
+  stream_check *c = user;
+  wg_ctx_t *ctx = r->ctx;
+  if (offset < sizeof c->head) {
+    size_t k = len < sizeof c->head - offset ? len : (size_t)(sizeof c->head - offset);
+    memcpy(c->head + offset, p, k);
+  }
+  if (c->fmt == WG_FORMAT_OSM) {
+    const unsigned char *z = memchr(p, 0, len);
+    if (z)
+      return wg__error(ctx, WG_EPARSE, "%s: NUL byte at offset %llu of the decompressed data: "
+                       "not OSM XML", r->display,
+                       (unsigned long long)(offset + (uint64_t)(z - p)));
+    return WG_OK;
+  }
+  if (c->fmt == WG_FORMAT_CACHE) {
+    if (c->cache_size == 0 && offset + len >= 48) {
+      uint64_t size = 0;
+      for (int i = 0; i < 8; i++) size |= (uint64_t)c->head[40 + i] << (8 * i);
+      if (memcmp(c->head, "WATTGRPH", 8) != 0)
+        return wg__error(ctx, WG_EPARSE, "%s: not a wattgraph cache (bad magic)", r->display);
+      char b[32], l[32];
+      if (size > wg_ctx_memory_limit(ctx))
+        return wg__error(ctx, WG_ENOMEM, "%s: the cache header declares %s, over the memory "
+                         "limit of %s", r->display, wg__human_bytes(size, b, sizeof b),
+                         wg__human_bytes(wg_ctx_memory_limit(ctx), l, sizeof l));
+      c->cache_size = size ? size : 1;
+    }
+    if (c->cache_size && offset + len > c->cache_size)
+      return wg__error(ctx, WG_EPARSE, "%s: decompresses to more than the %llu bytes its "
+                       "cache header declares", r->display,
+                       (unsigned long long)c->cache_size);
+    return WG_OK;
+  }
+  /* PBF */
+  for (size_t i = 0; i < len;) {
+    if (c->pbf_state == 0 || c->pbf_state == 1) {
+      size_t k = len - i < c->need ? len - i : c->need;
+      memcpy(c->hb + c->hlen, p + i, k);
+      c->hlen += (uint32_t)k;
+      c->need -= (uint32_t)k;
+      i += k;
+      if (c->need) continue;
+      if (c->pbf_state == 0) {
+        uint32_t hl = (uint32_t)c->hb[0] << 24 | (uint32_t)c->hb[1] << 16 |
+                      (uint32_t)c->hb[2] << 8 | c->hb[3];
+        if (hl == 0 || hl > (64u << 10))
+          return wg__error(ctx, WG_EPARSE, "%s: at offset %llu of the decompressed data: "
+                           "a BlobHeader of %u bytes (0 or over 64 KiB): not OSM PBF",
+                           r->display, (unsigned long long)(offset + i - 4), hl);
+        c->pbf_state = 1;
+        c->need = hl;
+        c->hlen = 0;
+      } else {
+        int ok;
+        uint64_t ds = blob_datasize(c->hb, c->hlen, &ok);
+        if (!ok || ds > (32u << 20))
+          return wg__error(ctx, WG_EPARSE, "%s: at offset %llu of the decompressed data: a "
+                           "malformed BlobHeader (no datasize, or over 32 MiB): not OSM PBF",
+                           r->display, (unsigned long long)(offset + i));
+        c->pbf_state = 2;
+        c->need = (uint32_t)ds;
+        c->hlen = 0;
+        if (c->need == 0) {
+          c->pbf_state = 0;
+          c->need = 4;
+        }
+      }
+    } else {
+      size_t k = len - i < c->need ? len - i : c->need;
+      c->need -= (uint32_t)k;
+      i += k;
+      if (c->need == 0) {
+        c->pbf_state = 0;
+        c->need = 4;
+        c->hlen = 0;
+      }
+    }
+  }
+  return WG_OK;
+}
+
+/* Replaces the temporary file's name by the user's in the last error. */
+static void user_name_in_error(wg_ctx_t *ctx, wg_status st, const char *tmp,
+                               const char *display) {
+  const char *msg = wg_ctx_last_error(ctx);
+  const char *at = strstr(msg, tmp);
+  if (!at) return;
+  char copy[WG__ERRMSG];
+  snprintf(copy, sizeof copy, "%.*s%s%s", (int)(at - msg), msg, display, at + strlen(tmp));
+  wg__error(ctx, st, "%s", copy);
+}
+
 /* Decompresses (or copies) what is left of r into a temporary file whose
  * name ends in suffix, loads it with the OSM loader or the cache, and
- * removes it. */
+ * removes it. What goes to the folder is checked as it streams
+ * (check_stream) and bounded by the folder's free space less a tenth. */
 static wg_status load_via_temp(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
                                const char *display, wg_format fmt,
                                const wg_load_opts *opts) {
@@ -209,14 +372,28 @@ static wg_status load_via_temp(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
   if (fd < 0)
     return wg__error(ctx, WG_EIO, "%s: cannot create a temporary file in %s: %s", display, dir,
                      strerror(errno));
-  st = wg__reader_copy_to_fd(r, fd, path);
+  uint64_t room = UINT64_MAX;
+  struct statvfs vfs;
+  if (fstatvfs(fd, &vfs) == 0) room = (uint64_t)vfs.f_bavail * vfs.f_frsize / 10 * 9;
+  stream_check *check = calloc(1, sizeof *check);
+  if (!check) {
+    close(fd);
+    unlink(path);
+    return wg__error(ctx, WG_ENOMEM, "%s: out of memory", display);
+  }
+  check->fmt = fmt;
+  check->need = 4;
+  st = wg__reader_copy_to_fd(r, fd, room, check_stream, check);
+  free(check);
   if (close(fd) != 0 && st == WG_OK)
-    st = wg__error(ctx, WG_EIO, "%s: cannot write %s: %s", display, path, strerror(errno));
+    st = wg__error(ctx, WG_EIO, "%s: cannot write its decompressed copy in %s: %s", display,
+                   dir, strerror(errno));
   if (st == WG_OK) {
     if (fmt == WG_FORMAT_CACHE)
       st = wg__load_cache(ctx, out, path, opts);
     else
       st = wg__load_osm(ctx, out, path, display, fmt, opts);
+    if (st != WG_OK) user_name_in_error(ctx, st, path, display);
   }
   unlink(path);
   return st;

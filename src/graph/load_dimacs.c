@@ -125,6 +125,7 @@ wg_status wg__load_dimacs(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
                               UINT64_MAX, &m)) != WG_OK ||
           (st = wg__line_end(r, p, "the problem line is 'p sp N M'")) != WG_OK ||
           (st = wg__check_vertex_count(r, n)) != WG_OK ||
+          (st = wg__check_header_need(r, n, m, kind != KIND_SP)) != WG_OK ||
           (st = wg__edgelist_reserve(ctx, &el, wg__edge_reserve(r, m, kind == KIND_SP ? 8 : 4))) !=
               WG_OK)
         goto done;

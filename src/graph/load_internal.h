@@ -48,4 +48,9 @@ uint64_t wg__edge_reserve(const wg__reader *r, uint64_t declared,
  * the memory limit). */
 wg_status wg__check_vertex_count(wg__reader *r, uint64_t n);
 
+/* Fails with WG_ENOMEM, naming the header line, when the graph a header
+ * declares (n vertices, `edges` edges) would not fit the memory limit with
+ * what is held (wg__graph_need): before any edge is read. */
+wg_status wg__check_header_need(wg__reader *r, uint64_t n, uint64_t edges, int undirected);
+
 #endif

@@ -225,6 +225,7 @@ wg_status wg__load_mtx(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
         goto done;
       }
       if ((st = wg__check_vertex_count(r, rows)) != WG_OK ||
+          (st = wg__check_header_need(r, rows, nnz, 0)) != WG_OK ||
           (st = wg__edgelist_reserve(ctx, &el, wg__edge_reserve(r, nnz, 4))) != WG_OK)
         goto done;
       have_size = 1;

@@ -445,16 +445,29 @@ int wg__reader_line(wg__reader *r, char **line, size_t *len) {
   }
 }
 
-wg_status wg__reader_copy_to_fd(wg__reader *r, int fd, const char *fd_name) {
+wg_status wg__reader_copy_to_fd(wg__reader *r, int fd, uint64_t max_bytes,
+                                wg__copy_check check, void *user) {
   wg_status st;
+  uint64_t written = 0;
   for (;;) {
     size_t len = r->end - r->pos;
     const char *p = r->buf + r->pos;
+    if (check && len && (st = check(user, r, (const unsigned char *)p, len, written)) != WG_OK)
+      return st;
+    if (len > max_bytes - written) {
+      char b[32];
+      return wg__error(r->ctx, WG_EFULL,
+                       "%s: decompresses to more than %s, the most it may take in the "
+                       "temporary folder", r->display,
+                       wg__human_bytes(max_bytes, b, sizeof b));
+    }
+    written += len;
     while (len > 0) {
       ssize_t w = write(fd, p, len);
       if (w < 0 && errno == EINTR) continue;
       if (w < 0)
-        return wg__error(r->ctx, WG_EIO, "%s: write error: %s", fd_name, strerror(errno));
+        return wg__error(r->ctx, WG_EIO, "%s: cannot write its decompressed copy in the "
+                         "temporary folder: %s", r->display, strerror(errno));
       p += w;
       len -= (size_t)w;
     }

@@ -80,7 +80,13 @@ int wg__reader_line(wg__reader *r, char **line, size_t *len);
 
 /* Copies all remaining decoded bytes to fd (for loaders that need a real
  * uncompressed file). */
-wg_status wg__reader_copy_to_fd(wg__reader *r, int fd, const char *fd_name);
+/* check, when given, sees each decoded chunk (offset: bytes before it) and
+ * stops the copy with its error; max_bytes bounds what is written (the
+ * error then names r->display, as every error of the copy does). */
+typedef wg_status (*wg__copy_check)(void *user, wg__reader *r, const unsigned char *p,
+                                    size_t len, uint64_t offset);
+wg_status wg__reader_copy_to_fd(wg__reader *r, int fd, uint64_t max_bytes,
+                                wg__copy_check check, void *user);
 
 /* "", "gz", "xz", "bz2". */
 const char *wg__compression_name(wg__compression c);

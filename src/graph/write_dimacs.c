@@ -6,13 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "graph/graph_internal.h"
 
 typedef struct sink {
-  FILE *f;
-  gzFile gz;
+  FILE *f; /* an output file: compression by name is done there */
   char buf[1 << 16];
   size_t len;
   int failed;
@@ -20,9 +18,7 @@ typedef struct sink {
 
 static void flush_sink(sink *s) {
   if (s->len == 0 || s->failed) return;
-  if (s->gz) {
-    if (gzwrite(s->gz, s->buf, (unsigned)s->len) != (int)s->len) s->failed = 1;
-  } else if (fwrite(s->buf, 1, s->len, s->f) != s->len) {
+  if (fwrite(s->buf, 1, s->len, s->f) != s->len) {
     s->failed = 1;
   }
   s->len = 0;
@@ -53,28 +49,15 @@ static void put_arc(sink *s, uint64_t u, uint64_t v, uint64_t w) {
   s->len = (size_t)(p - s->buf);
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 wg_status wg_graph_save_dimacs(wg_ctx_t *ctx, const wg_graph_t *g,
                                const char *path) {
   if (!g || !path) return wg__error(ctx, WG_EINVAL, "save dimacs: bad arguments");
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return wg__error(ctx, WG_EINVAL, "%s: path too long", path);
   sink *s = calloc(1, sizeof *s);
   if (!s) return wg__error(ctx, WG_ENOMEM, "%s: out of memory", path);
-  wg_status st = WG_OK;
-  if (ends_with(path, ".gz"))
-    s->gz = gzopen(tmp, "wb6");
-  else
-    s->f = fopen(tmp, "wb");
-  if (!s->gz && !s->f) {
-    st = wg__error(ctx, WG_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-    goto done;
-  }
+  wg_outfile_t *out = NULL;
+  wg_status st = wg_outfile_open(ctx, &out, path);
+  if (st != WG_OK) goto done;
+  s->f = wg_outfile_stream(out);
   s->len = (size_t)snprintf(s->buf, sizeof s->buf,
                             "c written by wattgraph %s\np sp %lu %llu\n",
                             wg_version(), (unsigned long)g->n,
@@ -82,27 +65,17 @@ wg_status wg_graph_save_dimacs(wg_ctx_t *ctx, const wg_graph_t *g,
   for (uint32_t u = 0; u < g->n; u++) {
     for (uint64_t i = g->offsets[u]; i < g->offsets[u + 1]; i++)
       put_arc(s, (uint64_t)u + 1, (uint64_t)g->targets[i] + 1, g->weights[i]);
-    if ((u & 0xffff) == 0) wg__progress(ctx, "writing", u, g->n);
+    if ((u & 0xffff) == 0) {
+      if (s->failed) break; /* the commit names the error */
+      wg__progress(ctx, "writing", u, g->n);
+    }
   }
   flush_sink(s);
   wg__progress(ctx, "writing", g->n, g->n);
-  int close_failed = s->gz ? gzclose(s->gz) != Z_OK : fclose(s->f) != 0;
-  s->gz = NULL;
-  s->f = NULL;
-  if (s->failed || close_failed) {
-    st = wg__error(ctx, WG_EIO, "%s: write failed: %s", tmp, strerror(errno));
-    remove(tmp);
-    goto done;
-  }
-  if (rename(tmp, path) != 0) {
-    st = wg__error(ctx, WG_EIO, "%s: cannot rename from %s: %s", path, tmp,
-                   strerror(errno));
-    remove(tmp);
-  }
+  /* the commit reports any write error (a full disk, /dev/full) */
+  st = wg_outfile_commit(ctx, &out);
 done:
-  if (s->gz) gzclose(s->gz);
-  if (s->f) fclose(s->f);
-  if (st != WG_OK) remove(tmp);
+  wg_outfile_abort(&out);
   free(s);
   return st;
 }

@@ -214,9 +214,10 @@ wg_status wg_meter_write_samples_csv(wg_ctx_t *ctx, const wg_meter_t *cm,
   if (!cm || cm->magic != WG__METER_MAGIC || !path)
     return wg__error(ctx, WG_EINVAL, "wg_meter_write_samples_csv: NULL meter or path");
   wg_meter_t *m = (wg_meter_t *)cm; /* the lock is internal state */
-  wg_status st = WG_OK;
-  FILE *f = fopen(path, "w");
-  if (!f) return wg__error(ctx, WG_EIO, "%s: cannot create: %s", path, strerror(errno));
+  wg_outfile_t *out = NULL;
+  wg_status st = wg_outfile_open(ctx, &out, path);
+  if (st != WG_OK) return st;
+  FILE *f = wg_outfile_stream(out);
   pthread_mutex_lock(&m->lock);
   fputs("t,source,name,watts\n", f);
   for (size_t i = 0; i < m->nsamples; i++) {
@@ -226,12 +227,6 @@ wg_status wg_meter_write_samples_csv(wg_ctx_t *ctx, const wg_meter_t *cm,
     fprintf(f, ",%.3f\n", s->watts);
   }
   pthread_mutex_unlock(&m->lock);
-  int werr = ferror(f);
-  int e = errno;
-  if (fclose(f) != 0 && !werr) {
-    werr = 1;
-    e = errno;
-  }
-  if (werr) st = wg__error(ctx, WG_EIO, "%s: write failed: %s", path, strerror(e));
+  st = wg_outfile_commit(ctx, &out); /* names any write error */
   return st;
 }

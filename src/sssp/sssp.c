@@ -213,6 +213,14 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
   st = pick_backend(ctx, opts->algo, opts->backend, &backend);
   if (st != WG_OK) return st;
 
+  {
+    /* distances 8 B and predecessors 4 B a vertex, and work arrays of about
+     * 16 B a vertex (the oracle's heap and positions, near-far's queues) */
+    char what[96];
+    snprintf(what, sizeof what, "sssp on %lu vertices", (unsigned long)g->n);
+    st = wg__mem_need(ctx, (uint64_t)g->n * (8 + (opts->predecessors ? 4 : 0) + 16), what);
+    if (st != WG_OK) return st;
+  }
   st = wg__calloc(ctx, &r, 1, sizeof *r, "sssp result");
   if (st != WG_OK) goto done;
   r->n = g->n;

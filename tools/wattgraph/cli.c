@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -572,8 +573,69 @@ void json_graph(cli_json *j, const char *key, const char *path,
 
 int cli_is_dimacs_name(const char *path) {
   size_t len = strlen(path);
-  return (len >= 3 && strcmp(path + len - 3, ".gr") == 0) ||
-         (len >= 6 && strcmp(path + len - 6, ".gr.gz") == 0);
+  static const char *const names[] = {".gr", ".gr.gz", ".gr.xz", ".gr.bz2"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    size_t k = strlen(names[i]);
+    if (len >= k && strcmp(path + len - k, names[i]) == 0) return 1;
+  }
+  return 0;
+}
+
+/* ---- output files ------------------------------------------------------------------ */
+
+int cli_check_outputs(const char *cmd, const char *input, const cli_output *outs,
+                      int n) {
+  for (int i = 0; i < n; i++) {
+    if (!outs[i].path) continue;
+    if (input && (strcmp(input, outs[i].path) == 0 || wg_outfile_same(input, outs[i].path))) {
+      cli_error("%s: %s %s names the input file; refusing to overwrite it", cmd,
+                outs[i].what, outs[i].path);
+      return CLI_USAGE;
+    }
+    for (int k = 0; k < i; k++) {
+      if (!outs[k].path) continue;
+      if (strcmp(outs[k].path, outs[i].path) == 0 ||
+          wg_outfile_same(outs[k].path, outs[i].path)) {
+        cli_error("%s: %s and %s both name %s; give them different files", cmd,
+                  outs[k].what, outs[i].what, outs[i].path);
+        return CLI_USAGE;
+      }
+    }
+    wg_ctx_t *ctx = NULL;
+    if (wg_ctx_create(&ctx) != WG_OK) {
+      cli_error("out of memory");
+      return CLI_FAIL;
+    }
+    wg_status st = wg_outfile_check(ctx, outs[i].path);
+    if (st != WG_OK) cli_error("%s %s", outs[i].what, wg_ctx_last_error(ctx));
+    wg_ctx_destroy(&ctx);
+    if (st != WG_OK) return st == WG_ENOTSUP ? CLI_USAGE : CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+FILE *cli_out_open(wg_ctx_t *ctx, const char *path, wg_outfile_t **o) {
+  wg_status st = wg_outfile_open(ctx, o, path);
+  if (st != WG_OK) {
+    cli_fail(ctx, st, path);
+    return NULL;
+  }
+  return wg_outfile_stream(*o);
+}
+
+FILE *cli_report_stream(const char *path) {
+  if (!path) return stdout;
+  if (strcmp(path, "-") == 0) return stderr;
+  struct stat a, b;
+  if (fstat(STDOUT_FILENO, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    return stderr;
+  return stdout;
+}
+
+int cli_out_commit(wg_ctx_t *ctx, wg_outfile_t **o) {
+  wg_status st = wg_outfile_commit(ctx, o);
+  return st == WG_OK ? CLI_OK : cli_fail(ctx, st, "write");
 }
 
 /* ---- small utilities ---------------------------------------------------------------- */

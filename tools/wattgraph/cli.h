@@ -128,6 +128,26 @@ void json_graph(cli_json *j, const char *key, const char *path,
  * the binary cache. */
 int cli_is_dimacs_name(const char *path);
 
+/* Output files (core.h, wg_outfile_*): every command writes through these.
+ * cli_check_outputs runs before any work: each named output must be
+ * writable, and no output may name the input or another output (one line,
+ * CLI_USAGE for a clash, CLI_FAIL for a path that cannot be written). NULL
+ * paths are skipped. */
+typedef struct cli_output {
+  const char *what; /* "--out", "--trace", "OUT" */
+  const char *path;
+} cli_output;
+int cli_check_outputs(const char *cmd, const char *input, const cli_output *outs,
+                      int n);
+/* Opens path (see wg_outfile_open) and returns its stream, or NULL after
+ * printing one line. */
+FILE *cli_out_open(wg_ctx_t *ctx, const char *path, wg_outfile_t **o);
+/* Where a command's report goes: stderr when path ("-", /dev/stdout, or any
+ * name of the file on standard output) takes the standard output. */
+FILE *cli_report_stream(const char *path);
+/* Commits (CLI_OK) or prints the write error (CLI_FAIL). */
+int cli_out_commit(wg_ctx_t *ctx, wg_outfile_t **o);
+
 /* Median of v[0..n) (sorts v). */
 double cli_median(double *v, unsigned n);
 /* Formats 1234567 as "1,234,567". */

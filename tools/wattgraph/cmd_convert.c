@@ -28,6 +28,12 @@ int cmd_convert(int argc, char **argv) {
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
 
+  {
+    const cli_output outs[] = {{"OUT", args[1]}};
+    if ((rc = cli_check_outputs("convert", args[0], outs, 1)) != CLI_OK) return rc;
+  }
+  FILE *rep = cli_report_stream(args[1]); /* stderr when args[1] is stdout */
+
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
   double load_s = 0, save_s = 0;
@@ -57,7 +63,7 @@ int cmd_convert(int argc, char **argv) {
   }
   if (json) {
     cli_json j;
-    json_begin(&j, stdout);
+    json_begin(&j, rep);
     json_str(&j, "command", "convert");
     json_graph(&j, "graph", args[0], g);
     json_str(&j, "output", args[1]);
@@ -67,13 +73,13 @@ int cmd_convert(int argc, char **argv) {
     json_energy(&j, energy.r, energy.n, 1);
     json_end(&j);
   } else {
-    printf("%s -> %s (%s): %s vertices, %s arcs; read in %s, ", args[0], args[1],
+    fprintf(rep, "%s -> %s (%s): %s vertices, %s arcs; read in %s, ", args[0], args[1],
            text ? "DIMACS text" : "binary cache",
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            cli_duration(load_s, b3, sizeof b3));
-    printf("written in %s\n", cli_duration(save_s, b2, sizeof b2));
-    cli_print_energy(stdout, "energy", 10, energy.r, energy.n, 1);
+    fprintf(rep, "written in %s\n", cli_duration(save_s, b2, sizeof b2));
+    cli_print_energy(rep, "energy", 10, energy.r, energy.n, 1);
   }
 done:
   wg_graph_destroy(&g);

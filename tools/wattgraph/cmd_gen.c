@@ -50,6 +50,12 @@ int cmd_gen(int argc, char **argv) {
     return CLI_USAGE;
   }
 
+  {
+    const cli_output outs[] = {{"-o", out}};
+    if ((rc = cli_check_outputs("gen", NULL, outs, 1)) != CLI_OK) return rc;
+  }
+  FILE *rep = cli_report_stream(out); /* stderr when out is stdout */
+
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
   wg_gen_opts go;
@@ -86,7 +92,7 @@ int cmd_gen(int argc, char **argv) {
   }
   if (json) {
     cli_json j;
-    json_begin(&j, stdout);
+    json_begin(&j, rep);
     json_str(&j, "command", "gen");
     json_str(&j, "generator", kind);
     json_graph(&j, "graph", out, g);
@@ -96,11 +102,11 @@ int cmd_gen(int argc, char **argv) {
     json_end(&j);
   } else {
     char b1[32], b2[32], b3[32];
-    printf("%s: %s vertices, %s arcs, seed %llu, generated in %s -> %s\n", kind,
+    fprintf(rep, "%s: %s vertices, %s arcs, seed %llu, generated in %s -> %s\n", kind,
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            (unsigned long long)seed, cli_duration(gen_s, b3, sizeof b3), out);
-    cli_print_energy(stdout, "energy", 10, energy.r, energy.n, 1);
+    cli_print_energy(rep, "energy", 10, energy.r, energy.n, 1);
   }
 done:
   wg_graph_destroy(&g);

@@ -1,7 +1,6 @@
 /* wattgraph sssp FILE: shortest paths from one source, timed over repeats,
  * with energy from every meter present and optional verification against
  * the oracle. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,38 +11,24 @@
 
 static int write_distances(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
                            const wg_sssp_result *r) {
-  (void)ctx;
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  static char buf[1 << 16];
-  setvbuf(f, buf, _IOFBF, sizeof buf);
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) return CLI_FAIL;
   /* Internal ids keep the file's id order, so this is the file's order. */
-  for (uint32_t v = 0; v < r->n; v++) {
+  for (uint32_t v = 0; v < r->n && !ferror(f); v++) {
     unsigned long long id = (unsigned long long)wg_graph_file_id(g, v);
     if (r->dist[v] == WG_DIST_INF)
       fprintf(f, "%llu inf\n", id);
     else
       fprintf(f, "%llu %llu\n", id, (unsigned long long)r->dist[v]);
   }
-  int bad = ferror(f);
-  if (f != stdout) bad |= fclose(f) != 0;
-  else fflush(f);
-  if (bad) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
-static int write_trace(const char *path, const wg_sssp_result *r) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
+static int write_trace(wg_ctx_t *ctx, const char *path, const wg_sssp_result *r) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) return CLI_FAIL;
   fprintf(f, "iter,frontier_in,advance_out,filter_out,near_out,far_size,delta,time_us\n");
   for (uint64_t i = 0; i < r->trace_len; i++) {
     const wg_sssp_iter *t = &r->trace[i];
@@ -52,11 +37,7 @@ static int write_trace(const char *path, const wg_sssp_result *r) {
             (unsigned long long)t->filter_out, (unsigned long long)t->near_out,
             (unsigned long long)t->far_size, t->delta, t->time_us);
   }
-  if (fclose(f) != 0) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
 static int any_meter_available(const wg_meter_reading *r, size_t n) {
@@ -186,6 +167,10 @@ int cmd_sssp(int argc, char **argv) {
   char b1[32], b2[32], b3[32];
   wg_status st;
 
+  {
+    const cli_output outs[] = {{"--out", out}, {"--trace", trace}};
+    if ((rc = cli_check_outputs("sssp", args[0], outs, 2)) != CLI_OK) return rc;
+  }
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
   if (have_source) {
@@ -274,7 +259,7 @@ int cmd_sssp(int argc, char **argv) {
     }
   }
   if (out && (rc = write_distances(ctx, out, g, res)) != CLI_OK) goto done;
-  if (trace && (rc = write_trace(trace, res)) != CLI_OK) goto done;
+  if (trace && (rc = write_trace(ctx, trace, res)) != CLI_OK) goto done;
 
   if (json) {
     cli_json j;
@@ -309,7 +294,7 @@ int cmd_sssp(int argc, char **argv) {
     json_end(&j);
   } else {
     /* With --out -, distances own stdout and the summary goes to stderr. */
-    FILE *tbl = out && strcmp(out, "-") == 0 ? stderr : stdout;
+    FILE *tbl = cli_report_stream(out);
     wg_graph_info info;
     wg_graph_get_info(g, &info);
     fprintf(tbl, "%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", args[0],
