@@ -142,6 +142,7 @@ int cmd_sssp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_allreduce(int argc, char **argv);
+int cmd_tuning(int argc, char **argv); /* wattgraph --tuning */
 
 #endif
 
