@@ -23,6 +23,16 @@ grep -qE '^WG_CUDA_SGRID +4 +4 +env-rejected ' "$tmp/out" || no "rejected row: $
 grep -qF 'WG_CUDA_SGRID=99: out of range (1..64)' "$tmp/err" || no "warning: $(cat "$tmp/err")"
 grep -qF 'WG_FIT_TIES="short1": shortK needs K in 2..1024' "$tmp/err" || no "ties warning: $(cat "$tmp/err")"
 
+# every command warns about a refused variable, and runs on
+data=${WG_TEST_DATA:-$repo/tests/data}
+g=$(ls "$data"/*.gr 2>/dev/null | head -1)
+if [ -n "$g" ]; then
+  WG_CUDA_ASYNC_CLAIM=fast "$bin" info "$g" >"$tmp/out" 2>"$tmp/err" || no "info with a refused variable: exit $?"
+  grep -qF 'WG_CUDA_ASYNC_CLAIM="fast": not one of ticket|cas' "$tmp/err" || no "info's warning: $(cat "$tmp/err")"
+  WG_CUDA_ASYNC_CLAIM=fast "$bin" info "$g" -q >"$tmp/out" 2>"$tmp/err"
+  grep -q 'WG_CUDA_ASYNC_CLAIM' "$tmp/err" && no "-q should silence the warning"
+fi
+
 "$bin" --tuning --json >"$tmp/json" || no "--json exit $?"
 [ "$(wc -l <"$tmp/json")" -eq 1 ] || no "--json is not one line"
 n=$(grep -o '"name":' "$tmp/json" | wc -l)

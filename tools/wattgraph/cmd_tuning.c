@@ -7,6 +7,25 @@
 
 #include "cli.h"
 
+/* The refusal's message: the environment's value through the same check
+ * on a scratch context. */
+static void warn_rejected(const char *name) {
+  wg_ctx_t *tmp = NULL;
+  if (wg_ctx_create(&tmp) == WG_OK && wg_ctx_set_tuning(tmp, name, getenv(name)) != WG_OK)
+    fprintf(stderr, "wattgraph: warning: %s; the default stays\n", wg_ctx_last_error(tmp));
+  wg_ctx_destroy(&tmp);
+}
+
+void cli_tuning_warnings(const wg_ctx_t *ctx) {
+  for (int i = 0; i < wg_tuning_count(); i++) {
+    wg_tuning_info in;
+    wg_tuning_source src = WG_TUNING_DEFAULT;
+    wg_tuning_info_at(i, &in);
+    if (wg_ctx_get_tuning(ctx, in.name, NULL, 0, &src) == WG_OK && src == WG_TUNING_ENV_REJECTED)
+      warn_rejected(in.name);
+  }
+}
+
 int cmd_tuning(int argc, char **argv) {
   int json = 0, markdown = 0, quiet = 0;
   const cli_opt opts[] = {
@@ -57,14 +76,7 @@ int cmd_tuning(int argc, char **argv) {
     wg_tuning_source src = WG_TUNING_DEFAULT;
     wg_tuning_info_at(i, &in);
     wg_ctx_get_tuning(ctx, in.name, value, sizeof value, &src);
-    if (src == WG_TUNING_ENV_REJECTED && !quiet) {
-      /* the refusal's message: the same value through the same check */
-      wg_ctx_t *tmp = NULL;
-      if (wg_ctx_create(&tmp) == WG_OK &&
-          wg_ctx_set_tuning(tmp, in.name, getenv(in.name)) != WG_OK)
-        fprintf(stderr, "wattgraph: warning: %s; the default stays\n", wg_ctx_last_error(tmp));
-      wg_ctx_destroy(&tmp);
-    }
+    if (src == WG_TUNING_ENV_REJECTED && !quiet) warn_rejected(in.name);
     if (json) {
       json_obj_open(&j, NULL);
       json_str(&j, "name", in.name);
