@@ -58,13 +58,13 @@ static double joules_watts(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t src,
 
 /* The options of a best row: fixed delta (its param) or self-tuned (P),
  * on the asynchronous engine. */
-static void best_opts(const row *b, int selftune, uint64_t d0, wg_sssp_opts *o) {
+static void best_opts(wg_ctx_t *ctx, const row *b, int selftune, uint64_t d0, wg_sssp_opts *o) {
   wg_sssp_opts_defaults(o);
   o->algo = selftune ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR;
   o->backend = WG_BACKEND_CUDA;
   o->delta = selftune ? (b->start ? b->start : d0) : (uint64_t)b->param;
   o->parallelism = selftune ? b->param : 0;
-  setenv("WG_CUDA_ENGINE", "async", 1);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_ENGINE", "async");
 }
 
 static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t src,
@@ -78,7 +78,8 @@ static row *run(wg_ctx_t *ctx, const char *gname, const wg_graph_t *g, uint32_t 
   o.parallelism = P;
   o.predecessors = 1;
   o.repeat = 5; /* median of 5 inside one call */
-  setenv("WG_CUDA_ENGINE", engine, 1);
+  if (wg_ctx_set_tuning(ctx, "WG_CUDA_ENGINE", engine) != WG_OK)
+    fprintf(stderr, "%s\n", wg_ctx_last_error(ctx));
   wg_sssp_result *r = NULL;
   row *w = &rows[nrows < 511 ? nrows++ : 511];
   memset(w, 0, sizeof *w);
@@ -125,16 +126,19 @@ static size_t parse_list(const char *env, const double *dflt, size_t nd, double 
   return k;
 }
 
-/* Sets (on) or unsets the assignments of variant text v ("A=1 B=2"). */
-static void apply_variant(const char *v, int on) {
+/* Sets (on) the tuning switches of variant text v ("A=1 B=2") in the
+ * context, or returns them (off) to the environment's values. */
+static void apply_variant(wg_ctx_t *ctx, const char *v, int on) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", v);
   for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
     char *eq = strchr(t, '=');
     if (!eq) continue;
     *eq = 0;
-    if (on) setenv(t, eq + 1, 1);
-    else unsetenv(t);
+    if (wg_ctx_set_tuning(ctx, t, on ? eq + 1 : getenv(t)) != WG_OK) {
+      fprintf(stderr, "variant %s: %s\n", v, wg_ctx_last_error(ctx));
+      if (!on) wg_ctx_set_tuning(ctx, t, NULL);
+    }
   }
 }
 
@@ -174,9 +178,9 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     int vi = 0;
     for (char *save = NULL, *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
       printf("# %s variant v%d: %s\n", gname, vi, t);
-      apply_variant(t, 1);
+      apply_variant(ctx, t, 1);
       bench_async(ctx, gname, g, src, oracle, d0, vi++);
-      apply_variant(t, 0);
+      apply_variant(ctx, t, 0);
     }
   }
   free(oracle);
@@ -224,7 +228,7 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
     const row *b = t ? bt : ba;
     if (!b) continue;
     wg_sssp_opts o;
-    best_opts(b, t, d0, &o);
+    best_opts(ctx, b, t, d0, &o);
     o.trace = 1;
     wg_sssp_result *r = NULL;
     if (wg_sssp(ctx, g, src, &o, &r) == WG_OK) {
@@ -261,7 +265,7 @@ static void bench_async(wg_ctx_t *ctx, const char *gname, wg_graph_t *g, uint32_
   if (!energy || !ba || !bt) return;
   wg_sssp_opts o[2];
   for (int t = 0; t < 2; t++) {
-    best_opts(t ? bt : ba, t, d0, &o[t]);
+    best_opts(ctx, t ? bt : ba, t, d0, &o[t]);
     o[t].predecessors = 1;
   }
   const double param[2] = {ba->param, bt->param}, ms[2] = {ba->ms, bt->ms};

@@ -229,8 +229,8 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     snprintf(buf, sizeof buf, "%s", vs ? vs : "");
     for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok;
          tok = strtok_r(NULL, ";", &save)) {
-      char label[33] = "", names[4][40], keep[4][64];
-      int had[4], nset = 0;
+      char label[33] = "", names[4][40];
+      int nset = 0;
       /* the label without the WG_CUDA_ prefixes */
       for (const char *t = tok; *t;) {
         if (strncmp(t, "WG_CUDA_", 8) == 0) {
@@ -250,10 +250,10 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
         if (!eq || eq == a) continue;
         *eq = 0;
         snprintf(names[nset], sizeof names[nset], "%s", a);
-        const char *old = getenv(a);
-        had[nset] = old != NULL;
-        snprintf(keep[nset], sizeof keep[nset], "%s", old ? old : "");
-        setenv(a, eq + 1, 1);
+        if (wg_ctx_set_tuning(ctx, a, eq + 1) != WG_OK) {
+          fprintf(stderr, "variant %s: %s\n", tok, wg_ctx_last_error(ctx));
+          continue;
+        }
         nset++;
       }
       if (!nset) continue;
@@ -261,10 +261,9 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
       run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, cfg, 0);
       snprintf(cfg, sizeof cfg, "VAR %s st", label);
       run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
-      for (int i = 0; i < nset; i++) {
-        if (had[i]) setenv(names[i], keep[i], 1);
-        else unsetenv(names[i]);
-      }
+      for (int i = 0; i < nset; i++) /* back to the environment's value */
+        if (wg_ctx_set_tuning(ctx, names[i], getenv(names[i])) != WG_OK)
+          wg_ctx_set_tuning(ctx, names[i], NULL);
     }
   }
   {
@@ -274,37 +273,37 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   /* loop modes: the multi-kernel loop alone (no persistent kernel: the
    * loop before it existed); a host wait per iteration; controller on the
    * host; iterations per CUDA graph replay */
-  setenv("WG_CUDA_PERSIST", "0", 1);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_PERSIST", "0");
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar nopersist", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
       "MODE selftune nopersist", 1);
-  unsetenv("WG_CUDA_PERSIST");
+  wg_ctx_set_tuning(ctx, "WG_CUDA_PERSIST", NULL);
   /* the grid-wide persistent kernel alone (no single-block kernel) */
-  setenv("WG_CUDA_BLOCK_ARCS", "1", 1);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_BLOCK_ARCS", "1");
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar gridonly", 0);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
       "MODE selftune gridonly", 0);
-  unsetenv("WG_CUDA_BLOCK_ARCS");
+  wg_ctx_set_tuning(ctx, "WG_CUDA_BLOCK_ARCS", NULL);
   if (quick) goto verify;
-  setenv("WG_CUDA_SYNC", "1", 1);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_SYNC", "1");
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar sync", 0);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
       "MODE selftune sync", 0);
-  unsetenv("WG_CUDA_SYNC");
-  setenv("WG_CUDA_CONTROL", "host", 1);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_SYNC", NULL);
+  wg_ctx_set_tuning(ctx, "WG_CUDA_CONTROL", "host");
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
       "MODE selftune hostctl", 0);
-  unsetenv("WG_CUDA_CONTROL");
+  wg_ctx_set_tuning(ctx, "WG_CUDA_CONTROL", NULL);
   for (int k = 4; k <= 64; k *= 4) {
     char b[8];
     snprintf(b, sizeof b, "%d", k);
-    setenv("WG_CUDA_GRAPH_ITERS", b, 1);
+    wg_ctx_set_tuning(ctx, "WG_CUDA_GRAPH_ITERS", b);
     snprintf(cfg, sizeof cfg, "MODE nearfar graph K=%d", k);
     run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, cfg, 0);
     snprintf(cfg, sizeof cfg, "MODE selftune graph K=%d", k);
     run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP, cfg, 0);
   }
-  unsetenv("WG_CUDA_GRAPH_ITERS");
+  wg_ctx_set_tuning(ctx, "WG_CUDA_GRAPH_ITERS", NULL);
 verify:
   /* one full verification (distances and predecessor tree) */
   {

@@ -3,7 +3,7 @@
 # --out format on a hand-checked graph, JSON, convert and gen round trips.
 set -u
 bin=${WG_BIN:?WG_BIN not set}
-data=${WG_TEST_DATA:?WG_TEST_DATA not set}
+data=${WG_TEST_DATA:-$(cd "$(dirname "$0")" && pwd)/data}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0

@@ -153,20 +153,20 @@ static void random_graphs(void **state) {
     const double P = (double)(1 + wg__bounded(wg__rng_next(&r), 2000));
     /* far pushes published at once (the stash off) and flushed often; 8 arcs
      * per lane */
-    if (t % 5 >= 3) setenv("WG_CUDA_ASYNC_FSTASH", t % 5 == 3 ? "0" : "32", 1);
-    if (t % 5 == 1) setenv("WG_CUDA_ASYNC_UNROLL", "8", 1);
-    if (t % 5 == 2) setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    if (t % 5 >= 3) wgt_tune(ctx, "WG_CUDA_ASYNC_FSTASH", t % 5 == 3 ? "0" : "32");
+    if (t % 5 == 1) wgt_tune(ctx, "WG_CUDA_ASYNC_UNROLL", "8");
+    if (t % 5 == 2) wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", "0");
     /* claims: a third by CAS; tickets with small chunks and small rings */
-    if (t % 3 == 1) setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
-    if (t % 7 == 2) setenv("WG_CUDA_ASYNC_CHUNK", t % 2 ? "1" : "5", 1);
-    if (t % 11 == 4) setenv("WG_CUDA_ASYNC_RING", t % 2 ? "17" : "64", 1);
+    if (t % 3 == 1) wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", "cas");
+    if (t % 7 == 2) wgt_tune(ctx, "WG_CUDA_ASYNC_CHUNK", t % 2 ? "1" : "5");
+    if (t % 11 == 4) wgt_tune(ctx, "WG_CUDA_ASYNC_RING", t % 2 ? "17" : "64");
     run_one(ctx, g, src, t % 2 ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR, delta, P, what);
-    unsetenv("WG_CUDA_ASYNC_FSTASH");
-    unsetenv("WG_CUDA_ASYNC_UNROLL");
-    unsetenv("WG_CUDA_ASYNC_SPREAD");
-    unsetenv("WG_CUDA_ASYNC_CLAIM");
-    unsetenv("WG_CUDA_ASYNC_CHUNK");
-    unsetenv("WG_CUDA_ASYNC_RING");
+    wgt_tune(ctx, "WG_CUDA_ASYNC_FSTASH", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_UNROLL", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CHUNK", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_RING", NULL);
     wg_graph_destroy(&g);
   }
   free(e);
@@ -197,9 +197,9 @@ static void generated(void **state) {
       {"WG_CUDA_ASYNC_KEEP", "32"},     {"WG_CUDA_ASYNC_KEEP", "0"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
-    setenv(shapes[i][0], shapes[i][1], 1);
+    wgt_tune(ctx, shapes[i][0], shapes[i][1]);
     both(ctx, g, 11, shapes[i][0]);
-    unsetenv(shapes[i][0]);
+    wgt_tune(ctx, shapes[i][0], NULL);
   }
   /* both claim modes: tiny rings (overflow to the far queue; a ticket past
    * the ring), chunks of 1 and 3, wide blocks; the old predecessor pass */
@@ -220,11 +220,11 @@ static void generated(void **state) {
     char what[96];
     snprintf(what, sizeof what, "%s=%s %s=%s", pairs[i][0], pairs[i][1], pairs[i][2],
              pairs[i][3]);
-    setenv(pairs[i][0], pairs[i][1], 1);
-    setenv(pairs[i][2], pairs[i][3], 1);
+    wgt_tune(ctx, pairs[i][0], pairs[i][1]);
+    wgt_tune(ctx, pairs[i][2], pairs[i][3]);
     both(ctx, g, 11, what);
-    unsetenv(pairs[i][0]);
-    unsetenv(pairs[i][2]);
+    wgt_tune(ctx, pairs[i][0], NULL);
+    wgt_tune(ctx, pairs[i][2], NULL);
   }
   wg_graph_destroy(&g);
   wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 150, quick ? 20 : 100, &go), WG_OK);
@@ -237,15 +237,15 @@ static void generated(void **state) {
     uint32_t src = 0;
     wgt_assert_status(ctx, wg_graph_default_source(ctx, g, &src), WG_OK);
     both(ctx, g, src, "kronecker");
-    setenv("WG_CUDA_ASYNC_RING", "1000", 1);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_RING", "1000");
     both(ctx, g, src, "kronecker small ring");
-    setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", "cas");
     both(ctx, g, src, "kronecker small ring, cas");
-    unsetenv("WG_CUDA_ASYNC_CLAIM");
-    unsetenv("WG_CUDA_ASYNC_RING");
-    setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_RING", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", "0");
     both(ctx, g, src, "kronecker per-lane arcs");
-    unsetenv("WG_CUDA_ASYNC_SPREAD");
+    wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", NULL);
     wg_graph_destroy(&g);
   }
   wg_ctx_destroy(&ctx);
@@ -279,13 +279,13 @@ static void real_roads(void **state) {
     wgt_assert_status(ctx, st, WG_OK);
     both(ctx, g, 0, files[i]);
     run_one(ctx, g, g->n / 3, WG_ALGO_NEARFAR, 26112, 0, files[i]);
-    setenv("WG_CUDA_ASYNC_CLAIM", "cas", 1);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", "cas");
     run_one(ctx, g, g->n / 3, WG_ALGO_SELFTUNE, 0, 32768, files[i]);
-    unsetenv("WG_CUDA_ASYNC_CLAIM");
-    setenv("WG_CUDA_ASYNC_SPREAD", "0", 1);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", NULL);
+    wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", "0");
     run_one(ctx, g, 0, WG_ALGO_NEARFAR, 13056, 0, files[i]);
     run_one(ctx, g, g->n / 2, WG_ALGO_SELFTUNE, 0, 65536, files[i]);
-    unsetenv("WG_CUDA_ASYNC_SPREAD");
+    wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", NULL);
     wg_graph_destroy(&g);
   }
   wg_ctx_destroy(&ctx);

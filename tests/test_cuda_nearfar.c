@@ -219,9 +219,10 @@ static void osm_and_shared(void **state) {
   (void)state;
   wg_ctx_t *ctx = ctx_new();
   wg_graph_t *g = NULL;
-  const char *repo = getenv("WG_REPO");
   char path[4096];
-  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+  char *monaco = wgt_repo("data/monaco.osm.pbf");
+  snprintf(path, sizeof path, "%s", monaco ? monaco : "data/monaco.osm.pbf");
+  free(monaco);
   wgt_assert_status(ctx, wg__load_osm(ctx, &g, path, "monaco", WG_FORMAT_OSM_PBF, NULL), WG_OK);
   uint32_t src = 0;
   wgt_assert_status(ctx, wg_graph_default_source(ctx, g, &src), WG_OK);
@@ -255,19 +256,19 @@ static void modes_and_errors(void **state) {
   wg_gen_opts_defaults(&go);
   wg_graph_t *g = NULL;
   wgt_assert_status(ctx, wg_gen_road(ctx, &g, 20000, &go), WG_OK);
-  setenv("WG_CUDA_CONTROL", "host", 1);
+  wgt_tune(ctx, "WG_CUDA_CONTROL", "host");
   run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 0, "host control");
-  unsetenv("WG_CUDA_CONTROL");
-  setenv("WG_CUDA_SYNC", "1", 1);
+  wgt_tune(ctx, "WG_CUDA_CONTROL", NULL);
+  wgt_tune(ctx, "WG_CUDA_SYNC", "1");
   run_one(ctx, g, 3, WG_ALGO_NEARFAR, WG_LB_TWC, 0, 0, "sync each");
   run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "sync each");
-  unsetenv("WG_CUDA_SYNC");
-  setenv("WG_CUDA_WIDE", "1", 1);
+  wgt_tune(ctx, "WG_CUDA_SYNC", NULL);
+  wgt_tune(ctx, "WG_CUDA_WIDE", "1");
   run_matrix(ctx, g, 3, "forced 64-bit");
-  unsetenv("WG_CUDA_WIDE");
-  setenv("WG_CUDA_GRAPH_ITERS", "1", 1);
+  wgt_tune(ctx, "WG_CUDA_WIDE", NULL);
+  wgt_tune(ctx, "WG_CUDA_GRAPH_ITERS", "1");
   run_one(ctx, g, 3, WG_ALGO_NEARFAR, WG_LB_LB_CULL, 0, 0, "graph of 1");
-  unsetenv("WG_CUDA_GRAPH_ITERS");
+  wgt_tune(ctx, "WG_CUDA_GRAPH_ITERS", NULL);
   /* the loop's graph with self-tuning's push-back and fit end in launches
    * of their own and the LB scan in three (FUSE=0), on Kronecker and the
    * road graph */
@@ -277,19 +278,19 @@ static void modes_and_errors(void **state) {
     wgt_assert_status(ctx, wg_gen_kronecker(ctx, &k, 12, 16, &go), WG_OK);
     uint32_t ks = 0;
     wgt_assert_status(ctx, wg_graph_default_source(ctx, k, &ks), WG_OK);
-    setenv("WG_CUDA_FUSE", "0", 1);
+    wgt_tune(ctx, "WG_CUDA_FUSE", "0");
     for (size_t a = 0; a < 2; a++) {
       run_one(ctx, k, ks, algos[a], WG_LB_LB, 0, 0, "unfused");
       run_one(ctx, k, ks, algos[a], WG_LB_LB_CULL, 0, 3000, "unfused");
       run_one(ctx, g, 3, algos[a], WG_LB_LB, 0, 300, "unfused");
     }
-    unsetenv("WG_CUDA_FUSE");
+    wgt_tune(ctx, "WG_CUDA_FUSE", NULL);
     /* the fit's own min/max pass instead of the range the filter and the
      * far pass keep (FITRANGE=0) */
-    setenv("WG_CUDA_FITRANGE", "0", 1);
+    wgt_tune(ctx, "WG_CUDA_FITRANGE", "0");
     run_one(ctx, k, ks, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "fit range pass");
     run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 300, "fit range pass");
-    unsetenv("WG_CUDA_FITRANGE");
+    wgt_tune(ctx, "WG_CUDA_FITRANGE", NULL);
     wg_graph_destroy(&k);
   }
   /* errors: source out of range */
@@ -316,7 +317,7 @@ static void modes_and_errors(void **state) {
   wg_sssp_result_destroy(&r);
   /* the same on the multi-kernel path with more iterations than half the
    * device's trace ring (2048): the host drains it between graph launches */
-  setenv("WG_CUDA_PERSIST", "0", 1);
+  wgt_tune(ctx, "WG_CUDA_PERSIST", "0");
   o.algo = WG_ALGO_NEARFAR;
   o.lb = WG_LB_LB;
   o.delta = 40;
@@ -327,7 +328,7 @@ static void modes_and_errors(void **state) {
   assert_int_equal(r->trace_len, r->iterations);
   for (uint64_t i = 0; i < r->trace_len; i++) assert_int_equal(r->trace[i].iter, i);
   wg_sssp_result_destroy(&r);
-  unsetenv("WG_CUDA_PERSIST");
+  wgt_tune(ctx, "WG_CUDA_PERSIST", NULL);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
 }
@@ -355,23 +356,23 @@ static void persistent_modes(void **state) {
   };
   /* the skew policies (LB, LB_CULL) leave the persistent kernels off by
    * default; =2 keeps them on so the Kronecker runs below exercise them */
-  setenv("WG_CUDA_PERSIST", "2", 1);
+  wgt_tune(ctx, "WG_CUDA_PERSIST", "2");
   for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
-    setenv(modes[m][0], modes[m][1], 1);
+    wgt_tune(ctx, modes[m][0], modes[m][1]);
     for (int wide = 0; wide < 2; wide++) {
-      if (wide) setenv("WG_CUDA_WIDE", "1", 1);
+      if (wide) wgt_tune(ctx, "WG_CUDA_WIDE", "1");
       for (size_t a = 0; a < 2; a++) {
         run_one(ctx, road, 11, algos[a], WG_LB_AUTO, 0, 0, modes[m][1]);
         run_one(ctx, road, 11, algos[a], WG_LB_THREAD, 0, 200, modes[m][1]);
         run_one(ctx, kron, ksrc, algos[a], WG_LB_LB, 0, 0, modes[m][1]);
         run_one(ctx, kron, ksrc, algos[a], WG_LB_TWC, 0, 3000, modes[m][1]);
       }
-      unsetenv("WG_CUDA_WIDE");
+      wgt_tune(ctx, "WG_CUDA_WIDE", NULL);
     }
-    if (strcmp(modes[m][0], "WG_CUDA_PERSIST") == 0) setenv("WG_CUDA_PERSIST", "2", 1);
-    else unsetenv(modes[m][0]);
+    if (strcmp(modes[m][0], "WG_CUDA_PERSIST") == 0) wgt_tune(ctx, "WG_CUDA_PERSIST", "2");
+    else wgt_tune(ctx, modes[m][0], NULL);
   }
-  unsetenv("WG_CUDA_PERSIST");
+  wgt_tune(ctx, "WG_CUDA_PERSIST", NULL);
   wg_graph_destroy(&road);
   wg_graph_destroy(&kron);
   wg_ctx_destroy(&ctx);
@@ -467,7 +468,7 @@ static void fit_ties_rules(void **state) {
   static const char *rules[] = {"split", "keep", NULL};
   uint64_t iters[3] = {0, 0, 0}; /* Kronecker, AUTO policy, per rule */
   for (int t = 0; t < 3; t++) {
-    if (rules[t]) setenv("WG_FIT_TIES", rules[t], 1);
+    if (rules[t]) wgt_tune(ctx, "WG_FIT_TIES", rules[t]);
     char what[48];
     snprintf(what, sizeof what, "ties %s", rules[t] ? rules[t] : "default");
     for (int lb = WG_LB_AUTO; lb <= WG_LB_LB_CULL; lb++) {
@@ -476,7 +477,7 @@ static void fit_ties_rules(void **state) {
       if (lb == WG_LB_AUTO) iters[t] = it;
       if (road) run_one(ctx, road, 0, WG_ALGO_SELFTUNE, (wg_lb_policy)lb, 0, 100, what);
     }
-    unsetenv("WG_FIT_TIES");
+    wgt_tune(ctx, "WG_FIT_TIES", NULL);
   }
   if (!quick) {
     printf("kronecker 18, P 1e4 (cuda): iterations %llu with ties split, %llu kept, %llu by "

@@ -196,7 +196,7 @@ static void slow_root_readers(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  setenv("WG_PQ_TEST_READ_DELAY_NS", "50000", 1);
+  wgt_tune(ctx, "WG_PQ_TEST_READ_DELAY_NS", "50000");
   const uint32_t ks[] = {64, 32}, op[] = {5, 3};
   for (int f = 0; f < 2; f++)
     for (int pairs = 0; pairs < 2; pairs++) {
@@ -214,7 +214,7 @@ static void slow_root_readers(void **state) {
       assert_true(res.keys_deleted > 0);
       wg_pq_destroy(&pq);
     }
-  unsetenv("WG_PQ_TEST_READ_DELAY_NS");
+  wgt_tune(ctx, "WG_PQ_TEST_READ_DELAY_NS", NULL);
   wg_ctx_destroy(&ctx);
 }
 

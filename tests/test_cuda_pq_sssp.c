@@ -136,9 +136,10 @@ static void generated(void **state) {
 static void maps_and_trace(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
-  const char *repo = getenv("WG_REPO");
   char path[4096];
-  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+  char *monaco = wgt_repo("data/monaco.osm.pbf");
+  snprintf(path, sizeof path, "%s", monaco ? monaco : "data/monaco.osm.pbf");
+  free(monaco);
   wg_load_opts lo;
   wg_load_opts_defaults(&lo);
   wg_graph_t *g = NULL;

@@ -373,7 +373,7 @@ static void fit_ties_rules(void **state) {
   static const char *rules[] = {"split", "keep", NULL};
   uint64_t iters[3][5];
   for (int t = 0; t < 3; t++) {
-    if (rules[t]) setenv("WG_FIT_TIES", rules[t], 1);
+    if (rules[t]) wgt_tune(ctx, "WG_FIT_TIES", rules[t]);
     for (size_t k = 0; k < sizeof policies / sizeof *policies; k++) {
       char what[64];
       snprintf(what, sizeof what, "kronecker 18, ties %s", rules[t] ? rules[t] : "default");
@@ -382,7 +382,7 @@ static void fit_ties_rules(void **state) {
       iters[t][k] = r->iterations;
       wg_sssp_result_destroy(&r);
     }
-    unsetenv("WG_FIT_TIES");
+    wgt_tune(ctx, "WG_FIT_TIES", NULL);
   }
   for (size_t k = 0; k < sizeof policies / sizeof *policies; k++) {
     printf("kronecker 18, P 1e4, lb %s: iterations %llu with ties split, %llu kept, %llu "

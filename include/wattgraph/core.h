@@ -161,6 +161,51 @@ void wg_outfile_abort(wg_outfile_t **f);
 /* Whether two paths name the same file (links followed; for names that do
  * not exist yet, the same folder and name). "-" is never the same. */
 int wg_outfile_same(const char *a, const char *b);
+/* ---- tuning switches ------------------------------------------------------ */
+
+/* The library's tuning switches (WG_CUDA_SYNC, WG_PQ_HOLD, ...): variants
+ * and limits kept for measuring, each listed with its type, default, range,
+ * the page that explains it and why it stays (docs/tuning.md is the same
+ * table; `wattgraph --tuning` lists a context's values). A context reads
+ * the WG_* environment variables once, in wg_ctx_create (a value that does
+ * not parse or is out of range is ignored: the default stays and the
+ * source says WG_TUNING_ENV_REJECTED); wg_ctx_set_tuning changes one for
+ * this context alone, so two threads' contexts can differ. */
+typedef enum wg_tuning_source {
+  WG_TUNING_DEFAULT = 0,      /* the built-in default */
+  WG_TUNING_ENV = 1,          /* the environment, at wg_ctx_create */
+  WG_TUNING_SET = 2,          /* wg_ctx_set_tuning (or set_memory_limit) */
+  WG_TUNING_ENV_REJECTED = 3  /* the environment's value was refused */
+} wg_tuning_source;
+
+typedef struct wg_tuning_info {
+  const char *name;     /* "WG_CUDA_SYNC" */
+  const char *type;     /* "bool", "int", "choice", "ties", "path" */
+  const char *doc;      /* the page that explains it, "docs/nearfar-cuda.md" */
+  const char *what;     /* one line: what it changes */
+  const char *why;      /* why it stays ("kept: GPU measurement pending") */
+  char default_value[32]; /* as wg_ctx_set_tuning would take it */
+  char range[48];       /* "0..1", "4..8", "auto|sync|async", "" for paths */
+} wg_tuning_info;
+
+/* Number of switches; index 0..count-1 for wg_tuning_info_at. */
+int wg_tuning_count(void);
+/* Fills *out for switch `index`. WG_ERANGE outside 0..count-1. */
+wg_status wg_tuning_info_at(int index, wg_tuning_info *out);
+/* Sets switch `name` ("WG_CUDA_SYNC", or "CUDA_SYNC") for this context from
+ * text as the environment would give it ("1", "0x7ff", "async", "short8",
+ * a path); value NULL returns it to its default. WG_ENOENT for an unknown
+ * name, WG_ERANGE or WG_EPARSE for a bad value, with a message naming the
+ * switch, the value and what it accepts; the old value then stays. */
+wg_status wg_ctx_set_tuning(wg_ctx_t *ctx, const char *name, const char *value);
+/* The current value of `name` as text into buf (cap bytes, truncated), and
+ * where it came from (source may be NULL). WG_ENOENT for an unknown name. */
+wg_status wg_ctx_get_tuning(const wg_ctx_t *ctx, const char *name, char *buf,
+                            size_t cap, wg_tuning_source *source);
+/* The table as Markdown (docs/tuning.md's table), snprintf-style: writes at
+ * most cap bytes (NUL-terminated when cap > 0) and returns the length the
+ * whole table needs. */
+size_t wg_tuning_markdown(char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -184,6 +184,7 @@ wg_status wg_comm_create(wg_ctx_t *ctx, wg_comm_t **out, int ndev, const int *de
   st = check_opts(ctx, opts, &c->opts);
   if (st != WG_OK) goto done;
   wg__cuda_coll_cfg cfg = cfg_of(&c->opts);
+  cfg.tuning = wg__ctx_tuning(ctx);
   st = wg__cuda_coll_create(ord, ndev, &cfg, &c->g, why, sizeof why);
   if (st != WG_OK) {
     st = wg__error(ctx, st, "comm: %s", why);
@@ -230,6 +231,7 @@ wg_status wg_comm_create_rank(wg_ctx_t *ctx, wg_comm_t **out, const wg_comm_id *
   st = check_opts(ctx, opts, &c->opts);
   if (st != WG_OK) goto done;
   wg__cuda_coll_cfg cfg = cfg_of(&c->opts);
+  cfg.tuning = wg__ctx_tuning(ctx);
   memset(blob, 0, sizeof blob);
   st = wg__cuda_coll_prepare_rank(device, nranks, rank, &cfg, &c->g, blob, why, sizeof why);
   if (st != WG_OK) {

@@ -29,13 +29,11 @@ wg_status wg_ctx_create(wg_ctx_t **out) {
   if (!ctx) return WG_ENOMEM;
   ctx->magic = WG__CTX_MAGIC;
   ctx->log_level = WG_LOG_WARN;
-  ctx->memory_limit = default_memory_limit();
-  const char *env = getenv("WG_MEMORY_LIMIT_MB");
-  if (env && *env) {
-    char *end = NULL;
-    unsigned long long mb = strtoull(env, &end, 10);
-    if (end && *end == '\0' && mb > 0) ctx->memory_limit = (uint64_t)mb << 20;
+  if (wg__tuning_init(&ctx->tuning) != WG_OK) {
+    free(ctx);
+    return WG_ENOMEM;
   }
+  wg__ctx_apply_memory_limit(ctx);
   *out = ctx;
   return WG_OK;
 }
@@ -43,6 +41,7 @@ wg_status wg_ctx_create(wg_ctx_t **out) {
 void wg_ctx_destroy(wg_ctx_t **ctx) {
   if (!ctx || !*ctx) return;
   (*ctx)->magic = WG__CTX_DEAD;
+  wg__tuning_free(&(*ctx)->tuning);
   free(*ctx);
   *ctx = NULL;
 }
@@ -86,7 +85,16 @@ int wg__threads(const wg_ctx_t *ctx) {
 }
 
 void wg_ctx_set_memory_limit(wg_ctx_t *ctx, uint64_t bytes) {
-  if (ctx) ctx->memory_limit = bytes ? bytes : default_memory_limit();
+  if (!ctx) return;
+  ctx->memory_limit = bytes ? bytes : default_memory_limit();
+  /* the switch follows, in whole MiB (rounded up) */
+  ctx->tuning.v[WG__TUNE_MEMORY_LIMIT_MB] = (int64_t)((bytes >> 20) + ((bytes & 0xfffff) != 0));
+  ctx->tuning.from[WG__TUNE_MEMORY_LIMIT_MB] = bytes ? WG__TUNE_FROM_CALL : WG__TUNE_FROM_DEFAULT;
+}
+
+void wg__ctx_apply_memory_limit(wg_ctx_t *ctx) {
+  const int64_t mb = ctx->tuning.v[WG__TUNE_MEMORY_LIMIT_MB];
+  ctx->memory_limit = mb > 0 ? (uint64_t)mb << 20 : default_memory_limit();
 }
 
 uint64_t wg_ctx_memory_limit(const wg_ctx_t *ctx) {

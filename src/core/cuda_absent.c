@@ -62,8 +62,10 @@ wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_t why_cap) 
 
 wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
                              int key_type, int pairs, uint32_t op_keys,
-                             uint32_t blocks, wg__cuda_pq **out,
+                             uint32_t blocks, const struct wg__tuning *tuning,
+                             wg__cuda_pq **out,
                              uint64_t *bytes, char *why, size_t why_cap) {
+  (void)tuning;
   (void)device, (void)k, (void)capacity, (void)key_type, (void)pairs;
   (void)op_keys, (void)blocks, (void)bytes;
   *out = NULL;

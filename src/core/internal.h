@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/tuning.h"
 #include "wattgraph/core.h"
 
 #define WG__ERRMSG 512
@@ -22,7 +23,15 @@ struct wg_ctx {
   double progress_last; /* wg__now() of the last progress call */
   int threads;
   uint64_t memory_limit;
+  wg__tuning tuning; /* the tuning switches (core/tuning.h) */
 };
+
+/* Sets memory_limit from the WG_MEMORY_LIMIT_MB switch (0: the default). */
+void wg__ctx_apply_memory_limit(wg_ctx_t *ctx);
+/* The context's tuning switches; NULL ctx gives NULL (defaults). */
+static inline const wg__tuning *wg__ctx_tuning(const wg_ctx_t *ctx) {
+  return ctx ? &ctx->tuning : NULL;
+}
 
 #if defined(__GNUC__)
 #define WG__PRINTF(f, a) __attribute__((format(printf, f, a)))

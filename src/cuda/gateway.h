@@ -103,6 +103,8 @@ typedef struct wg__cuda_nearfar_args {
                               arcs (0: 4096) while the far queue is small,
                               the grid the rest */
   int persist_blocks;      /* blocks of the grid kernel (0: one per SM) */
+  const struct wg__tuning *tuning; /* the context's switches (core/tuning.h;
+                                      NULL: defaults), read by the kernels' hosts */
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
   /* outputs */
@@ -118,9 +120,10 @@ wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
 /* The asynchronous engine (src/cuda/sssp/async.cu): the same arguments and
  * outputs; lb, host_control, sync_each, graph_iters and the persistent-kernel
- * bounds are ignored (it has one engine of its own). Its knobs are env
- * variables read per call: WG_CUDA_ASYNC_THREADS (threads per block, 64),
- * WG_CUDA_ASYNC_BPS (blocks per SM, 1), WG_CUDA_ASYNC_BLOCKS (grid size). */
+ * bounds are ignored (it has one engine of its own). Its knobs are the
+ * WG_CUDA_ASYNC_* tuning switches in a->tuning (core/tuning.h):
+ * WG_CUDA_ASYNC_THREADS (threads per block, 64), WG_CUDA_ASYNC_BPS (blocks
+ * per SM, 1), WG_CUDA_ASYNC_BLOCKS (grid size), ... */
 wg_status wg__cuda_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
 /* ---- priority-queue SSSP (src/cuda/sssp/pq_sssp.cu) ---------------------------
@@ -138,6 +141,7 @@ typedef struct wg__cuda_pq_sssp_args {
   uint32_t source;
   uint64_t batch;          /* pairs popped per iteration, >= 1 */
   uint32_t k;              /* heap node size: a power of two <= 1024 */
+  const struct wg__tuning *tuning; /* the context's switches (NULL: defaults) */
   int trace;
   wg_status (*trace_push)(void *ud, const wg_sssp_iter *row);
   void *trace_ud;
@@ -156,9 +160,11 @@ wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_t why_cap);
  * compact form. Calls synchronise `stream` before returning. */
 typedef struct wg__cuda_pq wg__cuda_pq;
 
+/* tuning: the context's switches (WG_PQ_*, core/tuning.h), NULL: defaults. */
 wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
                              int key_type, int pairs, uint32_t op_keys,
-                             uint32_t blocks, wg__cuda_pq **out,
+                             uint32_t blocks, const struct wg__tuning *tuning,
+                             wg__cuda_pq **out,
                              uint64_t *bytes, char *why, size_t why_cap);
 void wg__cuda_pq_destroy(wg__cuda_pq *h);
 /* All or nothing: WG_EFULL when the capacity would be exceeded. */
@@ -238,6 +244,8 @@ typedef struct wg__cuda_coll_cfg {
   double timeout_s;
   int use_nccl;
   int max_blocks; /* 0: the multiprocessor count, at most 128 */
+  const struct wg__tuning *tuning; /* the context's switches (WG_COLL_*,
+                                      WG_NCCL_LIBRARY); NULL: defaults */
 } wg__cuda_coll_cfg;
 
 /* Bytes of one rank's entry in the one-process-per-GPU rendezvous. */

@@ -94,7 +94,8 @@ wg_status wg_pq_create(wg_ctx_t *ctx, wg_pq_t **out, const wg_pq_opts *opts) {
     if (st == WG_OK) pq->bytes = wg__pq_cpu_bytes(pq->cpu);
   } else {
     st = wg__cuda_pq_create(o.device, o.k, o.capacity, (int)o.key_type, o.pairs,
-                            o.op_keys, o.blocks, &pq->gpu, &pq->bytes, why, sizeof why);
+                            o.op_keys, o.blocks, wg__ctx_tuning(ctx), &pq->gpu, &pq->bytes,
+                            why, sizeof why);
     if (st != WG_OK) st = wg__error(ctx, st, "pq: %s", why);
   }
   if (st != WG_OK) {

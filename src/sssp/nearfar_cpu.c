@@ -631,7 +631,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
   s.dist = job->dist;
-  s.ties_mode = wg__fit_ties_mode();
+  s.ties_mode = wg__fit_ties_mode(ctx);
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;

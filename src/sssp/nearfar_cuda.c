@@ -75,24 +75,19 @@ static wg_status push_row(void *ud, const wg_sssp_iter *row) {
   return wg__sssp_trace_push(u->ctx, u->job, row);
 }
 
-static int env_int(const char *name, int fallback) {
-  const char *s = getenv(name);
-  if (!s || !*s) return fallback;
-  char *end = NULL;
-  long v = strtol(s, &end, 10);
-  return (*end || v < 0 || v > 1 << 20) ? fallback : (int)v;
+/* A tuning switch of the context (core/tuning.h). */
+static int tune(const wg_ctx_t *ctx, wg__tune_id id) {
+  return (int)wg__tune(wg__ctx_tuning(ctx), id);
 }
 
 /* True when a knob of the synchronous engine is set: a measurement of it. */
-static int sync_knobs(void) {
-  static const char *const names[] = {"WG_CUDA_CONTROL",      "WG_CUDA_SYNC",
-                                      "WG_CUDA_PERSIST",      "WG_CUDA_PERSIST_ARCS",
-                                      "WG_CUDA_BLOCK_ARCS",   "WG_CUDA_PERSIST_BLOCKS",
-                                      "WG_CUDA_GRAPH_ITERS",  "WG_CUDA_FUSE"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    const char *s = getenv(names[i]);
-    if (s && *s) return 1;
-  }
+static int sync_knobs(const wg_ctx_t *ctx) {
+  static const wg__tune_id ids[] = {WG__TUNE_CUDA_CONTROL,     WG__TUNE_CUDA_SYNC,
+                                    WG__TUNE_CUDA_PERSIST,     WG__TUNE_CUDA_PERSIST_ARCS,
+                                    WG__TUNE_CUDA_BLOCK_ARCS,  WG__TUNE_CUDA_PERSIST_BLOCKS,
+                                    WG__TUNE_CUDA_GRAPH_ITERS, WG__TUNE_CUDA_FUSE};
+  for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+    if (wg__tune_set(wg__ctx_tuning(ctx), ids[i])) return 1;
   return 0;
 }
 
@@ -116,11 +111,11 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
     }
     const double mean = g->n ? (double)g->m / g->n : 0.0;
     lb = (maxdeg >= 64 && (double)maxdeg > 16.0 * mean) ? WG_LB_LB : WG_LB_THREAD;
-    async = lb == WG_LB_THREAD && mean <= ASYNC_MEAN_DEG && !sync_knobs();
+    async = lb == WG_LB_THREAD && mean <= ASYNC_MEAN_DEG && !sync_knobs(ctx);
   }
-  const char *engine = getenv("WG_CUDA_ENGINE");
-  if (engine && strcmp(engine, "async") == 0) async = 1;
-  if (engine && strcmp(engine, "sync") == 0) async = 0;
+  const int engine = tune(ctx, WG__TUNE_CUDA_ENGINE); /* auto|sync|async */
+  if (engine == 2) async = 1;
+  if (engine == 1) async = 0;
 
   trace_sink ud = {ctx, job};
   wg__cuda_nearfar_args a;
@@ -147,17 +142,17 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;
   a.trace = o->trace;
-  const char *ctl = getenv("WG_CUDA_CONTROL");
-  a.host_control = a.selftune && ctl && strcmp(ctl, "host") == 0;
-  a.fit_ties = wg__fit_ties_mode();
-  a.sync_each = env_int("WG_CUDA_SYNC", 0) != 0;
-  a.graph_iters = env_int("WG_CUDA_GRAPH_ITERS", 0);
-  a.force_wide = env_int("WG_CUDA_WIDE", 0) != 0;
-  a.repeats = job->repeats > 1 ? (int)job->repeats : env_int("WG_CUDA_REPEAT", 1);
-  a.no_persist = env_int("WG_CUDA_PERSIST", 1) == 0;
-  a.persist_arcs = (uint64_t)env_int("WG_CUDA_PERSIST_ARCS", 0);
-  a.block_arcs = (uint64_t)env_int("WG_CUDA_BLOCK_ARCS", 0);
-  a.persist_blocks = env_int("WG_CUDA_PERSIST_BLOCKS", 0);
+  a.host_control = a.selftune && tune(ctx, WG__TUNE_CUDA_CONTROL) == 1; /* device|host */
+  a.fit_ties = wg__fit_ties_mode(ctx);
+  a.sync_each = tune(ctx, WG__TUNE_CUDA_SYNC) != 0;
+  a.graph_iters = tune(ctx, WG__TUNE_CUDA_GRAPH_ITERS);
+  a.force_wide = tune(ctx, WG__TUNE_CUDA_WIDE) != 0;
+  a.repeats = job->repeats > 1 ? (int)job->repeats : tune(ctx, WG__TUNE_CUDA_REPEAT);
+  a.no_persist = tune(ctx, WG__TUNE_CUDA_PERSIST) == 0;
+  a.persist_arcs = (uint64_t)tune(ctx, WG__TUNE_CUDA_PERSIST_ARCS);
+  a.block_arcs = (uint64_t)tune(ctx, WG__TUNE_CUDA_BLOCK_ARCS);
+  a.persist_blocks = tune(ctx, WG__TUNE_CUDA_PERSIST_BLOCKS);
+  a.tuning = wg__ctx_tuning(ctx);
   a.trace_push = push_row;
   a.trace_ud = &ud;
   a.dist = job->dist;

@@ -50,6 +50,7 @@ wg_status wg__sssp_pq_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.source = job->source;
   wg__sssp_pq_batch(o->parallelism, g->n, GPU_DEFAULT_BATCH, &a.batch, &a.k);
   a.trace = o->trace;
+  a.tuning = wg__ctx_tuning(ctx);
   a.trace_push = push_row;
   a.trace_ud = &ud;
   a.dist = job->dist;

@@ -63,16 +63,8 @@ wg_status wg_lb_from_name(const char *name, wg_lb_policy *out) {
   return WG_EINVAL;
 }
 
-int wg__fit_ties_mode(void) {
-  const char *e = getenv("WG_FIT_TIES");
-  if (!e || !*e) return WG_SELFTUNE_TIES_SHORT;
-  if (strcmp(e, "split") == 0) return WG_SELFTUNE_TIES_SPLIT;
-  if (strcmp(e, "keep") == 0) return WG_SELFTUNE_TIES_KEEP;
-  if (strncmp(e, "short", 5) == 0) { /* "short" or "shortK", K >= 2 */
-    const int k = e[5] ? atoi(e + 5) : WG_SELFTUNE_TIES_SHORT;
-    if (k >= 2 && k <= 1024) return k;
-  }
-  return WG_SELFTUNE_TIES_SHORT;
+int wg__fit_ties_mode(const wg_ctx_t *ctx) {
+  return (int)wg__tune(wg__ctx_tuning(ctx), WG__TUNE_FIT_TIES);
 }
 
 uint64_t wg__sssp_default_delta(const wg_graph_t *g) {

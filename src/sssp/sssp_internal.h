@@ -42,9 +42,9 @@ wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
  * Gunrock and cuGraph choose it. */
 uint64_t wg__sssp_default_delta(const wg_graph_t *g);
 /* The frontier fit's rule for ties (WG_SELFTUNE_TIES_*, a measurement
- * knob): WG_FIT_TIES=split, keep, short or shortK (keep them when X2 < P /
- * K) in the environment, else the default (short, K = 4). */
-int wg__fit_ties_mode(void);
+ * knob): the context's WG_FIT_TIES switch (split, keep, short or shortK:
+ * keep them when X2 < P / K; default short, K = 4; core/tuning.h). */
+int wg__fit_ties_mode(const wg_ctx_t *ctx);
 
 /* Near-far and self-tuning SSSP (opts->algo NEARFAR or SELFTUNE). */
 wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job);

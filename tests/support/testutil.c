@@ -14,14 +14,38 @@ static char *join(const char *dir, const char *name) {
   return p;
 }
 
+/* Folders from the variables CTest sets, else from where the build says
+ * the sources are (WGT_SOURCE_DIR, WGT_SHARED_DIR): never the cwd. */
+#ifndef WGT_SOURCE_DIR
+#define WGT_SOURCE_DIR "."
+#endif
+#ifndef WGT_SHARED_DIR
+#define WGT_SHARED_DIR WGT_SOURCE_DIR "/../shared/data"
+#endif
+
+static const char *repo_dir(void) {
+  const char *dir = getenv("WG_REPO");
+  return dir && *dir ? dir : WGT_SOURCE_DIR;
+}
+
+char *wgt_repo(const char *name) { return join(repo_dir(), name); }
+
 char *wgt_data(const char *name) {
   const char *dir = getenv("WG_TEST_DATA");
-  return join(dir ? dir : "tests/data", name);
+  if (dir && *dir) return join(dir, name);
+  char *base = join(repo_dir(), "tests/data");
+  char *p = base ? join(base, name) : NULL;
+  free(base);
+  return p;
+}
+
+static const char *shared_dir(void) {
+  const char *dir = getenv("WG_SHARED_DATA");
+  return dir && *dir ? dir : WGT_SHARED_DIR;
 }
 
 char *wgt_shared(const char *name) {
-  const char *dir = getenv("WG_SHARED_DATA");
-  if (!dir) dir = "../shared/data";
+  const char *dir = shared_dir();
   char *p = join(dir, name);
   if (p && access(p, R_OK) != 0) {
     free(p);
@@ -33,9 +57,7 @@ char *wgt_shared(const char *name) {
 char *wgt_shared_or_skip(const char *name) {
   char *p = wgt_shared(name);
   if (!p) {
-    const char *dir = getenv("WG_SHARED_DATA");
-    printf("SKIP: shared data file %s not found in %s\n", name,
-           dir ? dir : "../shared/data");
+    printf("SKIP: shared data file %s not found in %s\n", name, shared_dir());
     exit(WGT_SKIP);
   }
   return p;

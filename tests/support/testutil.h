@@ -15,8 +15,13 @@
 #define WGT_SKIP 7
 
 /* Path of tests/data/<name> (static buffer per call site is not kept:
- * copy if needed; returns a malloc'd string the caller frees). */
+ * copy if needed; returns a malloc'd string the caller frees). From
+ * WG_TEST_DATA (CTest), else the source tree the test was built from, so a
+ * test runs from any folder. */
 char *wgt_data(const char *name);
+/* Path of <name> in the repository (WG_REPO, else the source tree the test
+ * was built from), e.g. wgt_repo("data/monaco.osm.pbf"). Caller frees. */
+char *wgt_repo(const char *name);
 /* Path of the shared real-data file, or NULL if the folder or file is
  * missing (print why and let the caller skip). Caller frees. */
 char *wgt_shared(const char *name);
@@ -42,6 +47,11 @@ char *wgt_write_temp_str(const char *name, const char *text);
                wg_status_name(wgt_st_), wg_strerror(wgt_st_),                 \
                wg_status_name(expected), wg_ctx_last_error(ctx));            \
   } while (0)
+
+/* Sets a tuning switch of the context (wg_ctx_set_tuning; value NULL: back
+ * to its default), failing the test when it is refused. */
+#define wgt_tune(ctx, name, value) \
+  wgt_assert_status(ctx, wg_ctx_set_tuning(ctx, name, value), WG_OK)
 
 /* Asserts that the context's last error contains `needle`. */
 #define wgt_assert_error_has(ctx, needle)                                    \

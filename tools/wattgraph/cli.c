@@ -330,6 +330,7 @@ wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet) {
   wg_ctx_set_log(*ctx, on_log, NULL, quiet ? WG_LOG_ERROR : WG_LOG_WARN);
   progress.tty = !quiet && isatty(STDERR_FILENO);
   if (progress.tty) wg_ctx_set_progress(*ctx, on_progress, NULL);
+  if (!quiet) cli_tuning_warnings(*ctx);
   return WG_OK;
 }
 

@@ -165,6 +165,10 @@ int cmd_allreduce(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_traffic(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_tuning(int argc, char **argv); /* wattgraph --tuning */
+/* One warning line per WG_* variable of the environment the context refused
+ * (the default stays), saying why. */
+void cli_tuning_warnings(const wg_ctx_t *ctx);
 
 #endif
 

@@ -33,7 +33,8 @@ static void usage(FILE *to) {
     fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(to,
           "\nother options:\n  --version  print the version and build "
-          "features\n  --help     show this help\n\n"
+          "features\n  --help     show this help\n"
+          "  --tuning   list the library's tuning switches (WG_* variables)\n\n"
           "Input formats (chosen by content, then extension; .gz .xz .bz2 "
           "read transparently):\n  DIMACS .gr (p sp), PACE .gr (p tw), "
           "Matrix Market .mtx, SNAP edge lists,\n  OpenStreetMap .osm and "
@@ -56,6 +57,7 @@ int main(int argc, char **argv) {
            wg_has_cuda() ? "built" : "not built");
     return CLI_OK;
   }
+  if (strcmp(cmd, "--tuning") == 0) return cmd_tuning(argc - 2, argv + 2);
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 2, argv + 2);

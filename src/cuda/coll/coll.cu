@@ -40,6 +40,7 @@
 #include "cuda/coll/device_api.cuh"
 #include "cuda/coll/nccl_dl.h"
 #include "cuda/gateway.h"
+#include "core/tuning.h"
 
 #include "cuda/check.cuh"
 
@@ -51,12 +52,14 @@ static wg__nccl_api g_nccl;
 static int g_nccl_tried;
 static char g_nccl_why[256];
 
-static int nccl_load(void) {
+/* path: the WG_NCCL_LIBRARY switch of the first context that loads it
+ * (NULL: the usual places); the library is loaded once per process. */
+static int nccl_load(const char *path) {
   if (g_nccl_tried) return g_nccl.lib != NULL;
   g_nccl_tried = 1;
   /* Keep NVLink multicast off in every run (it can take shared GPUs down). */
   setenv("NCCL_NVLS_ENABLE", "0", 0);
-  const char *fixed[] = {getenv("WG_NCCL_LIBRARY"), "libnccl.so.2",
+  const char *fixed[] = {path, "libnccl.so.2",
                          "/usr/local/cuda/lib64/libnccl.so.2"};
   void *h = NULL;
   for (size_t i = 0; i < 3 && !h; i++)
@@ -208,8 +211,7 @@ static void set_blocks(wg__cuda_coll *c) {
   c->max_blocks = c->cfg.max_blocks > 0 ? c->cfg.max_blocks : std::min(sms, WG__COLL_MAX_BLOCKS);
   /* WG_COLL_LL_THREADS=N fixes LL's block size (32..512; 512 was the only
    * shape before the 8-GPU runs), for measuring ll_shape against it */
-  const char *e = getenv("WG_COLL_LL_THREADS");
-  int t = e ? atoi(e) : 0;
+  const int t = (int)wg__tune(c->cfg.tuning, WG__TUNE_COLL_LL_THREADS);
   c->ll_threads = t >= 32 && t <= 512 ? t / 32 * 32 : 0;
 }
 
@@ -295,7 +297,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
     for (int j = 0; j < n; j++) c->r[i].peer[j] = c->r[j].stage;
   set_blocks(c);
   if (cfg->use_nccl && n > 1) {
-    if (nccl_load()) {
+    if (nccl_load(wg__tune_text(cfg->tuning, WG__TUNE_NCCL_LIBRARY))) {
       ncclComm_t comms[WG__COLL_MAX_RANKS];
       ncclResult_t nr = g_nccl.CommInitAll(comms, n, devices);
       if (nr == ncclSuccess) {
@@ -357,7 +359,8 @@ extern "C" wg_status wg__cuda_coll_prepare_rank(int device, int nranks, int rank
   b.round_bytes = cfg->round_bytes;
   WG_CK(cudaDeviceGetPCIBusId(b.pci, sizeof b.pci, device));
   WG_CK(cudaIpcGetMemHandle(&b.handle, c->r[0].stage));
-  if (rank == 0 && cfg->use_nccl && nranks > 1 && nccl_load() &&
+  if (rank == 0 && cfg->use_nccl && nranks > 1 &&
+      nccl_load(wg__tune_text(cfg->tuning, WG__TUNE_NCCL_LIBRARY)) &&
       g_nccl.GetUniqueId(&b.nccl_id) == ncclSuccess)
     b.has_nccl_id = 1;
   memcpy(blob, &b, sizeof b);
@@ -427,7 +430,8 @@ extern "C" wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *bl
     lr->peer[r] = (unsigned char *)p;
     lr->ipc_opened[r] = 1;
   }
-  if (c->cfg.use_nccl && c->nranks > 1 && b0.has_nccl_id && nccl_load()) {
+  if (c->cfg.use_nccl && c->nranks > 1 && b0.has_nccl_id &&
+      nccl_load(wg__tune_text(c->cfg.tuning, WG__TUNE_NCCL_LIBRARY))) {
     ncclResult_t nr = g_nccl.CommInitRank(&lr->nccl, c->nranks, b0.nccl_id, lr->rank);
     if (nr == ncclSuccess)
       c->has_nccl = 1;
@@ -1053,8 +1057,7 @@ static void stop_helpers(wg__cuda_coll *c) {
 /* Helpers for a communicator that drives several GPUs, unless turned off or
  * the host has too few CPUs to give each launching thread its own. */
 static void start_helpers(wg__cuda_coll *c) {
-  const char *e = getenv("WG_COLL_LAUNCH_THREADS");
-  if (c->nlocal < 2 || (e && !strcmp(e, "0"))) return;
+  if (c->nlocal < 2 || wg__tune(c->cfg.tuning, WG__TUNE_COLL_LAUNCH_THREADS) == 0) return;
   if (sysconf(_SC_NPROCESSORS_ONLN) < c->nlocal + 1) return;
   c->helpers = new (std::nothrow) launch_helper[c->nlocal]();
   if (!c->helpers) return;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cuda/gateway.h"
+#include "core/tuning.h"
 #include "cuda/pq/pq_kernels.cuh"
 
 #include "cuda/check.cuh"
@@ -224,8 +225,9 @@ static cudaError_t ready_combine(wg__cuda_pq *q) {
 
 extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacity,
                                         int key_type, int pairs, uint32_t op_keys,
-                                        uint32_t blocks, wg__cuda_pq **out, uint64_t *bytes,
-                                        char *why, size_t why_cap) {
+                                        uint32_t blocks, const struct wg__tuning *tuning,
+                                        wg__cuda_pq **out, uint64_t *bytes, char *why,
+                                        size_t why_cap) {
   wg_status st = WG_OK;
   wg__cuda_pq *q = NULL;
   size_t free_b = 0, total_b = 0, nbytes = 0, sbytes = 0, slotbytes = 0;
@@ -256,8 +258,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
    * WG_PQ_SPREAD=0 fills each level in order (for comparisons). The last
    * level may be partial: its stride must be coprime to its node count. */
   {
-    const char *e = getenv("WG_PQ_SPREAD");
-    q->spread = !(e && strcmp(e, "0") == 0);
+    q->spread = wg__tune(tuning, WG__TUNE_PQ_SPREAD) != 0;
     unsigned base = 1;
     while (base <= q->max_nodes / 2) base <<= 1;
     const unsigned m = q->max_nodes - base + 1;
@@ -282,8 +283,7 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
    * benchmarks) says otherwise. */
   q->threads = k < 64 ? 64 : k;
   {
-    const char *e = getenv("WG_PQ_THREADS");
-    const unsigned long t = e ? strtoul(e, NULL, 10) : 0;
+    const int64_t t = wg__tune(tuning, WG__TUNE_PQ_THREADS);
     if (t >= 64 && t <= 1024 && t % 32 == 0) {
       q->threads = (uint32_t)t;
       q->threads_set = 1;
@@ -292,16 +292,16 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   /* WG_PQ_HOLD: the HOLD_* bits of pq_device.cuh (default all; 0 gives the
    * earlier code, for comparisons). */
   {
-    const char *e = getenv("WG_PQ_HOLD");
-    q->hold = e ? (unsigned)strtoul(e, NULL, 0) & HOLD_ALL : HOLD_DEFAULT;
+    q->hold = wg__tune_set(tuning, WG__TUNE_PQ_HOLD)
+                  ? (unsigned)wg__tune(tuning, WG__TUNE_PQ_HOLD) & HOLD_ALL
+                  : HOLD_DEFAULT;
   }
   /* The sift-down's look-ahead: a blocking lock before the merge unless
    * WG_PQ_DELETE_AHEAD=early (a relaxed CAS issued before the merge,
    * finished at the next level: 6% slower deletes on the H100's heap sort,
    * docs/pq.md). The insert's path always locks early. */
   {
-    const char *e = getenv("WG_PQ_DELETE_AHEAD");
-    q->early = e && strcmp(e, "early") == 0;
+    q->early = wg__tune(tuning, WG__TUNE_PQ_DELETE_AHEAD) == 1; /* lock|early */
   }
   q->smem = smem_bytes<unsigned char>(k) * item_bytes(q->mode);
   nbytes = (size_t)(nodes + 1) * k * item_bytes(q->mode);
@@ -334,8 +334,8 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   q->slot_cap = k / 4;
   q->slots = q->slot_cap ? 64u : 0u;
   {
-    const char *e = getenv("WG_PQ_SLOTS"); /* 0: no ring (no combining), for comparisons */
-    if (e && strcmp(e, "0") == 0) q->slots = 0;
+    /* WG_PQ_SLOTS=0: no ring (no combining), for comparisons */
+    if (wg__tune(tuning, WG__TUNE_PQ_SLOTS) == 0) q->slots = 0;
   }
   if (q->slots) {
     const size_t n = (size_t)q->slots * q->slot_cap;
@@ -358,11 +358,8 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
    * stamps the phases of its root hold; every bulk call prints the mean
    * cycles (docs/pq.md). */
   {
-    const char *e = getenv("WG_PQ_TEST_READ_DELAY_NS");
-    const unsigned long d = e ? strtoul(e, NULL, 10) : 0;
-    q->read_delay_ns = d <= 1000000 ? (unsigned)d : 1000000u;
-    e = getenv("WG_PQ_PROFILE");
-    if (e && strcmp(e, "1") == 0) {
+    q->read_delay_ns = (unsigned)wg__tune(tuning, WG__TUNE_PQ_TEST_READ_DELAY_NS); /* <= 1e6 */
+    if (wg__tune(tuning, WG__TUNE_PQ_PROFILE) == 1) {
       WG_CK(cudaMalloc(&q->prof, PROF_WORDS * sizeof *q->prof));
       WG_CK(cudaMemset(q->prof, 0, PROF_WORDS * sizeof *q->prof));
     }

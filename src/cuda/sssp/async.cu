@@ -95,6 +95,7 @@
 
 #include "cuda/core/atomics.cuh"
 #include "cuda/gateway.h"
+#include "core/tuning.h"
 #include "cuda/sssp/weights.cuh"
 
 #include "cuda/sssp/pred.cuh"
@@ -1044,12 +1045,10 @@ static double host_now() {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int env_int(const char *name, int fallback, int lo, int hi) {
-  const char *s = getenv(name);
-  if (!s || !*s) return fallback;
-  char *end = NULL;
-  const long v = strtol(s, &end, 10);
-  return (*end || v < lo || v > hi) ? fallback : (int)v;
+/* A tuning switch of the caller's context (core/tuning.h: names, ranges,
+ * defaults; the registry has checked the range). */
+static int tune(const wg__cuda_nearfar_args *a, wg__tune_id id) {
+  return (int)wg__tune(a->tuning, id);
 }
 
 template <typename D>
@@ -1067,27 +1066,27 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   /* the ring: slots are not reused within a band; WG_CUDA_ASYNC_RING (tests)
    * shrinks it so the overflow paths run */
   const uint32_t cap0 = n > 0x7fffefffu ? 0xffffe000u : 2u * n + 4096u;
-  const uint32_t cap = (uint32_t)env_int(
-      "WG_CUDA_ASYNC_RING", (int)(cap0 > 0x7fffffffu ? 0x7fffffffu : cap0), 1, 0x7fffffff);
+  const uint32_t cap = tune(a, WG__TUNE_CUDA_ASYNC_RING) > 0
+                           ? (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_RING)
+                           : (cap0 > 0x7fffffffu ? 0x7fffffffu : cap0);
   const int reps = a->trace || a->repeats < 1 ? 1 : a->repeats > 4096 ? 4096 : a->repeats;
   double times[4096], last_s = 0;
   int sms = 0, occ = 0, coop = 0;
-  const int threads = env_int("WG_CUDA_ASYNC_THREADS", 64, 32, 512) / 32 * 32;
-  const int bps = env_int("WG_CUDA_ASYNC_BPS", 1, 1, 32);
+  const int threads = tune(a, WG__TUNE_CUDA_ASYNC_THREADS) / 32 * 32;
+  const int bps = tune(a, WG__TUNE_CUDA_ASYNC_BPS);
   /* claims: tickets (default) or the CAS of rounds 1-2 (WG_CUDA_ASYNC_CLAIM=cas) */
-  const char *claim = getenv("WG_CUDA_ASYNC_CLAIM");
-  const uint32_t ticket = claim && !strcmp(claim, "cas") ? 0u : 1u;
+  const uint32_t ticket = tune(a, WG__TUNE_CUDA_ASYNC_CLAIM) == 1 ? 0u : 1u; /* ticket|cas */
   const uint32_t dcap = cap < kMaxItems ? cap : kMaxItems;
   unsigned long long ep0 = 0; /* ticket: epochs go on across runs, desc is zeroed once */
   /* WG_CUDA_ASYNC_PROFILE=1: the split of the last run's time, on stderr */
-  const int profile = env_int("WG_CUDA_ASYNC_PROFILE", 0, 0, 1);
+  const int profile = tune(a, WG__TUNE_CUDA_ASYNC_PROFILE);
   void (*kern)(Kx<D>) = ticket ? (profile ? async_kernel<D, true, true> : async_kernel<D, true, false>)
                                : (profile ? async_kernel<D, false, true> : async_kernel<D, false, false>);
   int mhz = 0;
   const size_t shm = (size_t)(threads / 32) * (kLq * 4 + kFs * 12);
   int blocks = 0;
   const int vgrid = 1024;
-  const int pred_thread = env_int("WG_CUDA_ASYNC_PRED", 1, 0, 1);
+  const int pred_thread = tune(a, WG__TUNE_CUDA_ASYNC_PRED);
   G g{n, (const unsigned long long *)a->offsets, a->targets, a->weights};
   Kx<D> k{};
   AState init;
@@ -1107,7 +1106,8 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
     goto done;
   }
   blocks = sms * (bps < occ ? bps : occ);
-  blocks = env_int("WG_CUDA_ASYNC_BLOCKS", blocks, 1, blocks);
+  if (tune(a, WG__TUNE_CUDA_ASYNC_BLOCKS) >= 1 && tune(a, WG__TUNE_CUDA_ASYNC_BLOCKS) <= blocks)
+    blocks = tune(a, WG__TUNE_CUDA_ASYNC_BLOCKS);
   WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   WG_CK(cudaMalloc(&dist, nq * sizeof(D)));
   WG_CK(cudaMalloc(&done, nq * sizeof(D)));
@@ -1146,22 +1146,25 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.trace = tr;
   /* 16: spilling down to half a batch while warps idle beat 32 by 10-18% on
    * FLA and road (docs/nearfar-cuda.md, round 3); 64 was 40% slower */
-  k.keep = (uint32_t)env_int("WG_CUDA_ASYNC_KEEP", 16, 0, (int)kLq);
-  k.claim_div = (uint32_t)env_int("WG_CUDA_ASYNC_CLAIM_DIV", 4, 1, 1 << 20);
-  k.sleep_ns = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP", 64, 0, 100000);
-  k.sleep_max = (uint32_t)env_int("WG_CUDA_ASYNC_SLEEP_MAX", 512, 0, 1000000);
+  k.keep = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_KEEP); /* 0..kLq */
+  k.claim_div = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_CLAIM_DIV);
+  k.sleep_ns = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_SLEEP);
+  k.sleep_max = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_SLEEP_MAX);
   if (k.sleep_max < k.sleep_ns) k.sleep_max = k.sleep_ns;
   /* a batch pushes at most 32 far: the stash flushes before it overflows */
-  k.fstash = (uint32_t)env_int("WG_CUDA_ASYNC_FSTASH", (int)kFs, 0, (int)kFs);
+  k.fstash = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_FSTASH); /* 0..kFs */
   if (k.fstash && k.fstash < 32) k.fstash = 32;
   /* the batch's arcs spread over the lanes (band<D, 0>, the default), or
    * each lane walks its own list, 4 or 8 arcs at once (WG_CUDA_ASYNC_SPREAD=0,
    * or WG_CUDA_ASYNC_UNROLL set) */
-  k.unroll = env_int("WG_CUDA_ASYNC_UNROLL", 4, 4, 8) == 8 ? 8 : 4;
-  if (env_int("WG_CUDA_ASYNC_SPREAD", getenv("WG_CUDA_ASYNC_UNROLL") ? 0 : 1, 0, 1)) k.unroll = 0;
+  k.unroll = tune(a, WG__TUNE_CUDA_ASYNC_UNROLL) == 8 ? 8 : 4;
+  if (wg__tune_set(a->tuning, WG__TUNE_CUDA_ASYNC_SPREAD)
+          ? tune(a, WG__TUNE_CUDA_ASYNC_SPREAD)
+          : !wg__tune_set(a->tuning, WG__TUNE_CUDA_ASYNC_UNROLL))
+    k.unroll = 0;
   k.desc = desc;
   k.dcap = dcap;
-  k.chunk = (uint32_t)env_int("WG_CUDA_ASYNC_CHUNK", 32, 1, 32);
+  k.chunk = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_CHUNK);
 
   memset(&init, 0, sizeof init);
   init.gq = ticket ? 1ull << 32 | 1ull : 1ull; /* the source, in slot 0 (chunk 0) */
@@ -1169,7 +1172,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   init.x1 = 1;
   init.reached = 1; /* the source */
   init.n = n;
-  init.rest = (unsigned)env_int("WG_CUDA_ASYNC_REST", 1, 0, 1);
+  init.rest = (unsigned)tune(a, WG__TUNE_CUDA_ASYNC_REST);
   init.far_min[0] = init.far_min[1] = ~0ull;
   init.delta = a->delta ? a->delta : 1;
   init.loop_limit = 4ull * n + 1000ull;
@@ -1185,7 +1188,7 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
     }
     /* measurement knob: WG_CUDA_ASYNC_BALL=0 keeps the early bands to the
      * plain growth bound (docs/control.md, "Bands") */
-    init.ctl.band_ball = env_int("WG_CUDA_ASYNC_BALL", 1, 0, 1);
+    init.ctl.band_ball = tune(a, WG__TUNE_CUDA_ASYNC_BALL);
     init.thr = (unsigned long long)ceil(init.ctl.delta);
     init.nparts = init.ctl.nparts;
     for (uint32_t i = 0; i < init.ctl.nparts; i++) init.bound[i] = init.ctl.bound[i];

@@ -69,6 +69,7 @@
 
 #include "cuda/frontier/frontier.cuh"
 #include "cuda/gateway.h"
+#include "core/tuning.h"
 #include "cuda/sssp/weights.cuh"
 
 #include "cuda/sssp/pred.cuh"
@@ -1470,13 +1471,12 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   {
     /* blocks per SM for filter, push-back and far pass (measurement knob
      * WG_CUDA_SGRID; see docs/nearfar-cuda.md, "Kronecker") */
-    const char *sg = getenv("WG_CUDA_SGRID");
-    const int per = sg && atoi(sg) > 0 && atoi(sg) <= 64 ? atoi(sg) : 4;
+    const int per = (int)wg__tune(a->tuning, WG__TUNE_CUDA_SGRID); /* 1..64 */
     L.sgrid = sms * per;
   }
   /* measurement knob: WG_CUDA_PRED=0 runs the vertex-parallel predecessor
    * pass instead of the arc-parallel one */
-  pred_vertex = getenv("WG_CUDA_PRED") && atoi(getenv("WG_CUDA_PRED")) == 0;
+  pred_vertex = wg__tune(a->tuning, WG__TUNE_CUDA_PRED) == 0;
   if (K > (int)kRing / 2) K = kRing / 2; /* a replay must fit the trace ring */
   WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   WG_CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
@@ -1529,8 +1529,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   {
     /* measurement knob: WG_CUDA_LB_SEARCH=1 finds LB arcs' owners by the
      * older binary search instead of the owner array */
-    const char *ls = getenv("WG_CUDA_LB_SEARCH");
-    init.q.lb_search = ls && atoi(ls) == 1;
+    init.q.lb_search = wg__tune(a->tuning, WG__TUNE_CUDA_LB_SEARCH) == 1;
   }
   init.fit.base = ~0ull; /* as fit_end leaves it */
   init.q.rng[0] = init.q.rng[2] = ~0ull; /* as finish leaves them */
@@ -1560,7 +1559,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
    * 8.46 ms with them, 7.63 ms without; Kronecker 22 17.9 vs 15.4 ms).
    * WG_CUDA_PERSIST=2 keeps them on for those policies (tests, measuring). */
   if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune &&
-      (lb < wgf::POL_LB || (getenv("WG_CUDA_PERSIST") && atoi(getenv("WG_CUDA_PERSIST")) >= 2))) {
+      (lb < wgf::POL_LB || wg__tune(a->tuning, WG__TUNE_CUDA_PERSIST) >= 2)) {
     int coop = 0, occ = 0;
     WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
     WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, persist_kernel<D, false>, kPThreads,
@@ -1587,17 +1586,14 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   /* The loop's CUDA graph (device control): K iterations captured once,
    * replayed until done. */
   {
-    const char *fs = getenv("WG_CUDA_FUSE");
-    const int fuse = !(fs && *fs && atoi(fs) == 0);
+    const int fuse = wg__tune(a->tuning, WG__TUNE_CUDA_FUSE) != 0;
     shape.fuse = a->selftune && fuse;
     shape.fuse_scan = fuse;
-    const char *fr = getenv("WG_CUDA_FITRANGE");
-    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL && !(fr && *fr && atoi(fr) == 0);
+    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL &&
+                wg__tune(a->tuning, WG__TUNE_CUDA_FITRANGE) != 0;
     init.q.rng_on = shape.rng;
-    const char *pf = getenv("WG_CUDA_PREFETCH");
-    shape.prefetch = !(pf && *pf && atoi(pf) == 0);
-    const char *pa = getenv("WG_CUDA_PARTAGG");
-    init.q.part_agg = !(pa && *pa && atoi(pa) == 0);
+    shape.prefetch = wg__tune(a->tuning, WG__TUNE_CUDA_PREFETCH) != 0;
+    init.q.part_agg = wg__tune(a->tuning, WG__TUNE_CUDA_PARTAGG) != 0;
   }
   if (!a->host_control && !a->sync_each) {
     WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, K, &exec));
@@ -1607,8 +1603,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
      * iterations are left (Head::left), so it also gets replays of K/2, K/4,
      * ..., 1 iterations to end on (docs/nearfar-cuda.md, "Replays that end
      * with the run"). WG_CUDA_REPLAY_LEFT=0 turns this off. */
-    const char *rl = getenv("WG_CUDA_REPLAY_LEFT");
-    if (a->selftune && !(rl && *rl && atoi(rl) == 0)) {
+    if (a->selftune && wg__tune(a->tuning, WG__TUNE_CUDA_REPLAY_LEFT) != 0) {
       for (int len = 1; len < K && nexec < 8; len *= 2) {
         WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, len, &execs[nexec]));
         lens[nexec++] = len;

@@ -125,7 +125,7 @@ extern "C" wg_status wg__cuda_pq_sssp(wg__cuda_pq_sssp_args *a, char *why, size_
   a->iterations = a->compactions = 0;
   a->seconds = 0;
   WG_CK(cudaSetDevice(a->device));
-  st = wg__cuda_pq_create(a->device, a->k, cap, 1 /* u64 */, 1 /* pairs */, a->k, 0, &h,
+  st = wg__cuda_pq_create(a->device, a->k, cap, 1 /* u64 */, 1 /* pairs */, a->k, 0, a->tuning, &h,
                           &bytes, why, why_cap);
   if (st != WG_OK) goto done;
   WG_CK(cudaMalloc((void **)&dist, (size_t)n * sizeof *dist));
