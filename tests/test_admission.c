@@ -232,6 +232,44 @@ static void underload_admits_everything_and_winds_up_nothing(void **state) {
   assert_true(fabs(mean_of(tard, 40, 100) - 0.9) < 0.05 * 0.9);
 }
 
+/* The bare service time (1.2 deadlines) is above the set-point: no rate
+ * reaches 0.9. Underloaded, nothing is refused; overloaded, the admitted
+ * rate stays at the capacity (the queue stays short) instead of sinking to
+ * u_min x capacity. */
+static void unreachable_setpoint_does_not_starve(void **state) {
+  (void)state;
+  for (int over = 0; over <= 1; over++) {
+    wg_admit a;
+    wgt_assert_status(NULL, wg_admit_init(NULL, &a, NULL), WG_OK);
+    plant p;
+    plant_init(&p, 10000, over ? 20000 : 5000, 7);
+    p.s0 = 1.2 * p.D;
+    double r = a.rate;
+    uint64_t offered = 0, admitted = 0;
+    double rate_sum = 0, q_max = 0;
+    for (int k = 0; k < 300; k++) {
+      plant_step(&p, r);
+      r = wg_admit_update(&a, p.tardiness, p.capacity);
+      if (k >= 100) {
+        offered += (uint64_t)p.offered;
+        admitted += (uint64_t)p.admitted;
+        rate_sum += r;
+        q_max = fmax(q_max, p.queue);
+      }
+    }
+    print_message("set-point below the service time, %s: %llu of %llu admitted, mean rate "
+                  "%.0f/s, longest queue %.0f\n", over ? "2x overload" : "half load",
+                  (unsigned long long)admitted, (unsigned long long)offered, rate_sum / 200,
+                  q_max);
+    if (!over)
+      assert_int_equal(admitted, offered);
+    else {
+      assert_true(rate_sum / 200 > 0.9 * 10000);
+      assert_true(q_max < 0.2 * 10000 * p.D * 10); /* bounded, not growing */
+    }
+  }
+}
+
 static void options_are_checked(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -264,9 +302,10 @@ static void options_are_checked(void **state) {
   assert_int_equal(wg_admit_init(ctx, &a, &o), WG_OK);
   wg_admit_update(&a, 0.45, 1000); /* e = 0.5 */
   assert_true(fabs(a.u - 0.25) < 1e-12 && fabs(a.rate - 250) < 1e-9);
-  /* no answer this period: e = 0, the capacity estimate stays */
+  /* no answer and no sample this period: e = 0, the capacity estimate
+   * stays, and a server that was not busy admits at least its capacity */
   wg_admit_update(&a, -1, 0);
-  assert_true(a.u == 0 && a.capacity == 1000 && a.rate == o.rate_min);
+  assert_true(a.u == 1 && a.capacity == 1000 && a.rate == 1000);
   wg_ctx_destroy(&ctx);
 }
 
@@ -300,6 +339,7 @@ int main(void) {
       cmocka_unit_test(steady_state_within_5_percent),
       cmocka_unit_test(back_within_10_periods_after_2x_step),
       cmocka_unit_test(underload_admits_everything_and_winds_up_nothing),
+      cmocka_unit_test(unreachable_setpoint_does_not_starve),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };

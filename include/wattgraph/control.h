@@ -472,8 +472,10 @@ int wg_contract_downgrade(const wg_profile *p, int level, uint64_t size,
  * the sum of e over periods. Anti-windup (conditional integration): I moves
  * only in a period with a capacity sample (the server was busy, so the
  * admitted rate is what limits it), with |e| <= integral_band, and not when
- * u is clamped to [u_min, u_max] with e pushing it further out. The period
- * should be about one deadline (docs/contract.md). */
+ * u is clamped to [u_min, u_max] with e pushing it further out. In a period
+ * without a capacity sample u is at least 1: no queue made requests late,
+ * so refusing would not help (a set-point below the bare service time is
+ * unreachable). The period should be about one deadline (docs/contract.md). */
 typedef struct wg_admit_opts {
   double setpoint;       /* 0.9 */
   double kp, ki;         /* 0.3, 0.01 */

@@ -109,6 +109,10 @@ double wg_admit_update(wg_admit *a, double tardiness, double capacity) {
     u = o->kp * e + o->ki * I;
   }
   a->integral = I;
+  /* not busy: no queue made this period's requests late, so throttling
+   * cannot lower tardiness (a set-point below the bare service time is
+   * unreachable); never admit less than the capacity then */
+  if (!sample && u < 1.0) u = 1.0;
   a->u = u < o->u_min ? o->u_min : u > o->u_max ? o->u_max : u;
   a->error = e;
   double r = a->u * a->capacity;
