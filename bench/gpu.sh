@@ -105,6 +105,29 @@ if [ "${WG_GPU_BENCH:-1}" != 0 ]; then
   done
 fi
 
+# 5. routing and many sources (issue 22 and 25 targets; WG_GPU_ROUTE=0
+#    skips): the router's build, customisation, exact and per-level
+#    throughput and quality on FLA and a ~20M-arc generated road graph,
+#    RoutingKit beside it on this host's cores when its driver travelled
+#    (.gpu/peer), and K = 1000 sources at once against one after another.
+if [ "${WG_GPU_ROUTE:-1}" != 0 ]; then
+  timeout 300 "$B"/bench_route_gpu fla road >"$OUT/bench-route.txt" 2>"$LOGS/bench-route.err"
+  row "bench route" "rc=$?"
+  if [ -x .gpu/peer/rk_driver ]; then
+    fla=$(ls .gpu/data/*FLA*.gr.xz 2>/dev/null | head -1)
+    WG_ROUTINGKIT_DRIVER=$PWD/.gpu/peer/rk_driver WG_ROUTE_BACKENDS=cuda \
+      timeout 400 bash bench/route_peer.sh "$fla" 100000 "$(nproc)" >"$OUT/bench-route-peer.txt" 2>"$LOGS/bench-route-peer.err"
+    row "bench route peer" "rc=$?"
+  else
+    row "bench route peer" "peer missing"
+  fi
+  WG_BENCH_K=1000 timeout 300 "$B"/bench_sssp_many fla kron21 >"$OUT/bench-many.txt" 2>"$LOGS/bench-many.err"
+  row "bench many-source" "rc=$?"
+  tail -n 25 "$OUT/bench-route.txt" 2>/dev/null | tee -a "$summary"
+  grep -E "^(RoutingKit|CH |CCH )" "$OUT/bench-route-peer.txt" 2>/dev/null | tee -a "$summary"
+  tail -n 12 "$OUT/bench-many.txt" 2>/dev/null | tee -a "$summary"
+fi
+
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 echo
 echo "== summary ($(cat "$OUT/commit.txt"), $(sed -n 2p "$OUT/gpu.csv" | cut -d, -f1)) =="

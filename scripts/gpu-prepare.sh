@@ -16,7 +16,8 @@ mkdir -p .gpu/bin .gpu/lib .gpu/data
 # Only what needs the GPU travels (each binary carries the whole static
 # library with its CUDA code, about 3.6 MB): the CLI, the CUDA tests and the
 # GPU benchmarks. The CPU suite runs in CI.
-for bin in build-gpu/wattgraph build-gpu/tests/test_cuda_* build-gpu/bench_sssp_gpu build-gpu/bench_sssp_async build-gpu/bench_pq; do
+for bin in build-gpu/wattgraph build-gpu/tests/test_cuda_* build-gpu/bench_sssp_gpu build-gpu/bench_sssp_async build-gpu/bench_pq \
+           build-gpu/bench_route_gpu build-gpu/bench_sssp_many; do
   [ -x "$bin" ] && [ -f "$bin" ] || continue
   ldd "$bin" | grep -q libigraph && continue
   cp "$bin" .gpu/bin/
@@ -32,6 +33,12 @@ done
 # The binaries travel packed (about 17 of 70 MB: each carries the library's
 # CUDA code, and the async engine's compile-time variants doubled it);
 # bench/gpu.sh and bench/coll.sh unpack them when .gpu/bin did not travel.
+# Peers travel as built here (never committed, never built by this repo):
+# RoutingKit's driver when WG_ROUTINGKIT_DRIVER names one (bench/route_peer.sh).
+rm -rf .gpu/peer
+if [ -n "${WG_ROUTINGKIT_DRIVER:-}" ] && [ -x "$WG_ROUTINGKIT_DRIVER" ]; then
+  mkdir -p .gpu/peer && cp "$WG_ROUTINGKIT_DRIVER" .gpu/peer/rk_driver
+fi
 tar -cf - -C .gpu bin | xz -T"$(nproc)" -3 >.gpu/bin.tar.xz
 git describe --always --dirty >.gpu/commit.txt
 du -sh .gpu/bin .gpu/bin.tar.xz .gpu/lib .gpu/data
