@@ -30,6 +30,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 7
   fi
 fi
+export SUMO_HOME=${SUMO_HOME:-/usr/share/sumo} # netconvert's type maps live there
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 half=$(python3 -c "print($duration / 2)")
@@ -59,9 +60,15 @@ read -r wg_ups wg_rtf wg_trip wg_dep < <(python3 -c "
 import json,sys; j=json.load(open('$work/wg.json'))
 print(j['vehicle_updates_per_second'], j['real_time_factor'], j['mean_trip_seconds'], j['departed'])")
 
-printf '%-10s %12s %10s %10s %10s %8s\n' run "updates/s" "RT factor" "trip (s)" departed "CPU s"
-printf '%-10s %12.4g %10.1f %10s %10s %8s\n' sumo "$sumo_ups" "$sumo_rtf" "${sumo_trip:-?}" \
-  "${sumo_inserted:-?}" "$(cat "$work/sumo.cpu")"
-printf '%-10s %12.4g %10.1f %10.1f %10s %8s\n' wattgraph "$wg_ups" "$wg_rtf" "$wg_trip" "$wg_dep" \
-  "$(cat "$work/wg.cpu")"
-python3 -c "print('ratio      %.1fx SUMO updates/s (%s, %s vehicles, %s s, re-route %s)' % ($wg_ups / $sumo_ups, '$map', $vehicles, $duration, '$reroute'))"
+read -r sumo_cpu_ups wg_cpu_ups < <(python3 -c "
+import json; j = json.load(open('$work/wg.json'))
+sumo_updates = $sumo_ups * $duration / $sumo_rtf  # UPS x wall seconds
+print(sumo_updates / max(1e-9, float(open('$work/sumo.cpu').read())),
+      j['vehicle_updates'] / max(1e-9, float(open('$work/wg.cpu').read())))")
+printf '%-10s %12s %10s %10s %10s %8s %12s\n' run "updates/s" "RT factor" "trip (s)" departed "CPU s" \
+  "upd/CPU-s"
+printf '%-10s %12.4g %10.1f %10s %10s %8s %12.4g\n' sumo "$sumo_ups" "$sumo_rtf" "${sumo_trip:-?}" \
+  "${sumo_inserted:-?}" "$(cat "$work/sumo.cpu")" "$sumo_cpu_ups"
+printf '%-10s %12.4g %10.1f %10.1f %10s %8s %12.4g\n' wattgraph "$wg_ups" "$wg_rtf" "$wg_trip" \
+  "$wg_dep" "$(cat "$work/wg.cpu")" "$wg_cpu_ups"
+python3 -c "print('ratio      %.1fx SUMO updates/s, %.1fx per CPU second (%s, %s vehicles, %s s, re-route %s; wattgraph CPU time includes loading the map)' % ($wg_ups / $sumo_ups, $wg_cpu_ups / $sumo_cpu_ups, '$map', $vehicles, $duration, '$reroute'))"
