@@ -474,8 +474,14 @@ static void city_invariants(void **state) {
   assert_int_equal(orr.weight_calls, 4); /* at the start, then each round */
   assert_int_equal(orr.weights_seen, wg_graph_num_arcs(g));
   assert_true(a.routes > 60);
-  /* the same inputs give the same states, step by step */
+  /* the same inputs give the same states, step by step, on one thread and
+   * with every step parallel */
   wg_ctx_set_threads(ctx, 1);
+  o.parallel_min = UINT64_MAX;
+  run_city(ctx, g, &o, 200, &hb, &b);
+  assert_int_equal(ha, hb);
+  wg_ctx_set_threads(ctx, 4);
+  o.parallel_min = 1;
   run_city(ctx, g, &o, 200, &hb, &b);
   assert_int_equal(ha, hb);
   assert_int_equal(a.arrived, b.arrived);

@@ -88,6 +88,9 @@ typedef struct wg_sim_opts {
   double jam_density;   /* vehicles per km per lane; 0: 1000 / (length + s0) */
   double wave_speed_kmh; /* triangular diagram's backward wave; 18 */
   size_t route_batch;   /* departures routed per router call; 4096 */
+  uint64_t parallel_min; /* running vehicles from which a step uses the
+                            context's threads; 50000 (a team per step costs
+                            more than it saves below; results are identical) */
   wg_sim_router router;
 } wg_sim_opts;
 

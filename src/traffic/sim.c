@@ -75,6 +75,7 @@ void wg_sim_opts_defaults(wg_sim_opts *o) {
   o->jam_density = 0;
   o->wave_speed_kmh = 18.0;
   o->route_batch = 4096;
+  o->parallel_min = 50000;
 }
 
 static wg_status check_opts(wg_ctx_t *ctx, const wg_sim_opts *o) {
@@ -742,7 +743,7 @@ static wg_status step_once(wg_sim_t *s) {
   /* threads only pay off with many vehicles (a team per step costs ~10 us,
    * far more on a loaded machine) */
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(wg__threads(s->ctx)) \
-    if (s->st.running >= 50000)
+    if (s->st.running >= s->o.parallel_min)
   for (int64_t l = 0; l < nl; l++) phase_a(s, (uint64_t)l);
   phase_c(s);
   const int64_t dt_ms = llround(s->o.step_s * 1000.0) > 0 ? llround(s->o.step_s * 1000.0) : 1;
