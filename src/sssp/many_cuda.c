@@ -71,18 +71,28 @@ static wg_status read_energy(void *p, double *joules, double *seconds) {
 }
 
 /* Opens the NVML meter of `device`, or says why not. */
+wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter, size_t *index);
+
 static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
+  e->joules = 0;
+  return wg__many_open_gpu_meter(ctx, device, &e->meter, &e->index);
+}
+
+wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter,
+                                  size_t *index) {
+  wg_meter_t *m = NULL;
+  *meter = NULL;
   wg_meter_opts mo;
   wg_meter_opts_defaults(&mo);
   mo.use_rapl = 0;
-  wg_status st = wg_meter_create(NULL, &e->meter, &mo);
+  wg_status st = wg_meter_create(NULL, &m, &mo);
   if (st != WG_OK) return wg__error(ctx, st, "power cap: cannot create the GPU meter");
   wg_meter_reading r[16];
   size_t count = 0;
   char prefix[16];
   snprintf(prefix, sizeof prefix, "gpu%d", device);
-  wg_meter_begin(e->meter);
-  wg_meter_end(e->meter, r, 16, &count);
+  wg_meter_begin(m);
+  wg_meter_end(m, r, 16, &count);
   const char *why = "no GPU reading";
   for (size_t i = 0; i < count && i < 16; i++) {
     if (r[i].kind != WG_METER_GPU) continue;
@@ -92,15 +102,15 @@ static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
     }
     if (strncmp(r[i].name, prefix, strlen(prefix)) == 0 &&
         (r[i].name[strlen(prefix)] == ' ' || r[i].name[strlen(prefix)] == '\0')) {
-      e->index = i;
-      e->joules = 0;
-      return wg_meter_begin(e->meter);
+      *index = i;
+      *meter = m;
+      return wg_meter_begin(m);
     }
     why = "the NVML device list has no such ordinal";
   }
   char msg[200];
   snprintf(msg, sizeof msg, "%s", why);
-  wg_meter_destroy(&e->meter);
+  wg_meter_destroy(&m);
   return wg__error(ctx, WG_ENOTSUP,
                    "power cap needs the NVML GPU energy meter of GPU %d, which is "
                    "unavailable: %s",
