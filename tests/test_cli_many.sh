@@ -95,5 +95,18 @@ if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
   expect_in cap-without-nvml "$tmp/err" "NVML GPU energy meter"
 fi
 
+# wattgraph plot power: the trace's header is checked; gnuplot draws it
+printf 't,watts,setpoint,knob\n0.25,300,250,400\n0.5,260,250,340\n' >"$tmp/power.csv"
+printf 't,watts\n1,2\n' >"$tmp/notpower.csv"
+check plot-bad 1 "$bin" plot power -o "$tmp/p.png" "$tmp/notpower.csv"
+expect_in plot-bad "$tmp/err" "notpower.csv:1: not a wattgraph power trace"
+printf 't,watts,setpoint,knob\n0.25,300,x,400\n' >"$tmp/badrow.csv"
+check plot-bad-row 1 "$bin" plot power -o "$tmp/p.png" "$tmp/badrow.csv"
+expect_in plot-bad-row "$tmp/err" "badrow.csv:2: expected four numbers"
+if command -v gnuplot >/dev/null; then
+  check plot-power 0 "$bin" plot power -o "$tmp/p.png" "$tmp/power.csv" --title "it's 250 W"
+  [ -s "$tmp/p.png" ] && pass=$((pass + 1)) || { echo "FAIL plot-power: no picture"; failures=$((failures + 1)); }
+fi
+
 echo "$pass checks passed, $failures failed"
 [ "$failures" -eq 0 ]
