@@ -22,6 +22,7 @@ typedef struct many_ud {
   wg__many_job *job;
   wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
   _Atomic uint32_t knob_value; /* sources in flight asked by the governor, 0: all */
+  _Atomic uint64_t chunks;     /* chunks started: the knob's epoch */
 } many_ud;
 
 static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, double sum,
@@ -37,8 +38,14 @@ static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, d
 
 static uint32_t chunk_size(void *p, uint32_t fits) {
   many_ud *u = p;
+  atomic_fetch_add(&u->chunks, 1);
   const uint32_t want = atomic_load(&u->knob_value);
   return want == 0 || want > fits ? fits : want;
+}
+
+static uint64_t knob_epoch(wg_knob *knob) {
+  many_ud *u = knob->impl;
+  return atomic_load(&u->chunks);
 }
 
 static wg_status knob_set(wg_knob *knob, double value) {
@@ -162,10 +169,26 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   a.ud = &ud;
 
   if (o->power_cap > 0) {
-    /* Sources in flight run from 1 to the user's in_flight or the whole
-     * set; the engine clamps each chunk to what fits in device memory. */
+    /* Sources in flight run from 1 to the user's in_flight or what fits in
+     * the device's memory (never more than the sources): a range the
+     * engine can apply in full, so the controller's output never saturates
+     * where the chunk already has. */
     static const double kmin = 1.0;
-    const double kmax = o->in_flight ? (double)o->in_flight : (double)job->distinct;
+    uint32_t fits = 0;
+    st = wg__cuda_sssp_many_fits(&a, &fits, why, sizeof why);
+    if (st != WG_OK) {
+      st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s", o->device, why);
+      goto done;
+    }
+    if (fits == 0) {
+      st = wg__error(ctx, WG_ENOMEM,
+                     "many-source SSSP on GPU %d: not one source's state fits in the "
+                     "device's free memory",
+                     o->device);
+      goto done;
+    }
+    double kmax = o->in_flight && o->in_flight < fits ? (double)o->in_flight : (double)fits;
+    if (kmax > (double)job->distinct) kmax = (double)job->distinct;
     wg_knob *knob = calloc(1, sizeof *knob);
     if (!knob) {
       st = wg__error(ctx, WG_ENOMEM, "power cap: no memory for the knob");
@@ -175,6 +198,7 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     knob->hi = kmax < kmin ? kmin : kmax;
     knob->value = knob->hi;
     knob->set = knob_set;
+    knob->epoch = knob_epoch;
     knob->impl = &ud;
     wg_power_pi_opts po;
     wg_power_pi_opts_defaults(&po, o->power_cap, knob->lo, knob->hi);
