@@ -15,111 +15,52 @@
 
 #define MAX_READINGS 32
 
-/* Parses "12,7,99" (file ids) or a file of ids (one per line, '#' starts a
- * comment) into internal vertices. CLI_OK or an error printed. */
-static int parse_sources(const char *arg, const wg_graph_t *g, uint32_t **out, uint32_t *k) {
+/* "12,7,99" (file ids) or a file of ids (one a line, '#' comments) into
+ * internal vertices (the library's wg_sssp_sources_parse). CLI_OK or an
+ * error printed. */
+static int parse_sources(wg_ctx_t *ctx, const char *arg, const wg_graph_t *g, uint32_t **out,
+                         uint32_t *k) {
   int is_list = *arg != '\0';
   for (const char *p = arg; *p; p++)
     if (!isdigit((unsigned char)*p) && *p != ',') is_list = 0;
-  char *text = NULL;
-  FILE *f = NULL;
   if (is_list) {
-    text = strdup(arg);
-  } else {
-    f = fopen(arg, "r");
-    if (!f) {
-      cli_error("--sources %s: cannot read: %s (give a file or a list like 1,5,9)", arg,
-                strerror(errno));
-      return CLI_FAIL;
-    }
+    const wg_status st = wg_sssp_sources_parse(ctx, g, arg, strlen(arg), "--sources", 1, out, k);
+    return st == WG_OK ? CLI_OK : cli_fail(ctx, st, "--sources");
   }
-  uint32_t cap = 64, n = 0;
-  uint32_t *v = malloc(cap * sizeof *v);
-  if (!v || (is_list && !text)) {
-    cli_error("out of memory");
-    free(v);
-    free(text);
-    if (f) fclose(f);
+  FILE *f = fopen(arg, "r");
+  if (!f) {
+    cli_error("--sources %s: cannot read: %s (give a file or a list like 1,5,9)", arg,
+              strerror(errno));
     return CLI_FAIL;
   }
-  int rc = CLI_OK;
-  char line[256];
-  unsigned long lineno = 0;
-  char *save = NULL;
-  char *tok = is_list ? strtok_r(text, ",", &save) : NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *text = malloc(cap);
   for (;;) {
-    const char *s = NULL;
-    if (is_list) {
-      if (!tok) break;
-      s = tok;
-    } else {
-      if (!fgets(line, sizeof line, f)) break;
-      lineno++;
-      if (!strchr(line, '\n') && !feof(f)) {
-        cli_error("%s:%lu: line too long", arg, lineno);
-        rc = CLI_FAIL;
+    if (!text) break;
+    if (len == cap) {
+      char *t = realloc(text, cap * 2);
+      if (!t) {
+        free(text);
+        text = NULL;
         break;
       }
-      char *hash = strchr(line, '#');
-      if (hash) *hash = '\0';
-      char *p = line;
-      while (isspace((unsigned char)*p)) p++;
-      char *e = p + strlen(p);
-      while (e > p && isspace((unsigned char)e[-1])) *--e = '\0';
-      if (!*p) continue;
-      s = p;
-    }
-    char *end = NULL;
-    errno = 0;
-    const unsigned long long id = strtoull(s, &end, 10);
-    uint32_t u = 0;
-    if (!isdigit((unsigned char)*s) || *end || errno) {
-      if (is_list)
-        cli_error("--sources: '%s' is not a vertex id", s);
-      else
-        cli_error("%s:%lu: '%s' is not a vertex id", arg, lineno, s);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (wg_graph_vertex_of(g, id, &u) != WG_OK) {
-      if (is_list)
-        cli_error("--sources: %llu is not a vertex of the graph", id);
-      else
-        cli_error("%s:%lu: %llu is not a vertex of the graph", arg, lineno, id);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (n == cap) {
-      if (cap >= UINT32_MAX / 2) {
-        cli_error("--sources: too many sources");
-        rc = CLI_FAIL;
-        break;
-      }
-      uint32_t *nv = realloc(v, (size_t)cap * 2 * sizeof *v);
-      if (!nv) {
-        cli_error("out of memory");
-        rc = CLI_FAIL;
-        break;
-      }
-      v = nv;
+      text = t;
       cap *= 2;
     }
-    v[n++] = u;
-    if (is_list) tok = strtok_r(NULL, ",", &save);
+    const size_t got = fread(text + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) break;
   }
-  if (f) fclose(f);
+  const int err = ferror(f);
+  fclose(f);
+  if (!text || err) {
+    cli_error("--sources %s: %s", arg, text ? "read error" : "out of memory");
+    free(text);
+    return CLI_FAIL;
+  }
+  const wg_status st = wg_sssp_sources_parse(ctx, g, text, len, arg, 0, out, k);
   free(text);
-  if (rc == CLI_OK && n == 0) {
-    cli_error("--sources %s: no source ids", arg);
-    rc = CLI_FAIL;
-  }
-  if (rc != CLI_OK) {
-    free(v);
-    return rc;
-  }
-  *out = v;
-  *k = n;
-  return CLI_OK;
+  return st == WG_OK ? CLI_OK : cli_fail(ctx, st, "--sources");
 }
 
 static int parse_reduce(const char *s, unsigned *bits) {
@@ -292,7 +233,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   if (mc->reduce && (rc = parse_reduce(mc->reduce, &reduce)) != CLI_OK) return rc;
   const uint32_t n = wg_graph_num_vertices(g);
   if (mc->sources) {
-    if ((rc = parse_sources(mc->sources, g, &src, &k)) != CLI_OK) return rc;
+    if ((rc = parse_sources(ctx, mc->sources, g, &src, &k)) != CLI_OK) return rc;
   } else {
     if (mc->random_k > n) {
       cli_error("--random-sources %u: %s has only %u vertices", mc->random_k, path, n);
