@@ -21,6 +21,8 @@
 typedef struct many_ud {
   wg__many_job *job;
   wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
+  int cb_failed;  /* the caller's callback stopped the run */
+  uint32_t cb_index;
   _Atomic uint32_t knob_value; /* sources in flight asked by the governor, 0: all */
   _Atomic uint64_t chunks;     /* chunks started: the knob's epoch */
 } many_ud;
@@ -31,8 +33,14 @@ static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, d
   wg__many_job *job = u->job;
   wg__many_store(job, d, reached, ecc, sum, cols);
   const wg_sssp_many_opts *o = job->opts;
-  if (o->on_source && row)
-    return o->on_source(o->user, job->first[d], job->uniq[d], row, job->g->n);
+  if (o->on_source && row) {
+    const wg_status st = o->on_source(o->user, job->first[d], job->uniq[d], row, job->g->n);
+    if (st != WG_OK) {
+      u->cb_failed = 1;
+      u->cb_index = job->first[d];
+    }
+    return st;
+  }
   return WG_OK;
 }
 
@@ -230,7 +238,11 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     }
   }
   if (st != WG_OK) {
-    if (why[0])
+    if (ud.cb_failed)
+      st = wg__error(ctx, st,
+                     "sssp many: the per-source callback failed at source index %lu (%s)",
+                     (unsigned long)ud.cb_index, wg_strerror(st));
+    else if (why[0])
       st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s%s", o->device, why,
                      st == WG_ENOMEM ? " (lower --in-flight, or --backend cpu)" : "");
     goto done;
