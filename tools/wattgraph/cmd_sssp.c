@@ -118,7 +118,8 @@ int cmd_sssp(int argc, char **argv) {
        NULL, 0, 0, NULL},
       {"out", 'o', OPT_STRING, &out, "FILE",
        "write '<id> <distance>' per vertex in file id order ('inf' if "
-       "unreachable; - for stdout)", NULL, 0, 0, NULL},
+       "unreachable; - for stdout); many sources: a folder, DIR/source-<id>.dist "
+       "per source", NULL, 0, 0, NULL},
       {"no-pred", 0, OPT_FLAG, &no_pred, NULL,
        "do not compute predecessors (verification then checks distances only)",
        NULL, 0, 0, NULL},
@@ -132,8 +133,9 @@ int cmd_sssp(int argc, char **argv) {
       {"source-seed", 0, OPT_U64, &mc.source_seed, "S",
        "seed of --random-sources", "--seed's value", 0, 18446744073709551615.0,
        &have_sseed},
-      {"reduce", 0, OPT_STRING, &mc.reduce, "ecc,closeness,matrix",
-       "many sources: reductions without n x K output: eccentricity, closeness "
+      {"reduce", 0, OPT_STRING, &mc.reduce, "LIST",
+       "many sources: comma-separated ecc, closeness, matrix (no n x K output): "
+       "eccentricity, closeness "
        "((r-1)/(n-1) x (r-1)/sum, r = vertices reached), the K x K matrix; CSV "
        "to --reduce-out", NULL, 0, 0, NULL},
       {"reduce-out", 0, OPT_STRING, &mc.reduce_out, "FILE.csv",
