@@ -438,7 +438,18 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
                                                                        ctl);
     WG_CK(cudaGetLastError());
     const int grid = sms * 8;
+    /* a guard against a loop that never finishes (a bug, not a graph): a
+     * step either expands a frontier or drains the far queue, and a drain
+     * that brings nothing in is followed by one that does */
+    const unsigned long long max_batches = (64ull * n + (1ull << 20)) / kStepBatch + 1;
+    unsigned long long batches = 0;
     for (;;) {
+      if (++batches > max_batches) {
+        snprintf(why, why_cap, "no convergence after %llu steps (chunk of %u sources)",
+                 batches * kStepBatch, kc);
+        st = WG_EDEVICE;
+        goto done;
+      }
       for (int j = 0; j < kStepBatch; j++) {
         advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets, a->targets,
                                              a->weights, n, dist, stamp, infar, qp, qp + 2, ctl);
