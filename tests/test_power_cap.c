@@ -223,6 +223,8 @@ static void rejects_bad_options(void **state) {
 
 typedef struct live {
   _Atomic double knob;
+  _Atomic uint64_t epoch; /* applications of the knob (slow knob) */
+  _Atomic double pending; /* the value set, applied at the next epoch */
   double hi;
   double e, t;           /* integrated energy and the time it was brought to */
   double last_read;      /* time of the previous read */
@@ -236,6 +238,21 @@ static wg_status live_set(wg_knob *k, double v) {
   live *l = k->impl;
   k->value = v;
   atomic_store(&l->knob, v);
+  return WG_OK;
+}
+
+static uint64_t live_epoch(wg_knob *k) {
+  live *l = k->impl;
+  return atomic_load(&l->epoch);
+}
+
+/* A slow knob: set only records the value; it takes effect every third
+ * read of the counter (an actuation period of three windows). */
+static wg_status slow_set(wg_knob *k, double v) {
+  if (!(v >= k->lo && v <= k->hi)) return WG_EINVAL;
+  live *l = k->impl;
+  k->value = v;
+  atomic_store(&l->pending, v);
   return WG_OK;
 }
 
@@ -253,6 +270,18 @@ static wg_status live_energy(void *user, double *joules, double *seconds) {
   *joules = l->e;
   *seconds = now;
   return WG_OK;
+}
+
+/* The counter of the slow knob's plant: every third read applies the
+ * pending value (and moves the epoch). */
+static wg_status slow_energy(void *user, double *joules, double *seconds) {
+  live *l = user;
+  const wg_status st = live_energy(user, joules, seconds);
+  if (l->reads % 3 == 0) {
+    atomic_store(&l->knob, atomic_load(&l->pending) > 0 ? atomic_load(&l->pending) : 1.0);
+    atomic_fetch_add(&l->epoch, 1);
+  }
+  return st;
 }
 
 static void governor_live(void **state) {
@@ -289,6 +318,24 @@ static void governor_live(void **state) {
   assert_true(fabs(rows[len - 1].watts - 200) < 10);
   assert_true(rows[len - 1].setpoint == 200);
   for (uint64_t i = 1; i < len; i++) assert_true(rows[i].t > rows[i - 1].t);
+  free(rows);
+
+  /* a knob applied every third window: the controller waits for it (one
+   * step per application), and still gets there */
+  live w = {.hi = 64, .min_gap = 1e9};
+  w.t = wg__now();
+  atomic_store(&w.knob, 1.0);
+  wg_knob slow = {.lo = 1, .hi = 64, .value = 1, .set = slow_set, .epoch = live_epoch, .impl = &w};
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &slow, slow_energy, &w, 1),
+                    WG_OK);
+  struct timespec t3 = {3, 0};
+  nanosleep(&t3, NULL);
+  wgt_assert_status(ctx, wg_power_governor_stop(&gov, &rows, &len, why, sizeof why), WG_OK);
+  printf("slow knob: %llu steps over %d reads, last %.1f W (set-point 300)\n",
+         (unsigned long long)len, w.reads, len ? rows[len - 1].watts : 0);
+  assert_true(len >= 5);
+  assert_true(len * 2 < (uint64_t)w.reads); /* about one step per three reads */
+  assert_true(fabs(rows[len - 1].watts - 300) < 30);
   free(rows);
 
   /* a failing counter stops the governor with the reason */

@@ -270,6 +270,11 @@ typedef struct wg_knob {
   double lo, hi;   /* range, lo <= hi */
   double value;    /* the value last set (written by set) */
   wg_status (*set)(struct wg_knob *knob, double value);
+  /* How many times the work has applied a value so far (e.g. chunks
+   * started), or NULL when every set takes effect at once. A controller
+   * waits for the epoch to move before it judges the last value: a window
+   * in which the work could not apply it says nothing about it. */
+  uint64_t (*epoch)(struct wg_knob *knob);
   void *impl;      /* the work's */
 } wg_knob;
 
@@ -333,6 +338,9 @@ typedef struct wg_power_governor wg_power_governor;
 
 /* Starts a thread that, every pi->window seconds (never faster), reads the
  * counter, steps a PI controller started from *pi_opts and sets the knob.
+ * With knob->epoch, a window in which the work has not applied the last
+ * value yet is merged into the next one (the controller steps once per
+ * application: its windows stretch to the work's actuation period).
  * The knob's first value is set before the call returns. trace: 1 keeps a
  * wg_power_row per window. WG_EINVAL for bad options, WG_ENOMEM. */
 wg_status wg_power_governor_start(wg_ctx_t *ctx, wg_power_governor **out,

@@ -249,6 +249,14 @@ wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sourc
                        wg_sssp_many_result **out);
 /* NULL-safe; sets *r to NULL. */
 void wg_sssp_many_result_destroy(wg_sssp_many_result **r);
+/* Parses a list of sources given by file id into internal vertices
+ * (*out malloc'd, free with free(); *k entries): is_list 1 reads
+ * "12,7,99", 0 a text of one id a line with '#' comments and blank lines.
+ * `name` labels errors ("ids.txt:3: '7x' is not a vertex id"). WG_EPARSE or
+ * WG_ERANGE (not a vertex) with the message; WG_EPARSE for no ids. */
+wg_status wg_sssp_sources_parse(wg_ctx_t *ctx, const wg_graph_t *g, const char *text,
+                                size_t len, const char *name, int is_list, uint32_t **out,
+                                uint32_t *k);
 /* k distinct sources drawn uniformly from [0, n) with `seed` (k <= n;
  * WG_EINVAL otherwise), in the order drawn. Same seed, same sources. */
 wg_status wg_sssp_random_sources(wg_ctx_t *ctx, uint32_t n, uint32_t k, uint64_t seed,

@@ -8,7 +8,11 @@
  *
  * The work never waits on the governor: the knob's set only stores a value
  * the work reads when it can apply it (for the many-source GPU run, before
- * each chunk).
+ * each chunk). A knob with an epoch tells when it did: a window that ended
+ * before the last value was applied is not judged; the measurement goes on
+ * to the next window boundary after the application (an actuation period
+ * longer than the window would otherwise wind the integral up on power the
+ * last value never caused).
  */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +36,7 @@ struct wg_power_governor {
   wg_energy_fn energy;
   void *user;
   int trace;
+  uint64_t epoch_set;   /* the knob's epoch when its value was last set */
   double t0;
   wg_power_row *rows;
   uint64_t len, cap;
@@ -82,10 +87,13 @@ static void *run(void *p) {
     st = g->energy(g->user, &e1, &t1);
     int ok = st == WG_OK;
     if (!ok) fail(g, st, "the energy counter cannot be read");
-    if (ok && t1 > t0) {
+    /* the last value not applied yet: keep measuring over a longer window */
+    const int applied = !g->knob->epoch || g->knob->epoch(g->knob) != g->epoch_set;
+    if (ok && t1 > t0 && applied) {
       const double watts = (e1 - e0) / (t1 - t0);
       const double knob = wg_power_pi_step(&g->pi, watts, t1 - t0);
       st = g->knob->set(g->knob, knob);
+      if (g->knob->epoch) g->epoch_set = g->knob->epoch(g->knob);
       if (st != WG_OK) {
         fail(g, st, "the knob refused a value in its range");
         ok = 0;
@@ -108,7 +116,7 @@ static void *run(void *p) {
       e0 = e1;
       t0 = t1;
     }
-    next = t0 + g->pi.o.window;
+    next = (applied ? t0 : t1) + g->pi.o.window;
     pthread_mutex_lock(&g->lock);
     if (!ok) break;
   }
@@ -148,6 +156,7 @@ wg_status wg_power_governor_start(wg_ctx_t *ctx, wg_power_governor **out,
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&g->lock, NULL);
   st = knob->set(knob, g->pi.knob);
+  if (st == WG_OK && knob->epoch) g->epoch_set = knob->epoch(knob);
   if (st == WG_OK && pthread_create(&g->thread, NULL, run, g) != 0)
     st = wg__error(ctx, WG_ENOMEM, "power governor: cannot start its thread");
   else if (st != WG_OK)

@@ -297,3 +297,10 @@ wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   (void)a;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_sssp_many_fits(const wg__cuda_many_args *a, uint32_t *fits, char *why,
+                                  size_t why_cap) {
+  (void)a;
+  *fits = 0;
+  return absent(why, why_cap);
+}

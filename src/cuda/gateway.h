@@ -397,6 +397,10 @@ typedef struct wg__cuda_many_args {
 } wg__cuda_many_args;
 
 wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap);
+/* The chunk (sources in flight) that the device's free memory allows for
+ * these arguments, as wg__cuda_sssp_many would size it (in_flight ignored). */
+wg_status wg__cuda_sssp_many_fits(const wg__cuda_many_args *a, uint32_t *fits, char *why,
+                                  size_t why_cap);
 
 #ifdef __cplusplus
 }

@@ -3,11 +3,22 @@
  * advance's own parallel region: after a barrier one thread sizes the
  * output from the per-thread lengths, then every thread copies its block,
  * so a whole advance is one region and two barriers. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
 #include "frontier/frontier.h"
+
+/* Zeroed per-thread buffers at their type's 64-byte alignment (calloc
+ * guarantees 16: one thread's array was misaligned, which UBSan reports). */
+static wg_status calloc_tbufs(wg_ctx_t *ctx, wg__tbuf **out, int threads, const char *what) {
+  const size_t bytes = (size_t)threads * sizeof **out;
+  *out = aligned_alloc(_Alignof(wg__tbuf), bytes);
+  if (!*out) return wg__error(ctx, WG_ENOMEM, "out of memory for %s", what);
+  memset(*out, 0, bytes);
+  return WG_OK;
+}
 
 wg_status wg__frontier_ws_init(wg_ctx_t *ctx, wg__frontier_ws *ws, uint32_t n,
                                int threads) {
@@ -20,11 +31,8 @@ wg_status wg__frontier_ws_init(wg_ctx_t *ctx, wg__frontier_ws *ws, uint32_t n,
   ws->par_cutoff = 16384;
   ws->limit = wg_ctx_memory_limit(ctx);
   ws->round = 0;
-  st = wg__calloc(ctx, &ws->tbuf, (uint64_t)ws->threads, sizeof *ws->tbuf,
-                  "frontier thread buffers");
-  if (st == WG_OK)
-    st = wg__calloc(ctx, &ws->heavy, (uint64_t)ws->threads, sizeof *ws->heavy,
-                    "frontier heavy lists");
+  st = calloc_tbufs(ctx, &ws->tbuf, ws->threads, "frontier thread buffers");
+  if (st == WG_OK) st = calloc_tbufs(ctx, &ws->heavy, ws->threads, "frontier heavy lists");
   if (st == WG_OK)
     st = wg__calloc(ctx, &ws->stamp, n ? n : 1, sizeof *ws->stamp,
                     "frontier stamps");

@@ -176,6 +176,14 @@ wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sourc
                      "sssp many: a %lu x %lu distance matrix is too large (at most 65536 "
                      "sources with --reduce matrix)",
                      (unsigned long)k, (unsigned long)k);
+  if (opts->power_cap > 0 && opts->backend != WG_BACKEND_CPU) {
+    /* the meter first: without it no cap can be held, whatever the backend */
+    wg_meter_t *meter = NULL;
+    size_t index = 0;
+    st = wg__many_open_gpu_meter(ctx, opts->device, &meter, &index);
+    wg_meter_destroy(&meter);
+    if (st != WG_OK) return st;
+  }
   st = pick_backend(ctx, opts, &backend);
   if (st != WG_OK) return st;
 

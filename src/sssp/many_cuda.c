@@ -21,7 +21,10 @@
 typedef struct many_ud {
   wg__many_job *job;
   wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
+  int cb_failed;  /* the caller's callback stopped the run */
+  uint32_t cb_index;
   _Atomic uint32_t knob_value; /* sources in flight asked by the governor, 0: all */
+  _Atomic uint64_t chunks;     /* chunks started: the knob's epoch */
 } many_ud;
 
 static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, double sum,
@@ -30,15 +33,27 @@ static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, d
   wg__many_job *job = u->job;
   wg__many_store(job, d, reached, ecc, sum, cols);
   const wg_sssp_many_opts *o = job->opts;
-  if (o->on_source && row)
-    return o->on_source(o->user, job->first[d], job->uniq[d], row, job->g->n);
+  if (o->on_source && row) {
+    const wg_status st = o->on_source(o->user, job->first[d], job->uniq[d], row, job->g->n);
+    if (st != WG_OK) {
+      u->cb_failed = 1;
+      u->cb_index = job->first[d];
+    }
+    return st;
+  }
   return WG_OK;
 }
 
 static uint32_t chunk_size(void *p, uint32_t fits) {
   many_ud *u = p;
+  atomic_fetch_add(&u->chunks, 1);
   const uint32_t want = atomic_load(&u->knob_value);
   return want == 0 || want > fits ? fits : want;
+}
+
+static uint64_t knob_epoch(wg_knob *knob) {
+  many_ud *u = knob->impl;
+  return atomic_load(&u->chunks);
 }
 
 static wg_status knob_set(wg_knob *knob, double value) {
@@ -71,18 +86,28 @@ static wg_status read_energy(void *p, double *joules, double *seconds) {
 }
 
 /* Opens the NVML meter of `device`, or says why not. */
+wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter, size_t *index);
+
 static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
+  e->joules = 0;
+  return wg__many_open_gpu_meter(ctx, device, &e->meter, &e->index);
+}
+
+wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter,
+                                  size_t *index) {
+  wg_meter_t *m = NULL;
+  *meter = NULL;
   wg_meter_opts mo;
   wg_meter_opts_defaults(&mo);
   mo.use_rapl = 0;
-  wg_status st = wg_meter_create(NULL, &e->meter, &mo);
+  wg_status st = wg_meter_create(NULL, &m, &mo);
   if (st != WG_OK) return wg__error(ctx, st, "power cap: cannot create the GPU meter");
   wg_meter_reading r[16];
   size_t count = 0;
   char prefix[16];
   snprintf(prefix, sizeof prefix, "gpu%d", device);
-  wg_meter_begin(e->meter);
-  wg_meter_end(e->meter, r, 16, &count);
+  wg_meter_begin(m);
+  wg_meter_end(m, r, 16, &count);
   const char *why = "no GPU reading";
   for (size_t i = 0; i < count && i < 16; i++) {
     if (r[i].kind != WG_METER_GPU) continue;
@@ -92,15 +117,15 @@ static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
     }
     if (strncmp(r[i].name, prefix, strlen(prefix)) == 0 &&
         (r[i].name[strlen(prefix)] == ' ' || r[i].name[strlen(prefix)] == '\0')) {
-      e->index = i;
-      e->joules = 0;
-      return wg_meter_begin(e->meter);
+      *index = i;
+      *meter = m;
+      return wg_meter_begin(m);
     }
     why = "the NVML device list has no such ordinal";
   }
   char msg[200];
   snprintf(msg, sizeof msg, "%s", why);
-  wg_meter_destroy(&e->meter);
+  wg_meter_destroy(&m);
   return wg__error(ctx, WG_ENOTSUP,
                    "power cap needs the NVML GPU energy meter of GPU %d, which is "
                    "unavailable: %s",
@@ -152,10 +177,26 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   a.ud = &ud;
 
   if (o->power_cap > 0) {
-    /* Sources in flight run from 1 to the user's in_flight or the whole
-     * set; the engine clamps each chunk to what fits in device memory. */
+    /* Sources in flight run from 1 to the user's in_flight or what fits in
+     * the device's memory (never more than the sources): a range the
+     * engine can apply in full, so the controller's output never saturates
+     * where the chunk already has. */
     static const double kmin = 1.0;
-    const double kmax = o->in_flight ? (double)o->in_flight : (double)job->distinct;
+    uint32_t fits = 0;
+    st = wg__cuda_sssp_many_fits(&a, &fits, why, sizeof why);
+    if (st != WG_OK) {
+      st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s", o->device, why);
+      goto done;
+    }
+    if (fits == 0) {
+      st = wg__error(ctx, WG_ENOMEM,
+                     "many-source SSSP on GPU %d: not one source's state fits in the "
+                     "device's free memory",
+                     o->device);
+      goto done;
+    }
+    double kmax = o->in_flight && o->in_flight < fits ? (double)o->in_flight : (double)fits;
+    if (kmax > (double)job->distinct) kmax = (double)job->distinct;
     wg_knob *knob = calloc(1, sizeof *knob);
     if (!knob) {
       st = wg__error(ctx, WG_ENOMEM, "power cap: no memory for the knob");
@@ -165,6 +206,7 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     knob->hi = kmax < kmin ? kmin : kmax;
     knob->value = knob->hi;
     knob->set = knob_set;
+    knob->epoch = knob_epoch;
     knob->impl = &ud;
     wg_power_pi_opts po;
     wg_power_pi_opts_defaults(&po, o->power_cap, knob->lo, knob->hi);
@@ -196,7 +238,11 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     }
   }
   if (st != WG_OK) {
-    if (why[0])
+    if (ud.cb_failed)
+      st = wg__error(ctx, st,
+                     "sssp many: the per-source callback failed at source index %lu (%s)",
+                     (unsigned long)ud.cb_index, wg_strerror(st));
+    else if (why[0])
       st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s%s", o->device, why,
                      st == WG_ENOMEM ? " (lower --in-flight, or --backend cpu)" : "");
     goto done;

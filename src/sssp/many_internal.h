@@ -5,6 +5,7 @@
 #define WG_SSSP_MANY_INTERNAL_H
 
 #include "sssp/sssp_internal.h"
+#include "wattgraph/power.h"
 
 typedef struct wg__many_job {
   const wg_graph_t *g;
@@ -33,6 +34,11 @@ void wg__many_reduce_row(const wg__many_job *job, uint32_t d, const wg_dist_t *d
  * k distances to the sources (may be NULL when no matrix is asked). */
 void wg__many_store(const wg__many_job *job, uint32_t d, uint32_t reached, wg_dist_t ecc,
                     double sum, const wg_dist_t *to_sources);
+
+/* The NVML energy meter of GPU `device` with a window begun, and the index
+ * of its reading; WG_ENOTSUP naming the missing meter and why (no NVML
+ * library, no GPU, no energy counter). */
+wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter, size_t *index);
 
 wg_status wg__sssp_many_cpu(wg_ctx_t *ctx, wg__many_job *job);
 wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job);

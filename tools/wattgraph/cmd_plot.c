@@ -3,6 +3,8 @@
  *   profile       advance_out per iteration (log scale), one line per trace,
  *                 with the distribution of each beside it as a box plot
  *   distribution  box plots of advance_out, one per trace (e.g. several P)
+ *   power         a power trace (`wattgraph sssp --power-trace`): watts and
+ *                 set-point over time, the knob on a second axis
  *
  * No user string reaches gnuplot as code. Each trace is read and checked
  * here (header, numbers, enough rows), and its two used columns are written
@@ -192,6 +194,87 @@ done:
   return rc;
 }
 
+/* ---- plot power: a power-capped run's trace (wattgraph sssp --power-trace) ---- */
+
+static const char *const power_header = "t,watts,setpoint,knob";
+
+/* Checks a power trace (header, four finite numbers a row, at least one
+ * row) and copies its rows to p<i>.dat in the private folder, so gnuplot
+ * reads only a fixed name whose content was checked here. */
+static int copy_power_trace(const char *path, const char *dir, int index) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    cli_error("%s: cannot read: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  char line[256] = "", row[256], to[128];
+  int ok = fgets(line, sizeof line, f) != NULL, rows = 0;
+  line[strcspn(line, "\r\n")] = '\0';
+  if (!ok || strcmp(line, power_header) != 0) {
+    fclose(f);
+    cli_error("%s:1: not a wattgraph power trace (expected the header '%s')", path,
+              power_header);
+    return CLI_FAIL;
+  }
+  snprintf(to, sizeof to, "%s/p%d.dat", dir, index);
+  FILE *o = fopen(to, "w");
+  if (!o) {
+    fclose(f);
+    cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+    return CLI_FAIL;
+  }
+  unsigned long lineno = 1;
+  int rc = CLI_OK;
+  while (fgets(row, sizeof row, f)) {
+    lineno++;
+    double v[4];
+    char extra;
+    if (sscanf(row, "%lf,%lf,%lf,%lf %c", &v[0], &v[1], &v[2], &v[3], &extra) != 4 ||
+        !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || !isfinite(v[3])) {
+      cli_error("%s:%lu: expected four finite numbers t,watts,setpoint,knob", path, lineno);
+      rc = CLI_FAIL;
+      break;
+    }
+    fprintf(o, "%.9g %.9g %.9g %.9g\n", v[0], v[1], v[2], v[3]);
+    rows++;
+  }
+  fclose(f);
+  if (fclose(o) != 0 && rc == CLI_OK) {
+    cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+    rc = CLI_FAIL;
+  }
+  if (rc == CLI_OK && rows == 0) {
+    cli_error("%s: the trace has no windows", path);
+    rc = CLI_FAIL;
+  }
+  return rc;
+}
+
+/* Power and set-point over time (left axis), the knob (right axis), one
+ * group of lines per trace; user strings only through put_quoted. */
+static void power_script(FILE *f, const char *title, const char **traces, int n) {
+  if (title) {
+    fprintf(f, "set title ");
+    put_quoted(f, title);
+    fputc('\n', f);
+  }
+  fprintf(f, "set key top right\nset xlabel 'time (s)'\nset ylabel 'GPU power (W)'\n"
+             "set y2label 'knob (sources in flight)'\nset y2tics\nset ytics nomirror\nplot ");
+  static const char *const what[] = {"watts", "set-point", "knob"};
+  for (int i = 0; i < n; i++) {
+    char label[256];
+    label_of(traces[i], label, sizeof label);
+    for (int c = 0; c < 3; c++) {
+      fprintf(f, "%s'p%d.dat' using 1:%d%s with %s title ", i || c ? ", " : "", i, c + 2,
+              c == 2 ? " axes x1y2" : "", c == 1 ? "steps dt 2" : "lines");
+      char t[300];
+      snprintf(t, sizeof t, "%s %s", label, what[c]);
+      put_quoted(f, t);
+    }
+  }
+  fputc('\n', f);
+}
+
 int cmd_plot(int argc, char **argv) {
   const char *out = NULL, *title = NULL;
   uint32_t skip = 0;
@@ -204,21 +287,25 @@ int cmd_plot(int argc, char **argv) {
        "leave out the first K iterations from the distributions", "0", 0, 1e9, NULL},
       {0}};
   const cli_command cmd = {
-      "plot", "profile|distribution -o FILE.png TRACE.csv...",
+      "plot", "profile|distribution|power -o FILE.png TRACE.csv...",
       "Draw SSSP traces (wattgraph sssp --trace) with gnuplot.",
       "profile       advance_out (the parallelism) per iteration, one line per "
       "trace, log\n              scale, with each trace's distribution beside "
       "it (e.g. a fixed-delta\n              baseline and a self-tuned run)\n"
       "distribution  the distribution of advance_out per trace as box plots "
-      "(e.g. several P)\nA trace's label is its file name. Each trace needs at "
-      "least 2 iterations with\nadvance_out > 0 after --skip.",
+      "(e.g. several P)\n"
+      "power         a power-capped run's trace (wattgraph sssp --power-trace): "
+      "watts and\n              set-point over time, the knob on the right axis\n"
+      "A trace's label is its file name. Each SSSP trace needs at least 2 "
+      "iterations\nwith advance_out > 0 after --skip.",
       opts, 2, 1 + MAX_TRACES};
   const char *args[1 + MAX_TRACES];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
   int profile = strcmp(args[0], "profile") == 0;
-  if (!profile && strcmp(args[0], "distribution") != 0) {
-    cli_error("plot: unknown plot '%s' (profile or distribution)", args[0]);
+  const int power = strcmp(args[0], "power") == 0;
+  if (!profile && !power && strcmp(args[0], "distribution") != 0) {
+    cli_error("plot: unknown plot '%s' (profile, distribution or power)", args[0]);
     return CLI_USAGE;
   }
   if (!out) {
@@ -255,7 +342,8 @@ int cmd_plot(int argc, char **argv) {
   }
   int n = nargs - 1;
   rc = CLI_OK;
-  for (int i = 0; i < n && rc == CLI_OK; i++) rc = copy_trace(args[1 + i], dir, i, skip);
+  for (int i = 0; i < n && rc == CLI_OK; i++)
+    rc = power ? copy_power_trace(args[1 + i], dir, i) : copy_trace(args[1 + i], dir, i, skip);
   char script[64], picture[64], errors[64];
   snprintf(script, sizeof script, "%s/plot.gp", dir);
   snprintf(picture, sizeof picture, "%s/out%s", dir, ext);
@@ -268,8 +356,13 @@ int cmd_plot(int argc, char **argv) {
   if (rc != CLI_OK) goto done;
   /* only fixed names below, and user strings through put_quoted */
   fprintf(f, "set terminal %s noenhanced size %d,600 font ',10'\n", term,
-          profile ? 1200 : 200 + 120 * n);
+          profile || power ? 1200 : 200 + 120 * n);
   fprintf(f, "set output 'out%s'\n", ext);
+  if (power) {
+    fprintf(f, "set grid\n");
+    power_script(f, title, args + 1, n);
+    goto script_done;
+  }
   fprintf(f, "set grid\nset style boxplot nooutliers\nset style data boxplot\n");
   if (profile) {
     fprintf(f, "set multiplot layout 1,2 columns");
@@ -309,6 +402,7 @@ int cmd_plot(int argc, char **argv) {
     fprintf(f, "%s'd%d.dat' using (%d):($2 > 0 ? $2 : NaN) with boxplot", i ? ", " : "", i,
             i + 1);
   fprintf(f, "\n%s", profile ? "unset multiplot\n" : "");
+script_done:
   if (fclose(f) != 0) {
     cli_error("plot: cannot write the script in %s: %s", dir, strerror(errno));
     rc = CLI_FAIL;

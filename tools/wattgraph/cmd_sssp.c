@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sssp_many_cli.h"
 
 #define MAX_READINGS 32
 
@@ -58,6 +59,10 @@ int cmd_sssp(int argc, char **argv) {
   int have_algo = 0, have_delta = 0, have_p = 0, device = 0;
   const char *algo_name = "dijkstra", *backend_name = "auto", *out = NULL,
              *lb_name = "auto", *trace = NULL;
+  /* many sources (cmd_sssp_many.c) */
+  many_cli mc;
+  memset(&mc, 0, sizeof mc);
+  int have_k = 0, have_sseed = 0, have_repeat = 0, have_cap = 0;
   const cli_opt opts[] = {
       {"source", 's', OPT_U64, &source_id, "SRC",
        "source vertex, as the file numbers it (DIMACS: 1-based, OSM: node id)",
@@ -83,7 +88,7 @@ int cmd_sssp(int argc, char **argv) {
        "write one row per iteration (last run): iter,frontier_in,advance_out,"
        "filter_out,near_out,far_size,delta,time_us", NULL, 0, 0, NULL},
       {"repeat", 'n', OPT_U32, &repeat, "N", "runs; the time shown is the median",
-       "1", 1, 100000, NULL},
+       "1", 1, 100000, &have_repeat},
       {"energy-seconds", 0, OPT_DOUBLE, &energy_s, "S",
        "when a meter is present, measure energy over one call that repeats the "
        "computation for about S seconds (meters update every ~100 ms: a single "
@@ -94,10 +99,41 @@ int cmd_sssp(int argc, char **argv) {
        NULL, 0, 0, NULL},
       {"out", 'o', OPT_STRING, &out, "FILE",
        "write '<id> <distance>' per vertex in file id order ('inf' if "
-       "unreachable; - for stdout)", NULL, 0, 0, NULL},
+       "unreachable; - for stdout); many sources: a folder, DIR/source-<id>.dist "
+       "per source", NULL, 0, 0, NULL},
       {"no-pred", 0, OPT_FLAG, &no_pred, NULL,
        "do not compute predecessors (verification then checks distances only)",
        NULL, 0, 0, NULL},
+      {"sources", 0, OPT_STRING, &mc.sources, "LIST|FILE",
+       "many sources at once: ids as the file numbers them, comma-separated, or a "
+       "file of ids (one a line, # comments); CPU: one per thread, CUDA: a chunk "
+       "in flight together", NULL, 0, 0, NULL},
+      {"random-sources", 0, OPT_U32, &mc.random_k, "K",
+       "many sources: K distinct vertices drawn with --source-seed", NULL, 1,
+       4294967295.0, &have_k},
+      {"source-seed", 0, OPT_U64, &mc.source_seed, "S",
+       "seed of --random-sources", "--seed's value", 0, 18446744073709551615.0,
+       &have_sseed},
+      {"reduce", 0, OPT_STRING, &mc.reduce, "LIST",
+       "many sources: comma-separated ecc, closeness, matrix (no n x K output): "
+       "eccentricity, closeness "
+       "((r-1)/(n-1) x (r-1)/sum, r = vertices reached), the K x K matrix; CSV "
+       "to --reduce-out", NULL, 0, 0, NULL},
+      {"reduce-out", 0, OPT_STRING, &mc.reduce_out, "FILE.csv",
+       "many sources: where the reductions go (- : stdout, the summary then goes "
+       "to stderr)", "-", 0, 0, NULL},
+      {"in-flight", 0, OPT_U32, &mc.in_flight, "K",
+       "many sources on CUDA: sources per chunk", "as many as fit", 1, 4294967295.0,
+       NULL},
+      {"power-cap", 0, OPT_DOUBLE, &mc.power_cap, "W",
+       "many sources on CUDA: hold the GPU's power at W watts by steering the "
+       "sources in flight (needs NVML's energy counter)", NULL, 1, 1e6, &have_cap},
+      {"power-window", 0, OPT_DOUBLE, &mc.power_window, "S",
+       "seconds per power-controller step (the meter updates every 0.1 s)", "0.25",
+       0.1, 60, NULL},
+      {"power-trace", 0, OPT_STRING, &mc.power_trace, "FILE.csv",
+       "write t,watts,setpoint,knob per controller window (wattgraph plot power "
+       "draws it)", NULL, 0, 0, NULL},
       CLI_LOAD_OPTS(la, "auto",
                     "weights: auto (file's; drawn from --weight-range if the "
                     "file has none, as GAP does), file (unweighted: 1), random"),
@@ -110,11 +146,40 @@ int cmd_sssp(int argc, char **argv) {
       "energy per run\nfrom every meter present, and optional verification.",
       "Energy is measured over all runs together and divided by their number; "
       "meters\nthat are missing (no NVIDIA GPU, no readable RAPL) are listed "
-      "with the reason.\nDistances are exact integers (uint64).",
+      "with the reason.\nDistances are exact integers (uint64).\n"
+      "Many sources (--sources or --random-sources): one call runs them all; "
+      "--out DIR\nwrites DIR/source-<id>.dist per distinct source (the format "
+      "of --out), --verify\nchecks every source against the oracle, --reduce "
+      "prints reductions.",
       opts, 1, 1};
   const char *args[1];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
+
+  const int many = mc.sources != NULL || have_k;
+  if (many) {
+    if (mc.sources && have_k) {
+      cli_error("sssp: --sources and --random-sources exclude each other");
+      return CLI_USAGE;
+    }
+    if (have_source || have_p || trace || have_repeat || no_pred ||
+        (have_algo && strcmp(algo_name, "dijkstra") != 0 && strcmp(algo_name, "nearfar") != 0)) {
+      cli_error("sssp: with many sources, -s, --parallelism, --trace, --repeat, --no-pred "
+                "and --algo other than dijkstra or nearfar do not apply (CPU: --algo "
+                "nearfar runs a near-far per source; CUDA always runs the batched "
+                "near-far, --algo nearfar --delta D sets its band)");
+      return CLI_USAGE;
+    }
+  } else if (mc.reduce || mc.reduce_out || mc.in_flight || have_cap || mc.power_trace ||
+             mc.power_window > 0 || have_sseed) {
+    cli_error("sssp: --reduce, --reduce-out, --in-flight, --power-cap, --power-window, "
+              "--power-trace and --source-seed need --sources or --random-sources");
+    return CLI_USAGE;
+  }
+  if (many && mc.power_trace && !have_cap) {
+    cli_error("sssp: --power-trace records a --power-cap run");
+    return CLI_USAGE;
+  }
 
   wg_sssp_opts so;
   wg_sssp_opts_defaults(&so);
@@ -173,6 +238,20 @@ int cmd_sssp(int argc, char **argv) {
   }
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
+  if (many) {
+    mc.source_seed = have_sseed ? mc.source_seed : la.seed;
+    mc.out_dir = out;
+    mc.verify = verify;
+    mc.json = json;
+    mc.quiet = quiet;
+    mc.threads = threads;
+    mc.nearfar = so.algo == WG_ALGO_NEARFAR;
+    mc.device = device;
+    mc.backend = so.backend;
+    mc.delta = delta;
+    rc = cmd_sssp_many(ctx, args[0], g, load_s, &mc);
+    goto done;
+  }
   if (have_source) {
     if (wg_graph_vertex_of(g, source_id, &source) != WG_OK) {
       wg_graph_info info;

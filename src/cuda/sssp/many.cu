@@ -16,7 +16,9 @@
  *   infar bit         item waiting in the far queue (deduplicates it)
  *   near[2], far[2]   item queues (item = i * n + v, 32-bit: K n < 2^32)
  * A frontier holds each item at most once (stamp), the far queue too (the
- * bit), so K n entries bound every queue and none can overflow.
+ * bit), so K n entries bound every queue and none can overflow. 32-bit
+ * distances when max weight x n < 2^32 - 1 (a relaxation forms a walk of at
+ * most n arcs).
  *
  * One threshold for all slots (Davidson et al.'s near-far, shared): a step
  * is advance (relax the frontier's arcs with atomicMin; an improved item
@@ -240,7 +242,13 @@ __global__ void drain(D *dist, uint32_t *infar, uint32_t *const *near, uint32_t 
         stay = true;
       }
     }
-    if (stay) atomicMin(&ctl->far_min, (unsigned long long)dist[y]);
+    /* one atomic per warp: a hot address costs more than the pass */
+    unsigned long long m = stay ? (unsigned long long)dist[y] : ~0ull;
+    for (int o = 16; o; o >>= 1) {
+      const unsigned long long x = __shfl_xor_sync(0xffffffffu, m, o);
+      m = x < m ? x : m;
+    }
+    if ((threadIdx.x & 31) == 0 && m != ~0ull) atomicMin(&ctl->far_min, m);
     push_warp(in, y, out, &ctl->near_count[cur]);
     push_warp(stay, y, keep, &ctl->far_count[fcur ^ 1]);
   }
@@ -314,6 +322,26 @@ double now_s() {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The chunk that fits (the formula at the top), 0 when not even one. */
+template <typename D> uint32_t fits_of(const wg__cuda_many_args *a, size_t free_b, double *per_out) {
+  const uint32_t n = a->n;
+  const double per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 + 8.0 * a->ncols + 32.0;
+  double fit = 0.85 * (double)free_b / per;
+  const double item_cap = 4294967295.0 / (n ? (double)n : 1.0);
+  if (fit > item_cap) fit = item_cap;
+  if (fit > (double)a->k) fit = (double)a->k;
+  if (fit > 65535.0) fit = 65535.0; /* a grid's y dimension (row_stats) */
+  if (per_out) *per_out = per;
+  return fit < 1 ? 0 : (uint32_t)fit;
+}
+
+/* 32-bit distances when no walk of n arcs can reach INF (a relaxation adds
+ * one arc to a simple path of at most n - 1). */
+bool narrow_ok(const wg__cuda_many_args *a) {
+  return !a->force_wide &&
+         (unsigned long long)a->max_weight * (unsigned long long)a->n < 0xffffffffull;
+}
+
 template <typename D>
 wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   wg_status st = WG_OK;
@@ -341,14 +369,8 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, a->device));
   WG_CK(cudaMemGetInfo(&free_b, &total_b));
   {
-    const double per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 +
-                       8.0 * a->ncols + 32.0;
-    double fit = 0.85 * (double)free_b / per;
-    const double item_cap = 4294967295.0 / (n ? (double)n : 1.0);
-    if (fit > item_cap) fit = item_cap;
-    if (fit > (double)a->k) fit = (double)a->k;
-    if (fit > 65535.0) fit = 65535.0; /* a grid's y dimension (row_stats) */
-    K = fit < 1 ? 0 : (uint32_t)fit;
+    double per = 0;
+    K = fits_of<D>(a, free_b, &per);
     a->fits = K;
     if (K == 0) {
       snprintf(why, why_cap,
@@ -416,7 +438,18 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
                                                                        ctl);
     WG_CK(cudaGetLastError());
     const int grid = sms * 8;
+    /* a guard against a loop that never finishes (a bug, not a graph): a
+     * step either expands a frontier or drains the far queue, and a drain
+     * that brings nothing in is followed by one that does */
+    const unsigned long long max_batches = (64ull * n + (1ull << 20)) / kStepBatch + 1;
+    unsigned long long batches = 0;
     for (;;) {
+      if (++batches > max_batches) {
+        snprintf(why, why_cap, "no convergence after %llu steps (chunk of %u sources)",
+                 batches * kStepBatch, kc);
+        st = WG_EDEVICE;
+        goto done;
+      }
       for (int j = 0; j < kStepBatch; j++) {
         advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets, a->targets,
                                              a->weights, n, dist, stamp, infar, qp, qp + 2, ctl);
@@ -501,11 +534,21 @@ extern "C" wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t
     snprintf(why, why_cap, "many-source SSSP: empty graph");
     return WG_EINVAL;
   }
-  /* 32-bit distances when no simple path (n - 1 arcs) can reach INF - 1 */
-  const bool narrow = !a->force_wide &&
-                      (unsigned long long)a->max_weight * (unsigned long long)(a->n - 1) <
-                          0xfffffffeull;
+  const bool narrow = narrow_ok(a);
   a->wide = !narrow;
   return narrow ? run_many<unsigned int>(a, why, why_cap)
                 : run_many<unsigned long long>(a, why, why_cap);
+}
+
+extern "C" wg_status wg__cuda_sssp_many_fits(const wg__cuda_many_args *a, uint32_t *fits,
+                                             char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  size_t free_b = 0, total_b = 0;
+  *fits = 0;
+  WG_CK(cudaSetDevice(a->device));
+  WG_CK(cudaMemGetInfo(&free_b, &total_b));
+  *fits = narrow_ok(a) ? fits_of<unsigned int>(a, free_b, nullptr)
+                       : fits_of<unsigned long long>(a, free_b, nullptr);
+done:
+  return st;
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# wattgraph sssp with many sources end to end: --out DIR writes one file per
+# distinct source equal to the single-source --out of that source, --sources
+# as a list and as a file, --random-sources, --reduce (CSV and JSON, the
+# matrix's diagonal), --verify, and the errors (bad ids with file:line,
+# exclusive flags, a power cap without NVML naming the missing meter).
+set -u
+bin=${WG_BIN:?WG_BIN not set}
+data=${WG_TEST_DATA:?WG_TEST_DATA not set}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass=0
+
+check() { # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"
+    sed 's/^/  stdout: /' "$tmp/out" | head -5
+    sed 's/^/  stderr: /' "$tmp/err" | head -5
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+expect_in() { # expect_in NAME FILE TEXT
+  if ! grep -qF -- "$3" "$2"; then
+    echo "FAIL $1: '$3' not in $(basename "$2"):"
+    head -5 "$2" | sed 's/^/  /'
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+same() { # same NAME FILE1 FILE2
+  if ! cmp -s "$2" "$3"; then
+    echo "FAIL $1: $(basename "$2") and $(basename "$3") differ"
+    diff "$2" "$3" | head -5 | sed 's/^/  /'
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+g="$data/tiny.gr"
+check help 0 "$bin" sssp --help
+expect_in help "$tmp/out" "--random-sources"
+expect_in help "$tmp/out" "--power-cap"
+
+# one file per distinct source, each equal to the single-source output
+check out-dir 0 "$bin" sssp "$g" --sources 1,3,1,2 --out "$tmp/many" -q --backend cpu
+for s in 1 2 3; do
+  check "single-$s" 0 "$bin" sssp "$g" -s "$s" --out "$tmp/single-$s" -q
+  same "file-$s" "$tmp/many/source-$s.dist" "$tmp/single-$s"
+done
+n=$(ls "$tmp/many" | wc -l)
+[ "$n" -eq 3 ] && pass=$((pass + 1)) || { echo "FAIL out-dir: $n files, expected 3"; failures=$((failures + 1)); }
+
+# --sources FILE with comments; the near-far engine per source; verify
+printf '# two sources\n2\n\n3  # the third\n' >"$tmp/src.txt"
+check sources-file 0 "$bin" sssp "$g" --sources "$tmp/src.txt" --algo nearfar --verify --backend cpu
+expect_in sources-file "$tmp/out" "PASS (2 sources"
+printf '2\n7x\n' >"$tmp/bad.txt"
+check bad-id 1 "$bin" sssp "$g" --sources "$tmp/bad.txt"
+expect_in bad-id "$tmp/err" "bad.txt:2: '7x' is not a vertex id"
+check no-vertex 1 "$bin" sssp "$g" --sources 1,999999
+expect_in no-vertex "$tmp/err" "999999 is not a vertex"
+check missing-file 1 "$bin" sssp "$g" --sources "$tmp/none.txt"
+expect_in missing-file "$tmp/err" "cannot read"
+
+# reductions: CSV (matrix diagonal 0) and JSON
+check reduce 0 "$bin" sssp "$g" --sources 1,2 --reduce ecc,closeness,matrix --reduce-out "$tmp/red.csv" -q
+expect_in reduce "$tmp/red.csv" "index,source,reached,ecc,dist_sum,closeness"
+expect_in reduce "$tmp/red.csv" "from\\to,1,2"
+awk -F, '/^1,/ && NF == 3 && $2 != 0 {bad=1} /^2,/ && NF == 3 && $3 != 0 {bad=1} END {exit bad}' "$tmp/red.csv" \
+  && pass=$((pass + 1)) || { echo "FAIL matrix diagonal"; failures=$((failures + 1)); }
+check json 0 "$bin" sssp "$g" --random-sources 2 --source-seed 4 --reduce ecc --json -q
+expect_in json "$tmp/out" '"distinct":2'
+expect_in json "$tmp/out" '"ecc":['
+
+# errors
+check too-many 1 "$bin" sssp "$g" --random-sources 100000
+expect_in too-many "$tmp/err" "has only"
+check bad-reduce 2 "$bin" sssp "$g" --sources 1 --reduce nope
+check both 2 "$bin" sssp "$g" --sources 1 --random-sources 2
+check with-s 2 "$bin" sssp "$g" --sources 1 -s 2
+check reduce-alone 2 "$bin" sssp "$g" --reduce ecc
+check trace-alone 2 "$bin" sssp "$g" --sources 1 --power-trace "$tmp/p.csv"
+check cap-on-cpu 1 "$bin" sssp "$g" --sources 1 --power-cap 100 --backend cpu
+if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
+  check cap-without-nvml 1 "$bin" sssp "$g" --sources 1 --power-cap 100
+  expect_in cap-without-nvml "$tmp/err" "NVML GPU energy meter"
+fi
+
+# wattgraph plot power: the trace's header is checked; gnuplot draws it
+printf 't,watts,setpoint,knob\n0.25,300,250,400\n0.5,260,250,340\n' >"$tmp/power.csv"
+printf 't,watts\n1,2\n' >"$tmp/notpower.csv"
+check plot-bad 1 "$bin" plot power -o "$tmp/p.png" "$tmp/notpower.csv"
+expect_in plot-bad "$tmp/err" "notpower.csv:1: not a wattgraph power trace"
+printf 't,watts,setpoint,knob\n0.25,300,x,400\n' >"$tmp/badrow.csv"
+check plot-bad-row 1 "$bin" plot power -o "$tmp/p.png" "$tmp/badrow.csv"
+expect_in plot-bad-row "$tmp/err" "badrow.csv:2: expected four numbers"
+if command -v gnuplot >/dev/null; then
+  check plot-power 0 "$bin" plot power -o "$tmp/p.png" "$tmp/power.csv" --title "it's 250 W"
+  [ -s "$tmp/p.png" ] && pass=$((pass + 1)) || { echo "FAIL plot-power: no picture"; failures=$((failures + 1)); }
+fi
+
+echo "$pass checks passed, $failures failed"
+[ "$failures" -eq 0 ]
