@@ -283,11 +283,88 @@ static double quality_of(uint64_t exact, uint64_t got) {
   return (double)exact / (double)got;
 }
 
+/* The CUDA side of the rule "a coarse level that finds nothing falls back
+ * to the exact search": the queries that came back unreachable at a level
+ * above 0 are asked again at level 0, and their answers (and paths, when
+ * the batch has them) spliced in. lvl[i] becomes the level that answered. */
+static wg_status fall_back_cuda(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *src,
+                                const uint32_t *dst, int *lvl, size_t n, uint64_t *dist,
+                                uint64_t **first, uint32_t **path) {
+  size_t nf = 0;
+  for (size_t i = 0; i < n; i++) nf += dist[i] == INF && lvl[i] != 0;
+  if (nf == 0) return WG_OK;
+  wg_status st = WG_OK;
+  size_t *idx = NULL;
+  uint32_t *fs = NULL, *ft = NULL, *fpath = NULL, *npath = NULL;
+  int *fl = NULL;
+  uint64_t *fd = NULL, *ffirst = NULL, *nfirst = NULL;
+  char why[256] = "";
+  if ((st = wg__alloc(ctx, &idx, nf, sizeof *idx, "route batch")) ||
+      (st = wg__alloc(ctx, &fs, nf, sizeof *fs, "route batch")) ||
+      (st = wg__alloc(ctx, &ft, nf, sizeof *ft, "route batch")) ||
+      (st = wg__alloc(ctx, &fl, nf, sizeof *fl, "route batch")) ||
+      (st = wg__alloc(ctx, &fd, nf, sizeof *fd, "route batch")))
+    goto done;
+  for (size_t i = 0, k = 0; i < n; i++)
+    if (dist[i] == INF && lvl[i] != 0) {
+      idx[k] = i;
+      fs[k] = src[i];
+      ft[k] = dst[i];
+      fl[k++] = 0;
+    }
+  st = wg__cuda_cch_query(r->cuda, fs, ft, fl, (uint32_t)nf, *first != NULL, fd,
+                          *first ? &ffirst : NULL, *first ? &fpath : NULL, why, sizeof why);
+  if (st != WG_OK) {
+    st = wg__error(ctx, st, "router (cuda): %s", why);
+    goto done;
+  }
+  for (size_t k = 0; k < nf; k++) {
+    dist[idx[k]] = fd[k];
+    lvl[idx[k]] = 0;
+  }
+  if (*first) {
+    /* An unreachable answer had an empty path: the new array is the old one
+     * with the fallbacks' paths put in their places. */
+    const uint64_t total = (*first)[n] + ffirst[nf];
+    if ((st = wg__alloc(ctx, &nfirst, n + 1, sizeof *nfirst, "route batch")) ||
+        (st = wg__alloc(ctx, &npath, total ? total : 1, sizeof *npath, "route paths")))
+      goto done;
+    uint64_t at = 0;
+    for (size_t i = 0, k = 0; i < n; i++) {
+      nfirst[i] = at;
+      const int fell = k < nf && idx[k] == i;
+      const uint64_t len = fell ? ffirst[k + 1] - ffirst[k] : (*first)[i + 1] - (*first)[i];
+      if (len)
+        memcpy(npath + at, fell ? fpath + ffirst[k] : *path + (*first)[i], len * sizeof *npath);
+      k += fell;
+      at += len;
+    }
+    nfirst[n] = at;
+    free(*first);
+    free(*path);
+    *first = nfirst;
+    *path = npath;
+    nfirst = NULL;
+    npath = NULL;
+  }
+done:
+  free(idx);
+  free(fs);
+  free(ft);
+  free(fl);
+  free(fd);
+  free(ffirst);
+  free(fpath);
+  free(nfirst);
+  free(npath);
+  return st;
+}
+
 static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
                             size_t n, unsigned flags, wg_route_batch *out) {
   wg_status st = WG_OK;
   uint32_t *src = NULL, *dst = NULL;
-  int *lvl = NULL;
+  int *lvl = NULL, *answered = NULL;
   uint64_t *dist = NULL, *exact = NULL, *first = NULL;
   uint32_t *path = NULL;
   char why[256] = "";
@@ -297,6 +374,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   if ((st = wg__alloc(ctx, &src, n, sizeof *src, "route batch")) ||
       (st = wg__alloc(ctx, &dst, n, sizeof *dst, "route batch")) ||
       (st = wg__alloc(ctx, &lvl, n, sizeof *lvl, "route batch")) ||
+      (st = wg__alloc(ctx, &answered, n, sizeof *answered, "route batch")) ||
       (st = wg__alloc(ctx, &dist, n, sizeof *dist, "route batch")) ||
       (st = wg__calloc(ctx, &out->results, n, sizeof *out->results, "route results")))
     goto done;
@@ -311,8 +389,13 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     st = wg__error(ctx, st, "router (cuda): %s", why);
     goto done;
   }
+  /* A coarse level that finds nothing falls back to the exact search, as on
+   * the CPU (a truncated row can miss the only way up), so a reachable pair
+   * is never reported unreachable; the answer is then level 0's. */
+  if ((st = fall_back_cuda(ctx, r, src, dst, lvl, n, dist, &first, &path))) goto done;
   if (flags & WG_ROUTE_MEASURE_QUALITY) {
     if ((st = wg__alloc(ctx, &exact, n, sizeof *exact, "route batch"))) goto done;
+    for (size_t i = 0; i < n; i++) answered[i] = lvl[i];
     for (size_t i = 0; i < n; i++) lvl[i] = 0;
     st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, 0, exact, NULL, NULL, why,
                             sizeof why);
@@ -324,7 +407,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   for (size_t i = 0; i < n; i++) {
     wg_route_result *res = &out->results[i];
     res->distance = dist[i];
-    res->level = q[i].level == WG_ROUTE_LEVEL_AUTO ? 0 : q[i].level;
+    res->level = exact ? answered[i] : lvl[i];
     res->quality = res->level == 0 && dist[i] != INF ? 1.0
                    : exact                          ? quality_of(exact[i], dist[i])
                                                     : NAN;
@@ -343,6 +426,7 @@ done:
   free(src);
   free(dst);
   free(lvl);
+  free(answered);
   free(dist);
   free(exact);
   free(first);
