@@ -17,7 +17,7 @@
 #             same file for both
 # Source: file vertex 1 for both (GAP numbers .gr vertices from 0: -r 0).
 #
-# Then: GAP's delta sweep (DELTAS, the best average of 3 trials kept), and
+# Then: GAP's delta sweep (the best average of 3 trials kept), and
 # ROUNDS alternating rounds of GAP at its best delta, wattgraph nearfar at
 # the default delta and selftune at the default P (one process each, one
 # timed run each: GAP's trial time, our computation time; distances only on
@@ -27,7 +27,8 @@
 #   bench/gap.sh [BUILD_DIR]
 #   env: WG_GAP_SSSP, WG_GAP_CONVERTER, WG_GAP_WORK, WG_SHARED_DATA,
 #        THREADS (2), ROUNDS (4), GRAPHS ("NY FLA kron20"),
-#        DELTAS ("256 512 1024 2048 4096 8192"), OMP_WAIT_POLICY (as set)
+#        DELTAS (roads: "256 512 1024 2048 4096 8192"),
+#        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set)
 set -u
 B=${1:-build}
 W=$B/wattgraph
@@ -37,6 +38,7 @@ THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-4}
 GRAPHS=${GRAPHS:-NY FLA kron20}
 DELTAS=${DELTAS:-256 512 1024 2048 4096 8192}
+KRON_DELTAS=${KRON_DELTAS:-8 16 32 64 128 256}
 GAP=${WG_GAP_SSSP:-}
 CONV=${WG_GAP_CONVERTER:-}
 [ -x "$W" ] || { echo "gap.sh: $W not found (build first)" >&2; exit 2; }
@@ -86,7 +88,9 @@ for g in $GRAPHS; do
   if [ -n "$GAP" ]; then
     gf=$(gapfile "$g")
     bt=
-    for d in $DELTAS; do
+    sweep=$DELTAS
+    [ "$g" = kron20 ] && sweep=$KRON_DELTAS
+    for d in $sweep; do
       t=$(gap_avg "$gf" "$d" 3)
       [ -z "$t" ] && continue
       echo "  $g gap sweep: delta $d average ${t} s" >&2
