@@ -37,9 +37,13 @@
  *   zero-weight arcs then get their predecessor by a breadth-first search
  *   over tight zero arcs from the vertices already placed, which keeps the
  *   tree acyclic even on zero-weight cycles.
- * - Bisect and the far-queue bookkeeping are serial where they touch the
- *   partitions (at most the iteration's far pushes); advance and filter are
- *   parallel (src/frontier).
+ * - A fixed-delta run keeps its far queue as thread-local bands of width
+ *   delta (GAP's bins) and drains small bands on one thread or in one
+ *   region per iteration (bucket fusion): see "fixed delta" below. The
+ *   self-tuned run keeps the controller's partitions.
+ * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
+ *   where they touch the partitions (at most the iteration's far pushes);
+ *   advance and filter + bisect are parallel (src/frontier).
  * - AUTO load balancing is chosen once per graph: LB_CULL when the degrees
  *   are skewed (max >= 512 or > 8 x mean + 8), THREAD otherwise.
  * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), see
@@ -608,6 +612,8 @@ typedef struct tbins {
   vbuf over;         /* bands at or beyond the window's end */
   uint64_t over_min; /* smallest band pushed to `over` (UINT64_MAX: none) */
   uint64_t pushed;   /* queued pushes of the current iteration (X3) */
+  uint64_t count;    /* improving relaxations of the current iteration */
+  vbuf work;         /* the band being drained by this thread's fused loop */
   int failed;        /* a push could not grow its array */
   char pad[64];
 } tbins;
@@ -641,9 +647,9 @@ static inline void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t
   if (b - q->cur < FIX_BINS) {
     const uint32_t mark = (uint32_t)b + 1;
     if (mark) {
-      if (atomic) {
-        if (__atomic_load_n(&stamp[v], __ATOMIC_RELAXED) == mark ||
-            __atomic_exchange_n(&stamp[v], mark, __ATOMIC_RELAXED) == mark)
+      if (atomic) { /* seq_cst: pairs with the mark's clearing in fused_relax */
+        if (__atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST) == mark ||
+            __atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark)
           return;
       } else {
         if (stamp[v] == mark) return;
@@ -687,6 +693,65 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
     }
   }
   return improved;
+}
+
+/* Several threads: relaxes u's out-arcs into this thread's bands. `taken`:
+ * u comes from a band slot, its mark is cleared first. The mark is cleared
+ * before dist[u] is read and a pusher improves dist[v] before it reads the
+ * mark (both seq_cst), so an improvement is either seen here or queued
+ * again: never lost. */
+static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
+                                   wg_dist_t *dist, uint32_t *stamp, uint32_t u,
+                                   uint64_t lo, uint32_t cur_mark, int taken) {
+  if (taken) {
+    uint32_t m = cur_mark;
+    __atomic_compare_exchange_n(&stamp[u], &m, 0, 0, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+  }
+  const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_SEQ_CST);
+  if (du < lo) return 0; /* settled in a lower band since it was queued */
+  uint64_t improved = 0;
+  for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
+    const uint32_t v = c->targets[a];
+    const wg_dist_t nd = du + c->weights[a];
+    wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
+    while (nd < old) {
+      if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_RELAXED)) {
+        improved++;
+        band_push(q, tb, stamp, v, nd / q->delta, 1);
+        break;
+      }
+    }
+  }
+  return improved;
+}
+
+/* Region body of a banded iteration on several threads (GAP's loop): the
+ * frontier dealt out in chunks of 64, then each thread drains its own part
+ * of the current band while it holds fewer than FIX_FUSE entries (bucket
+ * fusion; a larger part waits for the next iteration, where all threads
+ * share it). */
+#define FIX_FUSE 1000
+static void band_fused(fixq *q, const wg_csr *c, wg_dist_t *dist, uint32_t *stamp,
+                       const wg__frontier *in) {
+  tbins *tb = &q->tb[omp_get_thread_num()];
+  const uint64_t cur = q->cur, lo = cur * q->delta;
+  const uint32_t cur_mark = (uint32_t)cur + 1;
+  uint64_t improved = 0;
+#pragma omp for schedule(dynamic, 64) nowait
+  for (uint64_t i = 0; i < in->len; i++)
+    improved += fused_relax(q, tb, c, dist, stamp, in->v[i], lo, cur_mark, 0);
+  vbuf *cb = &tb->slot[cur % FIX_BINS];
+  while (cb->len > 0 && cb->len < FIX_FUSE && !tb->failed) {
+    vbuf tmp = *cb;
+    *cb = tb->work;
+    tb->work = tmp;
+    for (uint64_t j = 0; j < tb->work.len; j++)
+      improved += fused_relax(q, tb, c, dist, stamp, tb->work.v[j], lo, cur_mark, 1);
+    tb->work.len = 0;
+  }
+  tb->count = improved;
 }
 
 /* Region body: this thread's share of the advance output, binned by final
@@ -811,7 +876,13 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     row.frontier_in = s->front.len;
     for (int t = 0; t < q.threads; t++) q.tb[t].pushed = 0;
     const uint64_t band = q.cur;
-    if (q.threads == 1 || (double)s->front.len * mean_deg < (double)cutoff) {
+    const int small = (double)s->front.len * mean_deg < (double)cutoff;
+    if (q.threads > 1 && lb == WG_LB_THREAD && !small) {
+      for (int t = 0; t < q.threads; t++) q.tb[t].count = 0;
+#pragma omp parallel num_threads(q.threads)
+      band_fused(&q, &s->c, s->dist, s->ws.stamp, &s->front);
+      for (int t = 0; t < q.threads; t++) row.advance_out += q.tb[t].count;
+    } else if (q.threads == 1 || small) {
       row.advance_out = serial_relax(&q, &s->c, s->dist, s->ws.stamp, s->front.v,
                                      s->front.len);
       /* bucket fusion: drain the current band while it stays small */
@@ -870,6 +941,7 @@ done:
   for (int t = 0; q.tb && t < q.threads; t++) {
     for (uint32_t k = 0; k < FIX_BINS; k++) free(q.tb[t].slot[k].v);
     free(q.tb[t].over.v);
+    free(q.tb[t].work.v);
   }
   free(q.work.v);
   wg__free(&q.tb);
@@ -1017,7 +1089,9 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;
-  const uint64_t delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+  const uint64_t delta = o->delta                     ? o->delta
+                         : o->algo == WG_ALGO_SELFTUNE ? wg__sssp_default_delta(g)
+                                                       : wg__sssp_cpu_fixed_delta(g);
   wg_lb_policy lb = o->lb == WG_LB_AUTO ? pick_graph_lb(&s.c) : o->lb;
   job->delta = delta;
   job->lb = lb;
