@@ -147,7 +147,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, const wg_graph_t *g,
   o.algo = WG_ALGO_DIJKSTRA;
   if (time_sssp(ctx, g, s, &o, &sec, &j, &it) == 0) row(name, "our dijkstra", "-", sec, j, it, ig);
   o.algo = WG_ALGO_NEARFAR;
-  uint64_t d0 = wg__sssp_default_delta(g);
+  uint64_t d0 = wg__sssp_cpu_fixed_delta(g);
   if (time_sssp(ctx, g, s, &o, &sec, &j, &it) == 0) {
     snprintf(p, sizeof p, "delta %llu (default)", (unsigned long long)d0);
     row(name, "near-far", p, sec, j, it, ig);

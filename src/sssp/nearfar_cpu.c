@@ -37,9 +37,13 @@
  *   zero-weight arcs then get their predecessor by a breadth-first search
  *   over tight zero arcs from the vertices already placed, which keeps the
  *   tree acyclic even on zero-weight cycles.
- * - Bisect and the far-queue bookkeeping are serial where they touch the
- *   partitions (at most the iteration's far pushes); advance and filter are
- *   parallel (src/frontier).
+ * - A fixed-delta run keeps its far queue as thread-local bands of width
+ *   delta (GAP's bins) and drains small bands on one thread or in one
+ *   region per iteration (bucket fusion): see "fixed delta" below. The
+ *   self-tuned run keeps the controller's partitions.
+ * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
+ *   where they touch the partitions (at most the iteration's far pushes);
+ *   advance and filter + bisect are parallel (src/frontier).
  * - AUTO load balancing is chosen once per graph: LB_CULL when the degrees
  *   are skewed (max >= 512 or > 8 x mean + 8), THREAD otherwise.
  * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), see
@@ -69,13 +73,14 @@ typedef struct nf {
   wg_csr c;
   wg_dist_t *dist;
   wg__frontier_ws ws;
-  wg__frontier front, adv, filt;
+  wg__frontier front, adv;
   far_part parts[WG_SELFTUNE_MAX_PARTS];
   uint32_t nparts;
   uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds; last = INF */
   far_part *tfar;                        /* per-thread far pushes */
   uint64_t rebinned;                     /* entries moved by the rebalancer */
   uint64_t *scratch;                     /* distances for the frontier fit */
+  far_part cand;                         /* pull_fit's candidates */
   uint64_t scratch_cap;
   uint64_t fitted;                       /* entries moved by the fit */
   int ties_mode;  /* the fit's rule for the vertices at its cut distance
@@ -223,6 +228,33 @@ static uint64_t select_kth(uint64_t *a, uint64_t n, uint64_t k) {
   return a[lo];
 }
 
+/* The k-th smallest (0-based, k < n) of a[0..n), destroying a: one pass
+ * for the range, one for a 256-bucket histogram of it, and quickselect
+ * only among the members of the bucket holding rank k. About a third of
+ * select_kth's instructions on the self-tuned fit's arrays (a few thousand
+ * road distances spread over a few thousand units). */
+static uint64_t select_fast(uint64_t *a, uint64_t n, uint64_t k) {
+  if (n < 128) return select_kth(a, n, k);
+  uint64_t mn = a[0], mx = a[0];
+  for (uint64_t j = 1; j < n; j++) {
+    if (a[j] < mn) mn = a[j];
+    if (a[j] > mx) mx = a[j];
+  }
+  if (mn == mx) return mn;
+  int sh = 0;
+  while (((mx - mn) >> sh) >= 256) sh++;
+  uint64_t h[256];
+  memset(h, 0, sizeof h);
+  for (uint64_t j = 0; j < n; j++) h[(a[j] - mn) >> sh]++;
+  uint64_t below = 0;
+  unsigned bkt = 0;
+  while (below + h[bkt] <= k) below += h[bkt++];
+  uint64_t m = 0;
+  for (uint64_t j = 0; j < n; j++)
+    if (((a[j] - mn) >> sh) == bkt) a[m++] = a[j];
+  return select_kth(a, m, k - below);
+}
+
 static wg_status scratch_reserve(nf *s, uint64_t n) {
   if (n <= s->scratch_cap) return WG_OK;
   wg_status st = wg__realloc(s->ctx, &s->scratch, n, sizeof *s->scratch,
@@ -293,7 +325,7 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
     st = scratch_reserve(s, x1);
     if (st != WG_OK) return st;
     for (uint64_t j = 0; j < x1; j++) s->scratch[j] = s->dist[s->front.v[j]];
-    const wg_dist_t cut = select_kth(s->scratch, x1, want - 1);
+    const wg_dist_t cut = select_fast(s->scratch, x1, want - 1);
     uint64_t less = 0;
     for (uint64_t j = 0; j < x1; j++) less += s->dist[s->front.v[j]] < cut;
     /* frontier vertices at `cut` to keep: all, or as many as the target wants */
@@ -336,7 +368,7 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
     }
     far_part *p = &s->parts[i];
     const uint64_t take = need < live ? need : live;
-    const wg_dist_t cut = select_kth(s->scratch, live, take - 1);
+    const wg_dist_t cut = select_fast(s->scratch, live, take - 1);
     uint64_t less = 0, upto = 0;
     for (uint64_t j = 0; j < live; j++) {
       less += p->e[j].d < cut;
@@ -372,54 +404,139 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
   return WG_OK;
 }
 
-/* Splits the filtered vertices: dist < thr to the frontier (replaced),
- * the rest to their far partitions. */
-static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr,
-                        uint64_t *x4) {
+/* Step 2 of a decision that raises the threshold to `limit`, with the
+ * frontier fit's trim folded in. The frontier takes the live entries of
+ * partition 0 below the limit; when frontier + those entries would exceed
+ * TRIM * target, the fit would keep the frontier and the nearest of them
+ * and push the others straight back (every vertex of the frontier lies
+ * below the old threshold, at or under every entry of partition 0), so
+ * only those nearest ones come in, chosen exactly as the fit chooses
+ * (fit_frontier: the cut at the target's distance; ties all or split by
+ * position), and the rest stay where they are: no push-back now, no
+ * re-pull next iteration. *trimmed: the threshold the fit would end at
+ * (cut + 1), 0 when nothing was trimmed (the caller then runs the fit). */
+static wg_status pull_fit(nf *s, wg_dist_t limit, double target, int keep_ties,
+                          wg_dist_t *trimmed) {
+  *trimmed = 0;
+  if (!(target >= 1.0)) target = 1.0;
+  if (target > 4e18) target = 4e18;
+  const uint64_t want = (uint64_t)ceil(target);
+  const uint64_t x1 = s->front.len;
+  far_part *p = &s->parts[0];
+  wg_status st = scratch_reserve(s, p->len);
+  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, p->len);
+  if (st != WG_OK) return st;
+  /* one pass: stale entries dropped, the others stay in place, the
+   * candidates (d < limit) move aside with their distances in the scratch */
+  far_entry *cand = s->cand.e;
+  uint64_t keep = 0, c = 0;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (s->dist[en.v] < en.d) continue; /* stale */
+    if (en.d < limit) {
+      cand[c] = en;
+      s->scratch[c++] = en.d;
+    } else {
+      p->e[keep++] = en;
+    }
+  }
+  p->len = keep;
+  if (c == 0) return WG_OK;
+  uint64_t k = c, ties = UINT64_MAX;
+  wg_dist_t cut = WG_DIST_INF;
+  const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
+  if (trim) { /* the fit's cut: the (want - x1)-th nearest candidate */
+    k = want - x1 < c ? want - x1 : c;
+    cut = select_fast(s->scratch, c, k - 1);
+    uint64_t less = 0;
+    for (uint64_t j = 0; j < c; j++) less += cand[j].d < cut;
+    if (!keep_ties) ties = k - less;
+  }
+  st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
+  if (st != WG_OK) return st;
+  uint64_t moved = 0;
+  for (uint64_t j = 0; j < c; j++) {
+    const far_entry en = cand[j];
+    if (!trim || en.d < cut || (en.d == cut && ties > 0)) {
+      if (en.d == cut) ties--;
+      s->front.v[s->front.len++] = en.v;
+      moved++;
+    } else {
+      p->e[p->len++] = en; /* room: the partition held it a moment ago */
+    }
+  }
+  if (trim) {
+    s->fitted += c - moved; /* what the fit would have pushed back */
+    *trimmed = cut + 1;
+  }
+  return WG_OK;
+}
+
+/* bisect's region body: every thread of the team, or the caller alone. */
+static void bisect_body(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
+                        uint32_t round, int *failed) {
   wg__frontier_ws *ws = &s->ws;
   const uint64_t n_in = in->len;
   const wg_dist_t *dist = s->dist;
+  uint32_t *stamp = ws->stamp;
+  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+  wg__tbuf *b = &ws->tbuf[t];
+  far_part *f = &s->tfar[t];
+  const uint64_t lo = n_in * (uint64_t)t / (uint64_t)nth;
+  const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
+  if (wg__tbuf_reserve(b, hi - lo, ws->limit)) {
+    for (uint64_t i = lo; i < hi; i++) {
+      const uint32_t v = in->v[i];
+      if (cull && !wg__stamp_claim(stamp, v, round)) continue; /* duplicate */
+      const wg_dist_t d = dist[v];
+      if (d < thr) {
+        b->v[b->len++] = v;
+      } else {
+        if (f->len == f->cap) {
+          const uint64_t cap = f->cap ? 2 * f->cap : 1024;
+          void *q = cap * sizeof *f->e <= ws->limit
+                        ? realloc(f->e, cap * sizeof *f->e)
+                        : NULL;
+          if (!q) {
+            *failed = 1;
+            break;
+          }
+          f->e = q;
+          f->cap = cap;
+        }
+        f->e[f->len++] = (far_entry){d, v};
+      }
+    }
+  }
+  wg__frontier_gather(ws, &s->front);
+}
+
+/* Splits the advance output: dist < thr to the frontier (replaced), the
+ * rest to their far partitions. cull: the filter runs in the same pass
+ * (one stamp claim per vertex and round; X3 counts the claims), one pass
+ * and one region where there were two. */
+static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
+                        uint64_t *x3, uint64_t *x4) {
+  wg__frontier_ws *ws = &s->ws;
+  const uint64_t n_in = in->len;
+  const uint32_t round = cull ? wg__frontier_next_round(ws) : 0;
   wg__frontier_begin(ws);
   for (int t = 0; t < ws->threads; t++) s->tfar[t].len = 0;
   int failed = 0;
   const int nt = wg__frontier_threads(ws, n_in / 2);
+  if (nt == 1) {
+    bisect_body(s, in, thr, cull, round, &failed); /* no team: frontier.h */
+  } else {
 #pragma omp parallel num_threads(nt) reduction(| : failed)
-  {
-    const int t = omp_get_thread_num(), nth = omp_get_num_threads();
-    wg__tbuf *b = &ws->tbuf[t];
-    far_part *f = &s->tfar[t];
-    const uint64_t lo = n_in * (uint64_t)t / (uint64_t)nth;
-    const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
-    if (wg__tbuf_reserve(b, hi - lo, ws->limit)) {
-      for (uint64_t i = lo; i < hi; i++) {
-        const uint32_t v = in->v[i];
-        const wg_dist_t d = dist[v];
-        if (d < thr) {
-          b->v[b->len++] = v;
-        } else {
-          if (f->len == f->cap) {
-            const uint64_t cap = f->cap ? 2 * f->cap : 1024;
-            void *q = cap * sizeof *f->e <= ws->limit
-                          ? realloc(f->e, cap * sizeof *f->e)
-                          : NULL;
-            if (!q) {
-              failed = 1;
-              break;
-            }
-            f->e = q;
-            f->cap = cap;
-          }
-          f->e[f->len++] = (far_entry){d, v};
-        }
-      }
-    }
-    wg__frontier_gather(ws, &s->front);
+    bisect_body(s, in, thr, cull, round, &failed);
   }
   wg_status st = wg__frontier_end(ws, &s->front, NULL);
   if (st != WG_OK) return st;
   if (failed)
     return wg__error(s->ctx, WG_ENOMEM, "sssp far queue: cannot grow a thread buffer");
   *x4 = s->front.len;
+  *x3 = s->front.len;
+  for (int t = 0; t < ws->threads; t++) *x3 += s->tfar[t].len;
   for (int t = 0; t < ws->threads; t++) {
     const far_part *f = &s->tfar[t];
     if (f->len == 0) continue;
@@ -440,63 +557,395 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr,
   return WG_OK;
 }
 
-/* advance + filter + bisect; fills X1..X4 of the row. */
+/* advance, then filter + bisect in one pass; fills X1..X4 of the row. */
 static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) {
   wg_status st;
   row->frontier_in = s->front.len;
   st = wg__advance(&s->ws, &s->c, s->dist, &s->front, &s->adv, lb,
                    &row->advance_out, NULL);
   if (st != WG_OK) return st;
-  const wg__frontier *filtered = &s->adv;
-  if (lb != WG_LB_LB_CULL) {
-    st = wg__filter(&s->ws, &s->adv, &s->filt);
-    if (st != WG_OK) return st;
-    filtered = &s->filt;
-  }
-  row->filter_out = filtered->len;
-  return bisect(s, filtered, thr, &row->near_out);
+  /* the filter runs inside the bisect pass (LB_CULL's is in the advance) */
+  return bisect(s, &s->adv, thr, lb != WG_LB_LB_CULL, &row->filter_out,
+                &row->near_out);
 }
 
-static wg_dist_t sat_add(wg_dist_t a, wg_dist_t b) {
-  return a > WG_DIST_INF - b ? WG_DIST_INF : a + b;
+/* ---- fixed delta: delta-stepping on thread-local bins ----------------------
+ *
+ * Near-far's threshold only ever rises by delta (empty bands skipped), so the
+ * far queue of a fixed-delta run is a list of bands: band b holds the
+ * vertices pushed at a distance in [b delta, (b + 1) delta). Each thread
+ * keeps its own array per band (GAP's thread-local bins, Beamer et al.),
+ * for a window of FIX_BINS bands above the current one (slot b % FIX_BINS);
+ * pushes beyond the window go to the thread's overflow list and come into
+ * the window when it reaches them. Raising the threshold is then finding
+ * the next non-empty band, never a scan of the whole far queue.
+ *
+ * An iteration takes band `cur` (every thread's slot, gathered; entries
+ * whose vertex has since settled in a lower band are dropped) as the
+ * frontier and relaxes it:
+ * - small frontiers (under the advance's parallel cut-off in arcs) run on
+ *   one thread with plain loads and stores (no atomics: nothing else runs),
+ *   pushing each improved head straight into its band; while the current
+ *   band stays small the same thread keeps draining it (GAP's bucket fusion,
+ *   Zhang et al., CGO 2020), so a road graph takes about one iteration per
+ *   band instead of several;
+ * - larger ones run the advance of the chosen load-balancing policy over
+ *   all threads, then one parallel pass bins the improved heads by their
+ *   final distance (filter and bisect in one pass).
+ * A vertex is queued at most once per band: stamp[v] = band + 1 while an
+ * entry of v waits in that band's slot (cleared when it is taken), so
+ * duplicates are dropped at the push (this replaces the filter's rounds;
+ * LB_CULL's fused cull is therefore not needed and its advance runs as LB).
+ * Trace rows: X1 the frontier taken, X2 improving relaxations (fused work
+ * included), X3 the pushes that were queued, X4 the next frontier when the
+ * band goes on (0 when the threshold rises), far_size every queued entry. */
+
+#define FIX_BINS 1024u /* bands held in the window (a power of two) */
+
+typedef struct vbuf {
+  uint32_t *v;
+  uint64_t len, cap;
+} vbuf;
+
+typedef struct tbins {
+  vbuf slot[FIX_BINS];
+  vbuf over;         /* bands at or beyond the window's end */
+  uint64_t over_min; /* smallest band pushed to `over` (UINT64_MAX: none) */
+  uint64_t pushed;   /* queued pushes of the current iteration (X3) */
+  uint64_t count;    /* improving relaxations of the current iteration */
+  vbuf work;         /* the band being drained by this thread's fused loop */
+  int failed;        /* a push could not grow its array */
+  char pad[64];
+} tbins;
+
+typedef struct fixq {
+  tbins *tb;   /* one per thread */
+  int threads;
+  uint64_t delta, cur, limit;
+  vbuf work;   /* the band being drained by the fused serial loop */
+} fixq;
+
+static int vb_grow(vbuf *b, uint64_t limit) {
+  const uint64_t cap = b->cap ? 2 * b->cap : 256;
+  void *q = cap * sizeof *b->v <= limit ? realloc(b->v, cap * sizeof *b->v) : NULL;
+  if (!q) return 0;
+  b->v = q;
+  b->cap = cap;
+  return 1;
+}
+
+static inline int vb_push(vbuf *b, uint32_t v, uint64_t limit) {
+  if (b->len == b->cap && !vb_grow(b, limit)) return 0;
+  b->v[b->len++] = v;
+  return 1;
+}
+
+/* Queues v in band b (>= q->cur) of thread buffer tb; stamp dedupes within
+ * the window. `atomic`: other threads push at the same time. */
+static inline void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t v,
+                             uint64_t b, int atomic) {
+  if (b - q->cur < FIX_BINS) {
+    const uint32_t mark = (uint32_t)b + 1;
+    if (mark) {
+      if (atomic) { /* seq_cst: pairs with the mark's clearing in fused_relax */
+        if (__atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST) == mark ||
+            __atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark)
+          return;
+      } else {
+        if (stamp[v] == mark) return;
+        stamp[v] = mark;
+      }
+    }
+    tb->pushed++;
+    if (!vb_push(&tb->slot[b % FIX_BINS], v, q->limit)) tb->failed = 1;
+    return;
+  }
+  if (b < tb->over_min) tb->over_min = b;
+  tb->pushed++;
+  if (!vb_push(&tb->over, v, q->limit)) tb->failed = 1;
+}
+
+/* One thread alone: relaxes the out-arcs of list[0..len) (entries settled
+ * below band cur are skipped) with plain memory operations. Returns the
+ * improving relaxations. */
+static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
+                             uint32_t *restrict stamp, const uint32_t *list,
+                             uint64_t len) {
+  tbins *tb = &q->tb[0];
+  const uint64_t delta = q->delta, cur = q->cur, lo = cur * delta;
+  const uint32_t cur_mark = (uint32_t)cur + 1;
+  const uint64_t *restrict off = c->offsets;
+  const uint32_t *restrict tgt = c->targets, *restrict wt = c->weights;
+  uint64_t improved = 0;
+  for (uint64_t i = 0; i < len; i++) {
+    const uint32_t u = list[i];
+    const wg_dist_t du = dist[u];
+    if (du < lo) continue; /* settled in a lower band since it was queued */
+    if (stamp[u] == cur_mark) stamp[u] = 0; /* taken: may be queued again */
+    for (uint64_t a = off[u], e = off[u + 1]; a < e; a++) {
+      const uint32_t v = tgt[a];
+      const wg_dist_t nd = du + wt[a];
+      if (nd < dist[v]) {
+        dist[v] = nd;
+        improved++;
+        band_push(q, tb, stamp, v, nd / delta, 0);
+      }
+    }
+  }
+  return improved;
+}
+
+/* Several threads: relaxes u's out-arcs into this thread's bands. `taken`:
+ * u comes from a band slot, its mark is cleared first. The mark is cleared
+ * before dist[u] is read and a pusher improves dist[v] before it reads the
+ * mark (both seq_cst), so an improvement is either seen here or queued
+ * again: never lost. */
+static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
+                                   wg_dist_t *dist, uint32_t *stamp, uint32_t u,
+                                   uint64_t lo, uint32_t cur_mark, int taken) {
+  if (taken) {
+    uint32_t m = cur_mark;
+    __atomic_compare_exchange_n(&stamp[u], &m, 0, 0, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+  }
+  const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_SEQ_CST);
+  if (du < lo) return 0; /* settled in a lower band since it was queued */
+  uint64_t improved = 0;
+  for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
+    const uint32_t v = c->targets[a];
+    const wg_dist_t nd = du + c->weights[a];
+    wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
+    while (nd < old) {
+      if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_RELAXED)) {
+        improved++;
+        band_push(q, tb, stamp, v, nd / q->delta, 1);
+        break;
+      }
+    }
+  }
+  return improved;
+}
+
+/* Region body of a banded iteration on several threads (GAP's loop): the
+ * frontier dealt out in chunks of 64, then each thread drains its own part
+ * of the current band while it holds fewer than FIX_FUSE entries (bucket
+ * fusion; a larger part waits for the next iteration, where all threads
+ * share it). */
+#define FIX_FUSE 1000
+static void band_fused(fixq *q, const wg_csr *c, wg_dist_t *dist, uint32_t *stamp,
+                       const wg__frontier *in) {
+  tbins *tb = &q->tb[omp_get_thread_num()];
+  const uint64_t cur = q->cur, lo = cur * q->delta;
+  const uint32_t cur_mark = (uint32_t)cur + 1;
+  uint64_t improved = 0;
+#pragma omp for schedule(dynamic, 64) nowait
+  for (uint64_t i = 0; i < in->len; i++)
+    improved += fused_relax(q, tb, c, dist, stamp, in->v[i], lo, cur_mark, 0);
+  vbuf *cb = &tb->slot[cur % FIX_BINS];
+  while (cb->len > 0 && cb->len < FIX_FUSE && !tb->failed) {
+    vbuf tmp = *cb;
+    *cb = tb->work;
+    tb->work = tmp;
+    for (uint64_t j = 0; j < tb->work.len; j++)
+      improved += fused_relax(q, tb, c, dist, stamp, tb->work.v[j], lo, cur_mark, 1);
+    tb->work.len = 0;
+  }
+  tb->count = improved;
+}
+
+/* Region body: this thread's share of the advance output, binned by final
+ * distance (duplicates dropped by the band marks). */
+static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist,
+                     uint32_t *stamp) {
+  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+  tbins *tb = &q->tb[t];
+  const uint64_t n_in = adv->len;
+  const uint64_t lo = n_in * (uint64_t)t / (uint64_t)nth;
+  const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
+  for (uint64_t i = lo; i < hi; i++) {
+    const uint32_t v = adv->v[i];
+    band_push(q, tb, stamp, v, dist[v] / q->delta, 1);
+  }
+}
+
+/* Band `cur` of every thread into the frontier (replaced); settled entries
+ * dropped, their marks cleared. */
+static wg_status band_gather(nf *s, fixq *q) {
+  const uint64_t slot = q->cur % FIX_BINS, lo = q->cur * q->delta;
+  const uint32_t mark = (uint32_t)q->cur + 1;
+  uint64_t total = 0;
+  for (int t = 0; t < q->threads; t++) total += q->tb[t].slot[slot].len;
+  s->front.len = 0;
+  wg_status st = wg__frontier_reserve(s->ctx, &s->front, total);
+  if (st != WG_OK) return st;
+  uint32_t *out = s->front.v, *stamp = s->ws.stamp;
+  uint64_t k = 0;
+  for (int t = 0; t < q->threads; t++) {
+    vbuf *b = &q->tb[t].slot[slot];
+    for (uint64_t j = 0; j < b->len; j++) {
+      const uint32_t v = b->v[j];
+      if (s->dist[v] < lo) continue;
+      if (stamp[v] == mark) stamp[v] = 0;
+      out[k++] = v;
+    }
+    b->len = 0;
+  }
+  s->front.len = k;
+  return WG_OK;
+}
+
+/* Thread t's overflow entries of bands below the window [cur, cur +
+ * FIX_BINS) come in (settled ones dropped); the rest stay. */
+static void over_flush(nf *s, fixq *q, int t) {
+  tbins *tb = &q->tb[t];
+  uint64_t keep = 0, mn = UINT64_MAX;
+  for (uint64_t j = 0; j < tb->over.len; j++) {
+    const uint32_t v = tb->over.v[j];
+    const uint64_t b = s->dist[v] / q->delta;
+    if (b < q->cur) continue;
+    if (b - q->cur < FIX_BINS) {
+      if (!vb_push(&tb->slot[b % FIX_BINS], v, q->limit)) tb->failed = 1;
+      continue;
+    }
+    tb->over.v[keep++] = v;
+    if (b < mn) mn = b;
+  }
+  tb->over.len = keep;
+  tb->over_min = mn;
+}
+
+/* The lowest band >= cur holding an entry (UINT64_MAX: none left); the
+ * overflow lists are brought into the window on the way. */
+static uint64_t band_next(nf *s, fixq *q) {
+  for (;;) {
+    uint64_t next = UINT64_MAX, omin = UINT64_MAX;
+    for (uint64_t k = 0; k < FIX_BINS && next == UINT64_MAX; k++)
+      for (int t = 0; t < q->threads; t++)
+        if (q->tb[t].slot[(q->cur + k) % FIX_BINS].len) {
+          next = q->cur + k;
+          break;
+        }
+    for (int t = 0; t < q->threads; t++)
+      if (q->tb[t].over_min < omin) omin = q->tb[t].over_min;
+    if (omin < next) next = omin;
+    if (next == UINT64_MAX) return next;
+    q->cur = next;
+    int flushed = 0;
+    for (int t = 0; t < q->threads; t++)
+      if (q->tb[t].over_min - next < FIX_BINS) {
+        over_flush(s, q, t);
+        flushed = 1;
+      }
+    if (!flushed) return next;
+  }
+}
+
+static uint64_t queued_total(const fixq *q) {
+  uint64_t n = 0;
+  for (int t = 0; t < q->threads; t++) {
+    for (uint32_t k = 0; k < FIX_BINS; k++) n += q->tb[t].slot[k].len;
+    n += q->tb[t].over.len;
+  }
+  return n;
 }
 
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
                            uint64_t delta) {
   wg_status st = WG_OK;
-  wg_dist_t thr = delta;
+  fixq q;
+  memset(&q, 0, sizeof q);
+  q.threads = s->ws.threads;
+  q.delta = delta;
+  q.limit = s->ws.limit;
+  st = wg__calloc(s->ctx, &q.tb, (uint64_t)q.threads, sizeof *q.tb, "sssp bands");
+  if (st != WG_OK) return st;
+  for (int t = 0; t < q.threads; t++) q.tb[t].over_min = UINT64_MAX;
+  /* the stamps hold band marks here (0: none); the frontier rounds of the
+   * self-tuned loop are not used by this run */
+  memset(s->ws.stamp, 0, (size_t)s->ws.n * sizeof *s->ws.stamp);
+  const wg_lb_policy adv_lb = lb == WG_LB_LB_CULL ? WG_LB_LB : lb;
+  const double mean_deg = s->c.n ? (double)s->c.m / s->c.n : 0.0;
+  const uint64_t cutoff = s->ws.par_cutoff;
   uint64_t iter = 0;
+  q.cur = 0; /* the source, at distance 0, is the frontier */
   while (s->front.len > 0) {
     const double t0 = job->opts->trace ? wg__now() : 0.0;
     wg_sssp_iter row = {0};
     row.iter = iter;
-    st = step(s, lb, thr, &row);
-    if (st != WG_OK) return st;
-    /* frontier empty: raise the threshold by delta until a band holds a
-     * live far entry (empty bands are skipped in one jump) */
-    while (s->front.len == 0 && s->parts[0].len > 0) {
-      wg_dist_t kept_min = WG_DIST_INF;
-      thr = sat_add(thr, delta);
-      uint64_t pulled = 0;
-      st = pull_part(s, 0, thr, &pulled, &kept_min);
-      if (st != WG_OK) return st;
-      if (pulled || kept_min == WG_DIST_INF) break;
-      const uint64_t k = (kept_min - thr) / delta + 1;
-      thr = k > (WG_DIST_INF - thr) / delta ? WG_DIST_INF : thr + k * delta;
-      st = pull_part(s, 0, thr, &pulled, &kept_min);
-      if (st != WG_OK) return st;
+    row.frontier_in = s->front.len;
+    for (int t = 0; t < q.threads; t++) q.tb[t].pushed = 0;
+    const uint64_t band = q.cur;
+    const int small = (double)s->front.len * mean_deg < (double)cutoff;
+    if (q.threads > 1 && lb == WG_LB_THREAD && !small) {
+      for (int t = 0; t < q.threads; t++) q.tb[t].count = 0;
+#pragma omp parallel num_threads(q.threads)
+      band_fused(&q, &s->c, s->dist, s->ws.stamp, &s->front);
+      for (int t = 0; t < q.threads; t++) row.advance_out += q.tb[t].count;
+    } else if (q.threads == 1 || small) {
+      row.advance_out = serial_relax(&q, &s->c, s->dist, s->ws.stamp, s->front.v,
+                                     s->front.len);
+      /* bucket fusion: drain the current band while it stays small */
+      vbuf *cb = &q.tb[0].slot[band % FIX_BINS];
+      while (cb->len > 0 && !q.tb[0].failed &&
+             (q.threads == 1 || (double)cb->len * mean_deg < (double)cutoff)) {
+        vbuf tmp = *cb;
+        *cb = q.work;
+        q.work = tmp;
+        row.advance_out += serial_relax(&q, &s->c, s->dist, s->ws.stamp, q.work.v,
+                                        q.work.len);
+        q.work.len = 0;
+      }
+    } else {
+      st = wg__advance(&s->ws, &s->c, s->dist, &s->front, &s->adv, adv_lb,
+                       &row.advance_out, NULL);
+      if (st != WG_OK) goto done;
+      const int nt = wg__frontier_threads(&s->ws, s->adv.len / 2);
+      if (nt == 1) {
+        band_bin(&q, &s->adv, s->dist, s->ws.stamp); /* no team: frontier.h */
+      } else {
+#pragma omp parallel num_threads(nt)
+        band_bin(&q, &s->adv, s->dist, s->ws.stamp);
+      }
     }
+    for (int t = 0; t < q.threads; t++) {
+      row.filter_out += q.tb[t].pushed;
+      if (q.tb[t].failed) {
+        st = wg__error(s->ctx, WG_ENOMEM, "sssp bands: cannot grow a band's array "
+                                          "(memory limit or out of memory)");
+        goto done;
+      }
+    }
+    /* the next band with a live entry (a band of settled entries only
+     * gathers nothing: go on above it) */
+    uint64_t next;
+    s->front.len = 0;
+    while ((next = band_next(s, &q)) != UINT64_MAX) {
+      st = band_gather(s, &q);
+      if (st != WG_OK) goto done;
+      if (s->front.len > 0) break;
+      q.cur = next + 1;
+    }
+    row.near_out = next == band ? s->front.len : 0;
     iter++;
     if (job->opts->trace) {
-      row.far_size = s->parts[0].len;
+      row.far_size = queued_total(&q);
       row.delta = (double)delta;
       row.time_us = (wg__now() - t0) * 1e6;
       st = wg__sssp_trace_push(s->ctx, job, &row);
-      if (st != WG_OK) return st;
+      if (st != WG_OK) goto done;
     }
   }
   job->iterations = iter;
-  return WG_OK;
+done:
+  for (int t = 0; q.tb && t < q.threads; t++) {
+    for (uint32_t k = 0; k < FIX_BINS; k++) free(q.tb[t].slot[k].v);
+    free(q.tb[t].over.v);
+    free(q.tb[t].work.v);
+  }
+  free(q.work.v);
+  wg__free(&q.tb);
+  return st;
 }
 
 /* Default set-point: m / (8 sqrt(n)), at least 64. On a planar-like graph a
@@ -574,8 +1023,11 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     memcpy(s->bound, dec.bound, sizeof s->bound);
     /* 2. the threshold moves: pull from or push back into partition 0 */
     const wg_dist_t nthr = dec.threshold, prev_thr = thr;
+    const int keep_ties =
+        wg_selftune_fit_keeps_ties(s->ties_mode, cnt.x2, job->opts->parallelism);
+    wg_dist_t trimmed = 0;
     if (dec.grow > 0 || nthr > thr) {
-      st = pull_part(s, 0, nthr, NULL, NULL);
+      st = pull_fit(s, nthr, dec.target, keep_ties, &trimmed);
     } else if (dec.grow < 0 || nthr < thr) {
       st = push_back(s, nthr);
     }
@@ -591,10 +1043,12 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
      * docs/control.md) and tell the controller where it ended */
     wg_dist_t fthr = thr;
     uint32_t consumed = 0;
-    const int keep_ties =
-        wg_selftune_fit_keeps_ties(s->ties_mode, cnt.x2, job->opts->parallelism);
-    st = fit_frontier(s, dec.target, thr, keep_ties, &fthr, &consumed);
-    if (st != WG_OK) return st;
+    if (trimmed) {
+      fthr = trimmed; /* the fit's trim already ran inside the pull */
+    } else {
+      st = fit_frontier(s, dec.target, thr, keep_ties, &fthr, &consumed);
+      if (st != WG_OK) return st;
+    }
     if (fthr != thr || consumed) {
       st = wg_selftune_adopt(&ctl, &dec, prev_thr, fthr, consumed);
       if (st != WG_OK)
@@ -635,7 +1089,9 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;
-  const uint64_t delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+  const uint64_t delta = o->delta                     ? o->delta
+                         : o->algo == WG_ALGO_SELFTUNE ? wg__sssp_default_delta(g)
+                                                       : wg__sssp_cpu_fixed_delta(g);
   wg_lb_policy lb = o->lb == WG_LB_AUTO ? pick_graph_lb(&s.c) : o->lb;
   job->delta = delta;
   job->lb = lb;
@@ -647,6 +1103,15 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   st = wg__frontier_reserve(ctx, &s.front, 1);
   if (st != WG_OK) goto done;
 
+  /* mean weight (the self-tuned run's model starts from it): a property of
+   * the graph, summed before the clock starts, as the default delta is */
+  double mean_w = 1.0;
+  if (o->algo == WG_ALGO_SELFTUNE && g->m) {
+    double wsum = 0;
+    for (uint64_t a = 0; a < g->m; a++) wsum += g->weights[a];
+    mean_w = wsum / (double)g->m;
+  }
+
   const double t0 = wg__now();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (uint32_t v = 0; v < n; v++) s.dist[v] = WG_DIST_INF;
@@ -657,9 +1122,6 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   s.bound[0] = WG_SELFTUNE_INF;
 
   if (o->algo == WG_ALGO_SELFTUNE) {
-    double wsum = 0;
-    for (uint64_t a = 0; a < g->m; a++) wsum += g->weights[a];
-    const double mean_w = g->m ? wsum / (double)g->m : 1.0;
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
@@ -679,10 +1141,10 @@ done:
   wg__frontier_ws_free(&s.ws);
   wg__frontier_free(&s.front);
   wg__frontier_free(&s.adv);
-  wg__frontier_free(&s.filt);
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) wg__free(&s.parts[i].e);
   for (int t = 0; s.tfar && t < threads; t++) wg__free(&s.tfar[t].e);
   wg__free(&s.tfar);
   wg__free(&s.scratch);
+  wg__free(&s.cand.e);
   return st;
 }

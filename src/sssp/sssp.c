@@ -76,6 +76,11 @@ uint64_t wg__sssp_default_delta(const wg_graph_t *g) {
   return d < 1.0 ? 1 : d > 9.0e18 ? UINT64_C(9000000000000000000) : (uint64_t)d;
 }
 
+uint64_t wg__sssp_cpu_fixed_delta(const wg_graph_t *g) {
+  const uint64_t d = wg__sssp_default_delta(g) / 4;
+  return d ? d : 1;
+}
+
 wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
                               const wg_sssp_iter *row) {
   if (job->trace_len == job->trace_cap) {

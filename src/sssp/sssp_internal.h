@@ -41,6 +41,12 @@ wg_status wg__sssp_trace_push(wg_ctx_t *ctx, wg__sssp_job *job,
 /* The default delta: 32 x mean weight / mean out-degree, at least 1, as
  * Gunrock and cuGraph choose it. */
 uint64_t wg__sssp_default_delta(const wg_graph_t *g);
+/* The CPU backend's fixed delta when none is given: a quarter of the
+ * default above (at least 1). Its banded loop drains small bands without
+ * barriers, so a narrower band costs no iterations there but saves
+ * re-expansions (callgrind, one thread: NY -13%, Kronecker 18 -52%,
+ * docs/nearfar.md). The self-tuned run still starts from the default. */
+uint64_t wg__sssp_cpu_fixed_delta(const wg_graph_t *g);
 /* The frontier fit's rule for ties (WG_SELFTUNE_TIES_*, a measurement
  * knob): the context's WG_FIT_TIES switch (split, keep, short or shortK:
  * keep them when X2 < P / K; default short, K = 4; core/tuning.h). */

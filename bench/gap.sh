@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# GAP's delta-stepping SSSP (github sbeamer/gapbs, the reference CPU kernel)
+# beside `wattgraph sssp --backend cpu` on the same weighted files
+# (docs/nearfar.md, "Against GAP"; issue 28).
+#
+# The peer is RUN, never built here: build GAP yourself outside the repo
+# (git clone https://github.com/sbeamer/gapbs; make sssp converter) and give
+# its sssp binary in WG_GAP_SSSP. Without it the script says "peer missing"
+# and exits 0 after the wattgraph runs.
+#
+# Files, written once into WG_GAP_WORK (default ${TMPDIR:-/tmp}/wattgraph-gap):
+#   NY, FLA   the shared DIMACS roads, [1, 255] weights drawn from seed 1 by
+#             `wattgraph convert` (binary cache for us, DIMACS .gr text for
+#             GAP, which reads .gr; its converter, when found next to sssp,
+#             makes a .wsg that loads faster: same arcs, same weights)
+#   kron20    `wattgraph gen kron --scale 20` (edge factor 16, [1, 255]), the
+#             same file for both
+# Source: file vertex 1 for both (GAP numbers .gr vertices from 0: -r 0).
+#
+# Then: GAP's delta sweep (the best average of 3 trials kept), and
+# ROUNDS alternating rounds of GAP at its best delta, wattgraph nearfar at
+# the default delta and selftune at the default P (one process each, one
+# timed run each: GAP's trial time, our computation time; distances only on
+# both sides: --no-pred). Medians of the rounds and our ratio to GAP are
+# printed with the thread count and OMP_WAIT_POLICY.
+#
+#   bench/gap.sh [BUILD_DIR]
+#   env: WG_GAP_SSSP, WG_GAP_CONVERTER, WG_GAP_WORK, WG_SHARED_DATA,
+#        THREADS (2), ROUNDS (4), GRAPHS ("NY FLA kron20"),
+#        DELTAS (roads: "256 512 1024 2048 4096 8192"),
+#        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set)
+set -u
+B=${1:-build}
+W=$B/wattgraph
+D=${WG_SHARED_DATA:-/work/shared/data}
+WORK=${WG_GAP_WORK:-${TMPDIR:-/tmp}/wattgraph-gap}
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-4}
+GRAPHS=${GRAPHS:-NY FLA kron20}
+DELTAS=${DELTAS:-256 512 1024 2048 4096 8192}
+KRON_DELTAS=${KRON_DELTAS:-8 16 32 64 128 256}
+GAP=${WG_GAP_SSSP:-}
+CONV=${WG_GAP_CONVERTER:-}
+[ -x "$W" ] || { echo "gap.sh: $W not found (build first)" >&2; exit 2; }
+if [ -z "$GAP" ] || [ ! -x "$GAP" ]; then
+  echo "gap.sh: peer missing (set WG_GAP_SSSP to GAP's sssp binary); wattgraph only"
+  GAP=
+fi
+[ -z "$CONV" ] && [ -n "$GAP" ] && [ -x "$(dirname "$GAP")/converter" ] &&
+  CONV=$(dirname "$GAP")/converter
+mkdir -p "$WORK" || exit 2
+export OMP_NUM_THREADS=$THREADS
+echo "threads $THREADS, OMP_WAIT_POLICY ${OMP_WAIT_POLICY:-unset, the runtime default}," \
+     "rounds $ROUNDS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "wattgraph $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), gap ${GAP:-missing}"
+
+prepare() { # name -> $WORK/name.wgc and the file GAP reads
+  local g=$1 c=$WORK/$1.wgc
+  if [ ! -s "$c" ]; then
+    if [ "$g" = kron20 ]; then
+      "$W" gen kron --scale 20 -o "$c" -q >/dev/null || return 1
+    else
+      "$W" convert "$D/dimacs9-USA-road-$g.pace16-topology.gr.xz" "$c" \
+        --weights random --weight-range 1:255 --seed 1 -q >/dev/null || return 1
+    fi
+  fi
+  [ -z "$GAP" ] && return 0
+  [ -s "$WORK/$g.gr" ] || "$W" convert "$c" "$WORK/$g.gr" -q >/dev/null || return 1
+  if [ -n "$CONV" ] && [ ! -s "$WORK/$g.wsg" ]; then
+    "$CONV" -f "$WORK/$g.gr" -wb "$WORK/$g.wsg" >/dev/null || rm -f "$WORK/$g.wsg"
+  fi
+}
+gapfile() { [ -s "$WORK/$1.wsg" ] && echo "$WORK/$1.wsg" || echo "$WORK/$1.gr"; }
+
+gap_avg() { # file delta trials -> average seconds
+  "$GAP" -f "$1" -r 0 -d "$2" -n "$3" | awk '/^Average Time:/ {print $3}'
+}
+ours() { # file algo -> seconds, iterations
+  "$W" sssp "$1" -s 1 --backend cpu --algo "$2" -t "$THREADS" --no-pred --json -q |
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["median_seconds"], j["iterations"])'
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+printf "%-7s %-28s %10s %8s %s\n" graph run median_ms ratio "rounds (ms)"
+for g in $GRAPHS; do
+  prepare "$g" || { echo "$g: cannot prepare the files" >&2; continue; }
+  best=
+  if [ -n "$GAP" ]; then
+    gf=$(gapfile "$g")
+    bt=
+    sweep=$DELTAS
+    [ "$g" = kron20 ] && sweep=$KRON_DELTAS
+    for d in $sweep; do
+      t=$(gap_avg "$gf" "$d" 3)
+      [ -z "$t" ] && continue
+      echo "  $g gap sweep: delta $d average ${t} s" >&2
+      if [ -z "$bt" ] || awk -v a="$t" -v b="$bt" 'BEGIN {exit !(a < b)}'; then bt=$t; best=$d; fi
+    done
+  fi
+  gt=() nt=() st=() ni= si=
+  for ((r = 0; r < ROUNDS; r++)); do
+    [ -n "$best" ] && gt+=("$("$GAP" -f "$gf" -r 0 -d "$best" -n 1 | awk '/^Trial Time:/ {print $3}')")
+    read -r t ni < <(ours "$WORK/$g.wgc" nearfar); nt+=("$t")
+    read -r t si < <(ours "$WORK/$g.wgc" selftune); st+=("$t")
+  done
+  ms() { printf '%s\n' "$@" | awk '{printf "%.1f ", $1 * 1e3}'; }
+  gm=
+  if [ -n "$best" ]; then
+    gm=$(printf '%s\n' "${gt[@]}" | median)
+    printf "%-7s %-28s %10.1f %8s %s\n" "$g" "gap delta $best (best)" "$(awk -v x="$gm" 'BEGIN {print x * 1e3}')" 1.00 "$(ms "${gt[@]}")"
+  fi
+  for run in nearfar selftune; do
+    if [ $run = nearfar ]; then arr=("${nt[@]}"); lab="nearfar default delta, $ni it"
+    else arr=("${st[@]}"); lab="selftune default P, $si it"; fi
+    m=$(printf '%s\n' "${arr[@]}" | median)
+    ratio=-
+    [ -n "$gm" ] && ratio=$(awk -v a="$m" -v b="$gm" 'BEGIN {printf "%.2fx", a / b}')
+    printf "%-7s %-28s %10.1f %8s %s\n" "$g" "$lab" "$(awk -v x="$m" 'BEGIN {print x * 1e3}')" "$ratio" "$(ms "${arr[@]}")"
+  done
+done
