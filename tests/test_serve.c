@@ -427,10 +427,10 @@ static void routes_match_the_oracle(void **state) {
     reply r = get(f->port, url);
     if (r.status == 400 && strcmp(code_of(&r), "NoRoute") == 0) {
       /* the oracle agrees there is none between the snapped vertices */
-      uint32_t va, vb;
+      uint32_t va = 0, vb = 0;
       double m;
-      o_snap(&f->o, NULL, f->o.csr.lon[a], f->o.csr.lat[a], 0, &va, &m);
-      o_snap(&f->o, NULL, f->o.csr.lon[b], f->o.csr.lat[b], 0, &vb, &m);
+      assert_int_equal(o_snap(&f->o, NULL, f->o.csr.lon[a], f->o.csr.lat[a], 0, &va, &m), WG_OK);
+      assert_int_equal(o_snap(&f->o, NULL, f->o.csr.lon[b], f->o.csr.lat[b], 0, &vb, &m), WG_OK);
       uint64_t *dist = malloc(f->o.csr.n * sizeof *dist);
       uint32_t *pred = malloc(f->o.csr.n * sizeof *pred);
       dijkstra(&f->o, va, dist, pred);
@@ -483,13 +483,15 @@ static void routes_match_the_oracle(void **state) {
   uint64_t *dist = malloc(f->o.csr.n * sizeof *dist);
   uint32_t *pred = malloc(f->o.csr.n * sizeof *pred);
   for (int i = 0; i < 2; i++) {
-    uint32_t sv;
+    uint32_t sv = 0;
     double m;
-    o_snap(&f->o, NULL, f->o.csr.lon[v[i * 2]], f->o.csr.lat[v[i * 2]], 0, &sv, &m);
+    assert_int_equal(o_snap(&f->o, NULL, f->o.csr.lon[v[i * 2]], f->o.csr.lat[v[i * 2]], 0, &sv, &m),
+                     WG_OK);
     dijkstra(&f->o, sv, dist, pred);
     for (int j = 0; j < 3; j++) {
-      uint32_t tv;
-      o_snap(&f->o, NULL, f->o.csr.lon[v[j]], f->o.csr.lat[v[j]], 0, &tv, &m);
+      uint32_t tv = 0;
+      assert_int_equal(o_snap(&f->o, NULL, f->o.csr.lon[v[j]], f->o.csr.lat[v[j]], 0, &tv, &m),
+                       WG_OK);
       json_t *cell = json_array_get(json_array_get(rows, i), j);
       if (dist[tv] == WG_ROUTE_INF)
         assert_true(json_is_null(cell));
