@@ -157,8 +157,23 @@ static wg_status unpack(const wg_router_t *r, wg__route_scratch *s, uint64_t nst
         (*path)[(*len)++] = h->order[dir ? lo : hi];
         continue;
       }
-      const uint64_t a1 = wg__cch_find(h, mid, lo), a2 = wg__cch_find(h, mid, hi);
-      if (mid >= lo || a1 == UINT64_MAX || a2 == UINT64_MAX) return WG_EINVAL;
+      if (mid >= lo) return WG_EINVAL;
+      /* both arcs are in row mid, and hi > lo: search hi after lo */
+      const uint64_t a1 = wg__cch_find(h, mid, lo);
+      if (a1 == UINT64_MAX) return WG_EINVAL;
+      uint64_t a2 = UINT64_MAX;
+      {
+        uint64_t b = a1 + 1, e = h->up_first[mid + 1];
+        while (b < e) {
+          const uint64_t m = b + (e - b) / 2;
+          if (h->up_head[m] < hi)
+            b = m + 1;
+          else
+            e = m;
+        }
+        if (b < h->up_first[mid + 1] && h->up_head[b] == hi) a2 = b;
+      }
+      if (a2 == UINT64_MAX) return WG_EINVAL;
       if (grow64(&s->stack, &s->stack_cap, sp + 2)) return WG_ENOMEM;
       if (dir == 0) { /* lo -> mid -> hi */
         s->stack[sp++] = a2 << 1 | 0u;
