@@ -15,6 +15,7 @@ packages=(
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
   gnuplot-nox                         # wattgraph plot
   xz-utils
+  libmetis-dev                        # METIS nested dissection: the router's order (src/route)
 )
 
 missing=()
