@@ -221,6 +221,31 @@ int main(int argc, char **argv) {
            (double)nq / tp, (double)nq / tp / exact_path_qps1);
   }
   for (size_t i = 0; i < nq; i++) q[i].level = 0;
+  {
+    /* tables: bucket-based many-to-many against the same cells as pairs */
+    enum { TS = 100, TT = 100 };
+    uint32_t ts[TS], tt[TT];
+    wg_route_query *tq = malloc((size_t)TS * TT * sizeof *tq);
+    uint64_t *d = malloc((size_t)TS * TT * sizeof *d);
+    for (int i = 0; i < TS; i++) ts[i] = q[i % nq].source;
+    for (int j = 0; j < TT; j++) tt[j] = q[j % nq].target;
+    for (int i = 0; i < TS; i++)
+      for (int j = 0; j < TT; j++) tq[i * TT + j] = (wg_route_query){ts[i], tt[j], 0};
+    double tb[1000];
+    for (uint64_t k = 0; k < a.trials; k++) {
+      const double c0 = cpu_now();
+      if (wg_router_table(ctx, r, ts, TS, tt, TT, d) != WG_OK) {
+        fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+        return 1;
+      }
+      tb[k] = cpu_now() - c0;
+    }
+    const double tp = time_batch(ctx, r, tq, (size_t)TS * TT, 0, a.trials);
+    printf("table %dx%d (1 thread, CPU time): buckets %.4f s, per-pair queries %.4f s\n", TS,
+           TT, bench_median(tb, (int)a.trials), tp);
+    free(tq);
+    free(d);
+  }
   if (a.budgets) {
     printf("sweep: budget  quality-mean  quality-p99  fallback  path-q/s(1 thread)  x-exact\n");
     uint32_t saved[WG__ROUTE_LEVELS];
