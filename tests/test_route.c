@@ -531,12 +531,45 @@ static void query_files(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The default budgets (64/48/32) are exact on small graphs; tiny budgets
+ * make the coarse levels truncate rows for real: still real paths of the
+ * returned length, never shorter than the optimum, the fallback to level 0
+ * when a coarse search finds nothing. */
+static void small_budgets(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  const uint32_t budgets[4] = {UINT32_MAX, 4, 2, 1};
+  wg_graph_t *g = odd_graph(ctx, 202, 21);
+  wg_router_t *r = new_router(ctx, g);
+  wgt_assert_status(ctx, wg__router_set_levels(ctx, r, budgets, 4), WG_OK);
+  const uint32_t n = wg_graph_num_vertices(g);
+  uint32_t *all = malloc(n * sizeof *all);
+  for (uint32_t v = 0; v < n; v++) all[v] = v;
+  rc_stats st;
+  rc_stats_init(&st);
+  rc_check(ctx, r, g, all, n, NULL, 0, &st);
+  rc_print("odd graph, budgets 4/2/1 (all pairs)", &st);
+  assert_int_equal(st.mismatches, 0);
+  free(all);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 6000, NULL), WG_OK);
+  r = new_router(ctx, g);
+  wgt_assert_status(ctx, wg__router_set_levels(ctx, r, budgets, 4), WG_OK);
+  check_all_targets(ctx, r, g, 3, "road 6k, budgets 4/2/1");
+  wgt_assert_status(ctx, wg__router_set_levels(ctx, r, budgets, 1), WG_EINVAL);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_exact),
       cmocka_unit_test(road_generated),
       cmocka_unit_test(zero_oneway_disconnected),
       cmocka_unit_test(tiny_graphs),
+      cmocka_unit_test(small_budgets),
       cmocka_unit_test(bad_queries),
       cmocka_unit_test(weight_updates),
       cmocka_unit_test(deterministic_customise),
