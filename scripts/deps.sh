@@ -18,6 +18,7 @@ packages=(
   libjansson-dev                      # wattgraph serve: JSON answers
   curl                                # tests/test_serve_cli.sh asks the live server over loopback
   xz-utils
+  libmetis-dev                        # METIS nested dissection: the router's order (src/route)
 )
 
 missing=()

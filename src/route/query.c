@@ -6,12 +6,17 @@
  *   - backward: from rank(t), walk the elimination tree to its root; at each
  *     rank x with a finite db[x], relax the first B arcs of row x with the
  *     backward words (x -> ... -> t becomes head -> x -> ... -> t), strict
- *     improvement only;
- *   - forward: the same from rank(s) with the forward words; at each x it
- *     first checks the meeting df[x] + db[x] (strictly smaller wins, so the
- *     smallest rank of minimal sum is the meeting vertex), then relaxes only
- *     while df[x] < best (pruning: nothing through x can be shorter; it
- *     cannot change the meeting vertex nor its predecessor chain).
+ *     improvement only (the first relaxation wins ties);
+ *   - forward: the same from rank(s) with the forward words;
+ *   - the two walks run in increasing rank until they reach their lowest
+ *     common ancestor; from there on, at each rank z, the meeting
+ *     df[z] + db[z] is checked first (strictly smaller wins, so the smallest
+ *     rank of minimal sum is the meeting vertex), then each side relaxes
+ *     only while its distance is below the best sum (pruning: nothing
+ *     through z can be shorter; a pruned relaxation could only give sums
+ *     at least the best, at higher ranks, so it changes neither the meeting
+ *     vertex nor its predecessor chains: both backends' answers agree
+ *     with or without it).
  * Every up-neighbour of x is an ancestor of x, so both searches only touch
  * their start's tree path: the reset walks the same paths again. A coarse
  * level that finds nothing falls back to the exact search (the answer is
@@ -152,8 +157,23 @@ static wg_status unpack(const wg_router_t *r, wg__route_scratch *s, uint64_t nst
         (*path)[(*len)++] = h->order[dir ? lo : hi];
         continue;
       }
-      const uint64_t a1 = wg__cch_find(h, mid, lo), a2 = wg__cch_find(h, mid, hi);
-      if (mid >= lo || a1 == UINT64_MAX || a2 == UINT64_MAX) return WG_EINVAL;
+      if (mid >= lo) return WG_EINVAL;
+      /* both arcs are in row mid, and hi > lo: search hi after lo */
+      const uint64_t a1 = wg__cch_find(h, mid, lo);
+      if (a1 == UINT64_MAX) return WG_EINVAL;
+      uint64_t a2 = UINT64_MAX;
+      {
+        uint64_t b = a1 + 1, e = h->up_first[mid + 1];
+        while (b < e) {
+          const uint64_t m = b + (e - b) / 2;
+          if (h->up_head[m] < hi)
+            b = m + 1;
+          else
+            e = m;
+        }
+        if (b < h->up_first[mid + 1] && h->up_head[b] == hi) a2 = b;
+      }
+      if (a2 == UINT64_MAX) return WG_EINVAL;
       if (grow64(&s->stack, &s->stack_cap, sp + 2)) return WG_ENOMEM;
       if (dir == 0) { /* lo -> mid -> hi */
         s->stack[sp++] = a2 << 1 | 0u;
@@ -167,6 +187,24 @@ static wg_status unpack(const wg_router_t *r, wg__route_scratch *s, uint64_t nst
   return WG_OK;
 }
 
+/* Relaxes the first `budget` arcs of row x with the words w into d
+ * (strict improvement; arc recorded in via). */
+static inline void relax(const wg__cch *h, uint32_t x, uint32_t budget, const uint64_t *w,
+                         uint64_t *d, uint64_t *via) {
+  const uint64_t dx = d[x];
+  if (dx == INF) return;
+  const uint64_t e = row_end(h, x, budget);
+  for (uint64_t a = h->up_first[x]; a < e; a++) {
+    const uint32_t wt = wg__cch_weight(w[a]);
+    if (wt == UINT32_MAX) continue;
+    const uint32_t v = h->up_head[a];
+    if (dx + wt < d[v]) {
+      d[v] = dx + wt;
+      via[v] = a;
+    }
+  }
+}
+
 wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
@@ -176,42 +214,32 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
   uint64_t *df = s->df, *db = s->db;
   wg_status st = WG_OK;
 
-  db[tr] = 0;
-  for (uint32_t x = tr; x != WG__CCH_NONE; x = h->parent[x]) {
-    const uint64_t d = db[x];
-    if (d == INF) continue;
-    const uint64_t e = row_end(h, x, budget);
-    for (uint64_t a = h->up_first[x]; a < e; a++) {
-      const uint32_t w = wg__cch_weight(bwd[a]);
-      if (w == UINT32_MAX) continue;
-      const uint32_t v = h->up_head[a];
-      if (d + w < db[v]) {
-        db[v] = d + w;
-        s->ab[v] = a;
-      }
-    }
-  }
   uint64_t best = INF;
   uint32_t meet = WG__CCH_NONE;
   df[sr] = 0;
-  for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) {
-    const uint64_t d = df[x];
-    if (d == INF) continue;
-    if (db[x] != INF && d + db[x] < best) {
-      best = d + db[x];
-      meet = x;
+  db[tr] = 0;
+  /* below the lowest common ancestor the two tree paths are disjoint: no
+   * meeting, nothing to prune; walk them in increasing rank */
+  uint32_t ws = sr, wt = tr;
+  while (ws != wt && ws != WG__CCH_NONE && wt != WG__CCH_NONE) {
+    if (ws < wt) {
+      relax(h, ws, budget, fwd, df, s->af);
+      ws = h->parent[ws];
+    } else {
+      relax(h, wt, budget, bwd, db, s->ab);
+      wt = h->parent[wt];
     }
-    if (d >= best) continue;
-    const uint64_t e = row_end(h, x, budget);
-    for (uint64_t a = h->up_first[x]; a < e; a++) {
-      const uint32_t w = wg__cch_weight(fwd[a]);
-      if (w == UINT32_MAX) continue;
-      const uint32_t v = h->up_head[a];
-      if (d + w < df[v]) {
-        df[v] = d + w;
-        s->af[v] = a;
-      }
+  }
+  /* the common path: meeting check, then relaxation only below the best
+   * sum (pruning; it cannot change the meeting vertex or its chains) */
+  for (uint32_t z = ws == wt ? ws : WG__CCH_NONE; z != WG__CCH_NONE; z = h->parent[z]) {
+    const uint64_t a = df[z], c = db[z];
+    if (a != INF && c != INF && a + c < best) {
+      best = a + c;
+      meet = z;
     }
+    if (a < best) relax(h, z, budget, fwd, df, s->af);
+    if (c < best) relax(h, z, budget, bwd, db, s->ab);
   }
   *dist = best;
   if (want_path && meet != WG__CCH_NONE) {

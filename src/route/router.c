@@ -15,7 +15,7 @@
 
 /* Row budgets of levels 1..3 (level 0: every arc). Chosen by measurement on
  * NY, FLA and Monaco (docs/route.md, bench_route --levels). */
-static const uint32_t default_levels[WG__ROUTE_LEVELS] = {UINT32_MAX, 12, 6, 3};
+static const uint32_t default_levels[WG__ROUTE_LEVELS] = {UINT32_MAX, 64, 48, 32};
 
 void wg_router_opts_defaults(wg_router_opts *opts) {
   if (!opts) return;
