@@ -62,6 +62,15 @@ typedef struct wg_load_opts {
   uint32_t weight_hi;        /* 255 */
   uint64_t weight_seed;      /* 1 */
   int verify_checksum;       /* 1: caches are checksummed on load */
+  /* Matrix Market real values: 0 (default) accepts only whole numbers and
+   * names the first other one; > 0 multiplies each value by it and rounds
+   * to the nearest integer (halves away from zero). */
+  double weight_scale;
+  /* 1: every arc of a DIMACS sp, Matrix Market general or SNAP list also
+   * gets its reverse (an undirected reading). SNAP lists whose header says
+   * "Undirected graph" are read so without it. 0 (default): as the file
+   * says. */
+  int symmetrize;
 } wg_load_opts;
 
 void wg_load_opts_defaults(wg_load_opts *opts);

@@ -404,6 +404,9 @@ static wg_status load_via_temp(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
 static wg_status check_opts(wg_ctx_t *ctx, const wg_load_opts *o, const char *display) {
   if ((unsigned)o->format > WG_FORMAT_CACHE)
     return wg__error(ctx, WG_EINVAL, "%s: unknown format %d", display, (int)o->format);
+  if (!(o->weight_scale >= 0) || o->weight_scale > 1e12)
+    return wg__error(ctx, WG_EINVAL, "%s: weight scale %g is not in [0, 1e12]", display,
+                     o->weight_scale);
   if ((unsigned)o->weights > WG_WEIGHTS_RANDOM)
     return wg__error(ctx, WG_EINVAL, "%s: unknown weight policy %d", display, (int)o->weights);
   if (o->weights != WG_WEIGHTS_FILE && o->weight_lo > o->weight_hi)
