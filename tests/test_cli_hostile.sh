@@ -226,6 +226,41 @@ if grep -q "wattgraph-" "$tmp/err"; then
   failures=$((failures + 1))
 else pass=$((pass + 1)); fi
 
+# one meaning per input: an unweighted graph weighs 1 a arc in sssp, info,
+# convert and the library alike, and every result says so
+printf 'p tw 5 4\n1 2\n2 3\n3 4\n4 5\n' >"$tmp/path.gr"
+check unit-sssp 0 "$bin" sssp "$tmp/path.gr" -s 1 --out "$tmp/unit1.txt"
+expect_in unit-sssp-says "$tmp/out" "every arc weighs 1"
+expect_in unit-sssp-max "$tmp/out" "max dist   4"
+check unit-convert 0 "$bin" convert "$tmp/path.gr" "$tmp/path.wgc"
+expect_in unit-convert-says "$tmp/out" "every arc weighs 1"
+check unit-sssp-cache 0 "$bin" sssp "$tmp/path.wgc" -s 1 --out "$tmp/unit2.txt"
+ok unit-same-distances cmp -s "$tmp/unit1.txt" "$tmp/unit2.txt"
+check unit-info 0 "$bin" info "$tmp/path.gr"
+expect_in unit-info-says "$tmp/out" "every arc weighs 1"
+check unit-json 0 "$bin" sssp "$tmp/path.gr" -s 1 --json
+expect_in unit-json-says "$tmp/out" '"weights":"unit"'
+check drawn-json 0 "$bin" sssp "$tmp/path.gr" -s 1 --weights random --json
+expect_in drawn-json-says "$tmp/out" '"weights":"drawn"'
+
+# Matrix Market reals: refused unless scaled, and then scaled
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 0.4\n2 3 1.25\n' >"$tmp/r.mtx"
+check mtx-real 1 "$bin" sssp "$tmp/r.mtx" -s 1
+one_line_error mtx-real
+expect_in mtx-real "$tmp/err" "r.mtx:3: value 0.4 is not a whole number"
+check mtx-real-scaled 0 "$bin" sssp "$tmp/r.mtx" -s 1 --weight-scale 100 --out "$tmp/r.txt"
+ok mtx-real-scaled-dist test "$(cat "$tmp/r.txt" | tr '\n' ' ')" = "1 0 2 40 3 165 "
+
+# SNAP: undirected by the header or by --undirected
+printf '# Undirected graph: x\n1\t2\n2\t3\n' >"$tmp/u.txt"
+check snap-undirected-header 0 "$bin" sssp "$tmp/u.txt" -s 3 --out "$tmp/u.dist"
+ok snap-undirected-header-dist test "$(cat "$tmp/u.dist" | tr '\n' ' ')" = "1 2 2 1 3 0 "
+printf '1\t2\n2\t3\n' >"$tmp/d.txt"
+check snap-directed 0 "$bin" sssp "$tmp/d.txt" -s 3 --out "$tmp/d.dist"
+ok snap-directed-dist test "$(cat "$tmp/d.dist" | tr '\n' ' ')" = "1 inf 2 inf 3 0 "
+check snap-undirected-flag 0 "$bin" sssp "$tmp/d.txt" -s 3 --undirected --out "$tmp/d2.dist"
+ok snap-undirected-flag-dist test "$(cat "$tmp/d2.dist" | tr '\n' ' ')" = "1 2 2 1 3 0 "
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1

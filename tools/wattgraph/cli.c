@@ -343,6 +343,23 @@ void cli_load_args_defaults(cli_load_args *a, const char *weights) {
   a->seed = 1;
 }
 
+const char *cli_weights_name(const wg_graph_info *info) {
+  return info->weights_assigned ? "drawn" : info->weighted_input ? "file" : "unit";
+}
+
+const char *cli_weights_text(const wg_graph_info *info, char *buf, size_t cap) {
+  if (info->weights_assigned)
+    snprintf(buf, cap, "drawn uniformly from [%u, %u] with seed %llu", info->weight_lo,
+             info->weight_hi, (unsigned long long)info->weight_seed);
+  else if (!info->weighted_input)
+    snprintf(buf, cap, "none in the file: every arc weighs 1 (--weights random draws them)");
+  else if (strncmp(info->format, "osm", 3) == 0 || strcmp(info->format, "road") == 0)
+    snprintf(buf, cap, "road lengths in decimetres");
+  else
+    snprintf(buf, cap, "from the file");
+  return buf;
+}
+
 int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
              wg_graph_t **g, double *seconds) {
   wg_load_opts o;
@@ -363,6 +380,8 @@ int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
     cli_error("--weights expects file, auto or random, got '%s'", a->weights);
     return CLI_USAGE;
   }
+  o.weight_scale = a->weight_scale;
+  o.symmetrize = a->undirected;
   o.weight_lo = a->range[0];
   o.weight_hi = a->range[1];
   o.weight_seed = a->seed;
@@ -557,6 +576,7 @@ void json_graph(cli_json *j, const char *key, const char *path,
   json_u64(j, "arcs", wg_graph_num_arcs(g));
   json_bool(j, "undirected_input", info.undirected_input);
   json_bool(j, "weighted_input", info.weighted_input);
+  json_str(j, "weights", cli_weights_name(&info)); /* file, unit or drawn */
   if (info.weights_assigned) {
     json_obj_open(j, "assigned_weights");
     json_u64(j, "lo", info.weight_lo);

@@ -122,16 +122,10 @@ int cmd_info(int argc, char **argv) {
     printf("%-12s %s ways kept for cars, %s dropped\n", "osm",
            cli_commas(info.ways_kept, b1, sizeof b1),
            cli_commas(info.ways_dropped, b2, sizeof b2));
-  if (info.weights_assigned)
-    printf("%-12s drawn uniformly from [%u, %u] with seed %llu\n", "weights",
-           info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
-  else
-    printf("%-12s %s\n", "weights",
-           info.weighted_input
-               ? (strncmp(info.format, "osm", 3) == 0 || strcmp(info.format, "road") == 0
-                      ? "road lengths in decimetres"
-                      : "from the file")
-               : "none in the file: every arc weighs 1");
+  {
+    char wb[128];
+    printf("%-12s %s\n", "weights", cli_weights_text(&info, wb, sizeof wb));
+  }
   if (s.m)
     printf("%-12s min %u, mean %.2f, max %u\n", "", s.weight_min, s.weight_mean,
            s.weight_max);

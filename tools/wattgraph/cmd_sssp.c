@@ -48,7 +48,7 @@ static int any_meter_available(const wg_meter_reading *r, size_t n) {
 
 int cmd_sssp(int argc, char **argv) {
   cli_load_args la;
-  cli_load_args_defaults(&la, "auto");
+  cli_load_args_defaults(&la, "file");
   uint64_t source_id = 0;
   int have_source = 0, verify = 0, json = 0, threads = 0, quiet = 0, no_pred = 0;
   uint32_t repeat = 1, energy_runs = 1;
@@ -98,9 +98,10 @@ int cmd_sssp(int argc, char **argv) {
       {"no-pred", 0, OPT_FLAG, &no_pred, NULL,
        "do not compute predecessors (verification then checks distances only)",
        NULL, 0, 0, NULL},
-      CLI_LOAD_OPTS(la, "auto",
-                    "weights: auto (file's; drawn from --weight-range if the "
-                    "file has none, as GAP does), file (unweighted: 1), random"),
+      CLI_LOAD_OPTS(la, "file",
+                    "weights: file (unweighted inputs: every arc weighs 1, as in "
+                    "info, convert and the library), auto (draw from "
+                    "--weight-range if the file has none, as GAP does), random"),
       CLI_THREADS_OPT(threads),
       CLI_OUTPUT_OPTS(json, quiet),
       {0}};
@@ -301,9 +302,10 @@ int cmd_sssp(int argc, char **argv) {
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            cli_duration(load_s, b3, sizeof b3));
-    if (info.weights_assigned)
-      fprintf(tbl, "%-10s drawn uniformly from [%u, %u], seed %llu\n", "weights",
-             info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
+    {
+      char wb[128];
+      fprintf(tbl, "%-10s %s\n", "weights", cli_weights_text(&info, wb, sizeof wb));
+    }
     fprintf(tbl, "%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
            have_source ? "" : " (default: lowest vertex of the largest strong component)");
     if (so.algo == WG_ALGO_DIJKSTRA)
