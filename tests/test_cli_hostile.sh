@@ -261,6 +261,31 @@ ok snap-directed-dist test "$(cat "$tmp/d.dist" | tr '\n' ' ')" = "1 inf 2 inf 3
 check snap-undirected-flag 0 "$bin" sssp "$tmp/d.txt" -s 3 --undirected --out "$tmp/d2.dist"
 ok snap-undirected-flag-dist test "$(cat "$tmp/d2.dist" | tr '\n' ' ')" = "1 2 2 1 3 0 "
 
+# users get what they came for: a path, predecessors, JSON apart, -q quiet
+check sssp-path 0 "$bin" sssp "$g" -s 1 --to 5 --path "$tmp/path.txt" --out "$tmp/pred.txt" --with-pred
+printf '1 0\n3 9\n6 11\n5 20\n' >"$tmp/path.want"
+ok sssp-path-file cmp -s "$tmp/path.txt" "$tmp/path.want"
+expect_in sssp-path-table "$tmp/out" "to 5: distance 20 over 3 arcs"
+printf '1 0 -\n2 7 1\n3 9 1\n4 20 3\n5 20 6\n6 11 3\n7 inf -\n' >"$tmp/pred.want"
+ok sssp-with-pred cmp -s "$tmp/pred.txt" "$tmp/pred.want"
+"$bin" sssp "$g" -s 1 --to 5 --path - >"$tmp/path-stdout.txt" 2>"$tmp/err"
+ok sssp-path-stdout cmp -s "$tmp/path-stdout.txt" "$tmp/path.want"
+check sssp-path-unreachable 1 "$bin" sssp "$g" -s 1 --to 7 --path "$tmp/p7.txt"
+one_line_error sssp-path-unreachable
+check sssp-path-no-to 2 "$bin" sssp "$g" -s 1 --path "$tmp/p.txt"
+one_line_error sssp-path-no-to
+check sssp-path-no-pred 2 "$bin" sssp "$g" -s 1 --to 5 --path "$tmp/p.txt" --no-pred
+one_line_error sssp-path-no-pred
+check sssp-json-out-dash 2 "$bin" sssp "$g" -s 1 --json --out -
+one_line_error sssp-json-out-dash
+check sssp-json-version 0 "$bin" sssp "$g" -s 1 --json --repeat 3
+expect_in sssp-json-version "$tmp/out" '"version":"'
+expect_in sssp-json-rate "$tmp/out" '"arcs_per_second":'
+check sssp-quiet 0 "$bin" sssp "$g" -s 1 -q
+if grep -q "unavailable" "$tmp/out" "$tmp/err"; then
+  echo "FAIL sssp-quiet: -q still prints unavailable meters"; failures=$((failures + 1))
+else pass=$((pass + 1)); fi
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1

@@ -264,6 +264,7 @@ void cli_print_help(const cli_command *cmd, FILE *to) {
 /* ---- context, log, progress ------------------------------------------------------ */
 
 static struct {
+  int quiet;       /* -q: no bar, no warnings, no "unavailable" meter lines */
   int showing;     /* a bar is drawn on the current line */
   int tty;
   double started;  /* when the current phase began */
@@ -316,6 +317,10 @@ static void on_progress(void *user, const char *what, uint64_t done,
   progress.showing = 1;
 }
 
+void cli_progress(const char *what, uint64_t done, uint64_t total) {
+  on_progress(NULL, what, done, total);
+}
+
 static void on_log(void *user, wg_log_level level, const char *msg) {
   (void)user;
   cli_progress_done();
@@ -328,6 +333,7 @@ wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet) {
   if (st != WG_OK) return st;
   wg_ctx_set_threads(*ctx, threads);
   wg_ctx_set_log(*ctx, on_log, NULL, quiet ? WG_LOG_ERROR : WG_LOG_WARN);
+  progress.quiet = quiet;
   progress.tty = !quiet && isatty(STDERR_FILENO);
   if (progress.tty) wg_ctx_set_progress(*ctx, on_progress, NULL);
   return WG_OK;
@@ -417,11 +423,13 @@ void cli_meter_watch(wg_meter_t *m, int on) {
 void cli_print_energy(FILE *to, const char *label, int width,
                       const wg_meter_reading *r, size_t count, unsigned runs) {
   if (count == 0) {
-    fprintf(to, "%-*s no meters could be created\n", width, label);
+    if (!progress.quiet) fprintf(to, "%-*s no meters could be created\n", width, label);
     return;
   }
+  int shown = 0;
   for (size_t i = 0; i < count; i++) {
-    const char *l = i == 0 ? label : "";
+    if (!r[i].available && progress.quiet) continue; /* -q: only what was measured */
+    const char *l = shown++ == 0 ? label : "";
     if (r[i].available)
       fprintf(to, "%-*s %-28s %10.4f J %9.2f W mean\n", width, l, r[i].name,
               r[i].joules / (runs ? runs : 1), r[i].mean_watts);
@@ -475,6 +483,7 @@ void json_begin(cli_json *j, FILE *to) {
   fputc('{', to);
   j->depth = 1;
   j->first[1] = 1;
+  json_str(j, "version", wg_version()); /* every object says which build made it */
 }
 
 void json_end(cli_json *j) {

@@ -61,6 +61,9 @@ int cli_fail(wg_ctx_t *ctx, wg_status st, const char *what);
 /* Context with the CLI's log and progress callbacks; threads from
  * --threads (0: all). */
 wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet);
+/* Draws the CLI's own progress (a terminal only, not with -q; after a
+ * second), e.g. the runs of --repeat. */
+void cli_progress(const char *what, uint64_t done, uint64_t total);
 /* Ends a progress bar line if one is showing. */
 void cli_progress_done(void);
 
