@@ -24,6 +24,7 @@
 #include <expat.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <readosm.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -595,8 +596,15 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     open_path = linkpath;
   }
 
+  /* libreadosm formats timestamps with gmtime(), one static buffer: two
+   * threads parsing at once race on it (ThreadSanitizer). Its calls are
+   * serialised process-wide, so separate contexts stay safe as core.h
+   * promises (the parse of one file uses one thread anyway). */
+  static pthread_mutex_t readosm_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&readosm_lock);
   int rc = readosm_open(open_path, &handle);
   if (rc == READOSM_OK) rc = readosm_parse(handle, &s, on_node, on_way, NULL);
+  pthread_mutex_unlock(&readosm_lock);
   if (rc != READOSM_OK) {
     if (rc == READOSM_ABORT && s.st != WG_OK)
       st = s.st; /* our callback failed and said why */
