@@ -286,6 +286,29 @@ if grep -q "unavailable" "$tmp/out" "$tmp/err"; then
   echo "FAIL sssp-quiet: -q still prints unavailable meters"; failures=$((failures + 1))
 else pass=$((pass + 1)); fi
 
+# smaller: a UTF-8 byte-order mark is skipped in every text format; gzip
+# zero padding is accepted, other trailing data not; zstd is named; info
+# names the cache format
+printf '\xef\xbb\xbfp sp 2 1\na 1 2 3\n' >"$tmp/bom.gr"
+printf '\xef\xbb\xbf%%%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 3\n' >"$tmp/bom.mtx"
+printf '\xef\xbb\xbf1 2 3\n' >"$tmp/bom.txt"
+for f in bom.gr bom.mtx bom.txt; do
+  check "bom-$f" 0 "$bin" sssp "$tmp/$f" -s 1 --out "$tmp/$f.dist"
+  ok "bom-$f-dist" test "$(tr '\n' ' ' <"$tmp/$f.dist")" = "1 0 2 3 "
+done
+(gzip -c "$g"; head -c 3000 /dev/zero) >"$tmp/pad.gr.gz"
+check gzip-padding 0 "$bin" sssp "$tmp/pad.gr.gz" -s 1 --out "$tmp/pad.dist"
+ok gzip-padding-dist cmp -s "$tmp/pad.dist" "$data/tiny.dist1"
+(gzip -c "$g"; head -c 300 /dev/zero; echo junk) >"$tmp/padjunk.gr.gz"
+check gzip-padding-junk 1 "$bin" info "$tmp/padjunk.gr.gz"
+one_line_error gzip-padding-junk
+printf '\x28\xb5\x2f\xfd\x04\x00\x00\x00\x00\x00' >"$tmp/x.gr.zst"
+check zstd-input 1 "$bin" info "$tmp/x.gr.zst"
+one_line_error zstd-input
+expect_in zstd-input "$tmp/err" "zstd-compressed input is not supported"
+check info-cache 0 "$bin" info "$tmp/ref.wgc"
+expect_in info-cache "$tmp/out" "wattgraph cache (binary), converted from dimacs"
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1
