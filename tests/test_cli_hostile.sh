@@ -309,6 +309,23 @@ expect_in zstd-input "$tmp/err" "zstd-compressed input is not supported"
 check info-cache 0 "$bin" info "$tmp/ref.wgc"
 expect_in info-cache "$tmp/out" "wattgraph cache (binary), converted from dimacs"
 
+# OSM XML: one huge attribute is refused at once (it made expat quadratic),
+# ids past what readosm can hold are reported, not wrapped
+{
+  printf '<?xml version="1.0"?>\n<osm version="0.6">\n<node id="1" lat="1" lon="1">\n<tag k="name" v="'
+  head -c 8000000 /dev/zero | tr '\0' x
+  printf '"/>\n</node>\n</osm>\n'
+} >"$tmp/long.osm"
+start=$(date +%s)
+check osm-long-attribute 1 timeout 60 "$bin" info "$tmp/long.osm"
+one_line_error osm-long-attribute
+expect_in osm-long-attribute "$tmp/err" "long.osm:4: an XML tag longer than"
+ok osm-long-attribute-quick test $(($(date +%s) - start)) -lt 10
+printf '<?xml version="1.0"?>\n<osm version="0.6">\n<node id="18446744073709551617" lat="1" lon="1"/>\n</osm>\n' >"$tmp/bigid.osm"
+check osm-big-id 1 "$bin" info "$tmp/bigid.osm"
+one_line_error osm-big-id
+expect_in osm-big-id "$tmp/err" "bigid.osm:3: <node> id 18446744073709551617 is past"
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1
