@@ -89,8 +89,9 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g,
 
 /* Writes 9th DIMACS shortest-path text: "p sp n m" then one "a u v w" line
  * per arc, ids 1-based in internal order (file ids are not kept; use the
- * cache for that). Compressed with gzip when path ends in ".gz". Written to
- * "path.tmp" and renamed, so a failure never leaves half a file. */
+ * cache for that). Both savers write through wg_outfile (core.h): a unique
+ * temporary renamed into place, so a failure never leaves half a file;
+ * links followed, devices and FIFOs streamed; .gz/.xz/.bz2 compressed. */
 wg_status wg_graph_save_dimacs(wg_ctx_t *ctx, const wg_graph_t *g,
                                const char *path);
 
