@@ -326,6 +326,16 @@ check osm-big-id 1 "$bin" info "$tmp/bigid.osm"
 one_line_error osm-big-id
 expect_in osm-big-id "$tmp/err" "bigid.osm:3: <node> id 18446744073709551617 is past"
 
+# "-" reads the graph from standard input (text, compressed, a cache)
+xz -c "$g" | "$bin" sssp - -s 1 --out "$tmp/stdin.dist" >"$tmp/out" 2>"$tmp/err"
+ok stdin-xz cmp -s "$tmp/stdin.dist" "$data/tiny.dist1"
+"$bin" sssp - -s 1 --out "$tmp/stdin2.dist" <"$tmp/ref.wgc" >"$tmp/out" 2>"$tmp/err"
+ok stdin-cache cmp -s "$tmp/stdin2.dist" "$data/tiny.dist1"
+printf 'p sp 2 1\na 1 3 1\n' >"$tmp/bad-stdin.gr"
+check stdin-error 1 "$bin" info - <"$tmp/bad-stdin.gr"
+one_line_error stdin-error
+expect_in stdin-error "$tmp/err" "<stdin>:2:"
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1

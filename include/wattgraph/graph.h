@@ -75,7 +75,8 @@ typedef struct wg_load_opts {
 
 void wg_load_opts_defaults(wg_load_opts *opts);
 
-/* Loads a graph from a file; .gz, .xz and .bz2 are decompressed on the fly.
+/* Loads a graph from a file ("-": standard input, recognised by content,
+ * named "<stdin>" in messages); .gz, .xz and .bz2 are decompressed on the fly.
  * Malformed input gives WG_EPARSE (or WG_ERANGE, WG_EOVERFLOW, WG_EVERSION,
  * WG_ECHECKSUM) and a message "path:line: what was wrong" in the context.
  * On success *out owns the graph; on failure *out is NULL. */

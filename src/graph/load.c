@@ -518,9 +518,13 @@ wg_status wg_graph_load(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     wg_load_opts_defaults(&defaults);
     opts = &defaults;
   }
-  if ((st = check_opts(ctx, opts, path)) != WG_OK) return st;
-  if ((st = wg__reader_open(ctx, &r, path, path)) != WG_OK) return st;
-  st = load_reader(ctx, out, &r, path, path, opts);
+  /* "-" is standard input: read by content (no name to go by); OSM and
+   * caches go through a temporary copy, as compressed ones do */
+  const int is_stdin = strcmp(path, "-") == 0;
+  const char *display = is_stdin ? "<stdin>" : path;
+  if ((st = check_opts(ctx, opts, display)) != WG_OK) return st;
+  if ((st = wg__reader_open(ctx, &r, path, display)) != WG_OK) return st;
+  st = load_reader(ctx, out, &r, is_stdin ? NULL : path, display, opts);
   wg__reader_close(&r);
   return st;
 }

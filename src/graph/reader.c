@@ -367,7 +367,9 @@ wg_status wg__reader_open(wg_ctx_t *ctx, wg__reader *r, const char *path,
   memset(r, 0, sizeof *r);
   r->ctx = ctx;
   r->display = display ? display : path;
-  r->fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* "-": standard input (a copy of it, closed with the reader) */
+  r->fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+                                 : open(path, O_RDONLY | O_CLOEXEC);
   if (r->fd < 0) {
     int e = errno;
     if (e == ENOENT) return wg__error(ctx, WG_ENOENT, "%s: no such file", r->display);
