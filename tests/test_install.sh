@@ -10,6 +10,10 @@ data=${WG_TEST_DATA:?WG_TEST_DATA not set}
 for tool in cmake cc pkg-config xz; do
   command -v $tool >/dev/null || { echo "skip: $tool not found"; exit 7; }
 done
+if grep -qE '^WG_(SANITIZE|FUZZ):BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "skip: a sanitizer build's library needs the sanitizer runtime to link"
+  exit 7
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL $*"; exit 1; }
