@@ -226,6 +226,116 @@ if grep -q "wattgraph-" "$tmp/err"; then
   failures=$((failures + 1))
 else pass=$((pass + 1)); fi
 
+# one meaning per input: an unweighted graph weighs 1 a arc in sssp, info,
+# convert and the library alike, and every result says so
+printf 'p tw 5 4\n1 2\n2 3\n3 4\n4 5\n' >"$tmp/path.gr"
+check unit-sssp 0 "$bin" sssp "$tmp/path.gr" -s 1 --out "$tmp/unit1.txt"
+expect_in unit-sssp-says "$tmp/out" "every arc weighs 1"
+expect_in unit-sssp-max "$tmp/out" "max dist   4"
+check unit-convert 0 "$bin" convert "$tmp/path.gr" "$tmp/path.wgc"
+expect_in unit-convert-says "$tmp/out" "every arc weighs 1"
+check unit-sssp-cache 0 "$bin" sssp "$tmp/path.wgc" -s 1 --out "$tmp/unit2.txt"
+ok unit-same-distances cmp -s "$tmp/unit1.txt" "$tmp/unit2.txt"
+check unit-info 0 "$bin" info "$tmp/path.gr"
+expect_in unit-info-says "$tmp/out" "every arc weighs 1"
+check unit-json 0 "$bin" sssp "$tmp/path.gr" -s 1 --json
+expect_in unit-json-says "$tmp/out" '"weights":"unit"'
+check drawn-json 0 "$bin" sssp "$tmp/path.gr" -s 1 --weights random --json
+expect_in drawn-json-says "$tmp/out" '"weights":"drawn"'
+
+# Matrix Market reals: refused unless scaled, and then scaled
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 0.4\n2 3 1.25\n' >"$tmp/r.mtx"
+check mtx-real 1 "$bin" sssp "$tmp/r.mtx" -s 1
+one_line_error mtx-real
+expect_in mtx-real "$tmp/err" "r.mtx:3: value 0.4 is not a whole number"
+check mtx-real-scaled 0 "$bin" sssp "$tmp/r.mtx" -s 1 --weight-scale 100 --out "$tmp/r.txt"
+ok mtx-real-scaled-dist test "$(cat "$tmp/r.txt" | tr '\n' ' ')" = "1 0 2 40 3 165 "
+
+# SNAP: undirected by the header or by --undirected
+printf '# Undirected graph: x\n1\t2\n2\t3\n' >"$tmp/u.txt"
+check snap-undirected-header 0 "$bin" sssp "$tmp/u.txt" -s 3 --out "$tmp/u.dist"
+ok snap-undirected-header-dist test "$(cat "$tmp/u.dist" | tr '\n' ' ')" = "1 2 2 1 3 0 "
+printf '1\t2\n2\t3\n' >"$tmp/d.txt"
+check snap-directed 0 "$bin" sssp "$tmp/d.txt" -s 3 --out "$tmp/d.dist"
+ok snap-directed-dist test "$(cat "$tmp/d.dist" | tr '\n' ' ')" = "1 inf 2 inf 3 0 "
+check snap-undirected-flag 0 "$bin" sssp "$tmp/d.txt" -s 3 --undirected --out "$tmp/d2.dist"
+ok snap-undirected-flag-dist test "$(cat "$tmp/d2.dist" | tr '\n' ' ')" = "1 2 2 1 3 0 "
+
+# users get what they came for: a path, predecessors, JSON apart, -q quiet
+check sssp-path 0 "$bin" sssp "$g" -s 1 --to 5 --path "$tmp/path.txt" --out "$tmp/pred.txt" --with-pred
+printf '1 0\n3 9\n6 11\n5 20\n' >"$tmp/path.want"
+ok sssp-path-file cmp -s "$tmp/path.txt" "$tmp/path.want"
+expect_in sssp-path-table "$tmp/out" "to 5: distance 20 over 3 arcs"
+printf '1 0 -\n2 7 1\n3 9 1\n4 20 3\n5 20 6\n6 11 3\n7 inf -\n' >"$tmp/pred.want"
+ok sssp-with-pred cmp -s "$tmp/pred.txt" "$tmp/pred.want"
+"$bin" sssp "$g" -s 1 --to 5 --path - >"$tmp/path-stdout.txt" 2>"$tmp/err"
+ok sssp-path-stdout cmp -s "$tmp/path-stdout.txt" "$tmp/path.want"
+check sssp-path-unreachable 1 "$bin" sssp "$g" -s 1 --to 7 --path "$tmp/p7.txt"
+one_line_error sssp-path-unreachable
+check sssp-path-no-to 2 "$bin" sssp "$g" -s 1 --path "$tmp/p.txt"
+one_line_error sssp-path-no-to
+check sssp-path-no-pred 2 "$bin" sssp "$g" -s 1 --to 5 --path "$tmp/p.txt" --no-pred
+one_line_error sssp-path-no-pred
+check sssp-json-out-dash 2 "$bin" sssp "$g" -s 1 --json --out -
+one_line_error sssp-json-out-dash
+check sssp-json-version 0 "$bin" sssp "$g" -s 1 --json --repeat 3
+expect_in sssp-json-version "$tmp/out" '"version":"'
+expect_in sssp-json-rate "$tmp/out" '"arcs_per_second":'
+check sssp-quiet 0 "$bin" sssp "$g" -s 1 -q
+if grep -q "unavailable" "$tmp/out" "$tmp/err"; then
+  echo "FAIL sssp-quiet: -q still prints unavailable meters"; failures=$((failures + 1))
+else pass=$((pass + 1)); fi
+
+# smaller: a UTF-8 byte-order mark is skipped in every text format; gzip
+# zero padding is accepted, other trailing data not; zstd is named; info
+# names the cache format
+printf '\xef\xbb\xbfp sp 2 1\na 1 2 3\n' >"$tmp/bom.gr"
+printf '\xef\xbb\xbf%%%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 3\n' >"$tmp/bom.mtx"
+printf '\xef\xbb\xbf1 2 3\n' >"$tmp/bom.txt"
+for f in bom.gr bom.mtx bom.txt; do
+  check "bom-$f" 0 "$bin" sssp "$tmp/$f" -s 1 --out "$tmp/$f.dist"
+  ok "bom-$f-dist" test "$(tr '\n' ' ' <"$tmp/$f.dist")" = "1 0 2 3 "
+done
+(gzip -c "$g"; head -c 3000 /dev/zero) >"$tmp/pad.gr.gz"
+check gzip-padding 0 "$bin" sssp "$tmp/pad.gr.gz" -s 1 --out "$tmp/pad.dist"
+ok gzip-padding-dist cmp -s "$tmp/pad.dist" "$data/tiny.dist1"
+(gzip -c "$g"; head -c 300 /dev/zero; echo junk) >"$tmp/padjunk.gr.gz"
+check gzip-padding-junk 1 "$bin" info "$tmp/padjunk.gr.gz"
+one_line_error gzip-padding-junk
+printf '\x28\xb5\x2f\xfd\x04\x00\x00\x00\x00\x00' >"$tmp/x.gr.zst"
+check zstd-input 1 "$bin" info "$tmp/x.gr.zst"
+one_line_error zstd-input
+expect_in zstd-input "$tmp/err" "zstd-compressed input is not supported"
+check info-cache 0 "$bin" info "$tmp/ref.wgc"
+expect_in info-cache "$tmp/out" "wattgraph cache (binary), converted from dimacs"
+
+# OSM XML: one huge attribute is refused at once (it made expat quadratic),
+# ids past what readosm can hold are reported, not wrapped
+{
+  printf '<?xml version="1.0"?>\n<osm version="0.6">\n<node id="1" lat="1" lon="1">\n<tag k="name" v="'
+  head -c 8000000 /dev/zero | tr '\0' x
+  printf '"/>\n</node>\n</osm>\n'
+} >"$tmp/long.osm"
+start=$(date +%s)
+check osm-long-attribute 1 timeout 60 "$bin" info "$tmp/long.osm"
+one_line_error osm-long-attribute
+expect_in osm-long-attribute "$tmp/err" "long.osm:4: an XML tag longer than"
+ok osm-long-attribute-quick test $(($(date +%s) - start)) -lt 10
+printf '<?xml version="1.0"?>\n<osm version="0.6">\n<node id="18446744073709551617" lat="1" lon="1"/>\n</osm>\n' >"$tmp/bigid.osm"
+check osm-big-id 1 "$bin" info "$tmp/bigid.osm"
+one_line_error osm-big-id
+expect_in osm-big-id "$tmp/err" "bigid.osm:3: <node> id 18446744073709551617 is past"
+
+# "-" reads the graph from standard input (text, compressed, a cache)
+xz -c "$g" | "$bin" sssp - -s 1 --out "$tmp/stdin.dist" >"$tmp/out" 2>"$tmp/err"
+ok stdin-xz cmp -s "$tmp/stdin.dist" "$data/tiny.dist1"
+"$bin" sssp - -s 1 --out "$tmp/stdin2.dist" <"$tmp/ref.wgc" >"$tmp/out" 2>"$tmp/err"
+ok stdin-cache cmp -s "$tmp/stdin2.dist" "$data/tiny.dist1"
+printf 'p sp 2 1\na 1 3 1\n' >"$tmp/bad-stdin.gr"
+check stdin-error 1 "$bin" info - <"$tmp/bad-stdin.gr"
+one_line_error stdin-error
+expect_in stdin-error "$tmp/err" "<stdin>:2:"
+
 # plots: trace names and titles with shell and gnuplot syntax stay text
 if command -v gnuplot >/dev/null; then
   mkdir "$tmp/plot" && cd "$tmp/plot" || exit 1

@@ -262,20 +262,89 @@ static void mtx_symmetric_pattern_and_real(void **state) {
   assert_int_equal(info.self_loops, 1);
   wg_graph_destroy(&g);
 
-  /* Real values round to the nearest integer, halves away from zero. */
-  g = load_text(ctx, "r.mtx",
-                "%%MatrixMarket matrix coordinate real general\n"
-                "5 5 5\n1 2 2.5\n1 3 1.49\n1 4 1e1\n1 5 0.5E1\n2 1 4294967295.4\n",
-                NULL);
+  /* Real values that are not whole numbers are refused unless a weight
+   * scale is given (0.4 used to become 0 silently); with one they are
+   * scaled and rounded to the nearest integer, halves away from zero. */
+  const char *reals = "%%MatrixMarket matrix coordinate real general\n"
+                      "5 5 5\n1 2 2.5\n1 3 1.49\n1 4 1e1\n1 5 0.5E1\n2 1 4294967295.4\n";
+  char *rpath = wgt_write_temp_str("r.mtx", reals);
+  wgt_assert_status(ctx, wg_graph_load(ctx, &g, rpath, NULL), WG_EPARSE);
+  wgt_assert_error_has(ctx, "r.mtx:3: value 2.5 is not a whole number");
+  wgt_assert_error_has(ctx, "--weight-scale");
+  unlink(rpath);
+  free(rpath);
+  wg_load_opts so;
+  wg_load_opts_defaults(&so);
+  so.weight_scale = 1;
+  g = load_text(ctx, "r.mtx", reals, &so);
   static const uint64_t roff[] = {0, 4, 5, 5, 5, 5};
   static const uint32_t rtgt[] = {1, 2, 3, 4, 0}, rw[] = {3, 1, 10, 5, 4294967295u};
   check_csr(g, 5, 5, roff, rtgt, rw);
   assert_int_equal(info_of(g).weighted_input, 1);
   wg_graph_destroy(&g);
+  so.weight_scale = 10;
+  g = load_text(ctx, "r10.mtx",
+                "%%MatrixMarket matrix coordinate real general\n"
+                "3 3 2\n1 2 0.04\n1 3 1.45\n", &so);
+  static const uint64_t soff[] = {0, 2, 2, 2};
+  static const uint32_t stgt[] = {1, 2}, sw[] = {0, 15};
+  check_csr(g, 3, 2, soff, stgt, sw);
+  wg_graph_destroy(&g);
+  /* whole reals need no scale */
+  g = load_text(ctx, "w.mtx",
+                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 7.000\n", NULL);
+  static const uint64_t woff[] = {0, 1, 1};
+  static const uint32_t wtgt[] = {1}, ww[] = {7};
+  check_csr(g, 2, 1, woff, wtgt, ww);
+  wg_graph_destroy(&g);
+  /* symmetrize: a general matrix read as undirected */
+  wg_load_opts_defaults(&so);
+  so.symmetrize = 1;
+  g = load_text(ctx, "u.mtx",
+                "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 7\n", &so);
+  static const uint64_t uoff[] = {0, 1, 2, 2};
+  static const uint32_t utgt[] = {1, 0}, uw[] = {7, 7};
+  check_csr(g, 3, 2, uoff, utgt, uw);
+  assert_int_equal(info_of(g).undirected_input, 1);
+  wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
 }
 
 /* ---- SNAP -------------------------------------------------------------------------- */
+
+/* SNAP's *.ungraph.txt lists each edge once under "# Undirected graph":
+ * read both ways; the same list without the header is directed unless
+ * symmetrize asks. */
+static void snap_undirected(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  const char *body = "# Nodes: 3 Edges: 2\n# FromNodeId\tToNodeId\n1\t2\n2\t3\n";
+  char text[256];
+  snprintf(text, sizeof text, "# Undirected graph: ../../data/x.txt\n%s", body);
+  wg_graph_t *g = load_text(ctx, "x.ungraph.txt", text, NULL);
+  static const uint64_t uoff[] = {0, 1, 3, 4};
+  static const uint32_t utgt[] = {1, 0, 2, 1};
+  check_csr(g, 3, 4, uoff, utgt, NULL);
+  assert_int_equal(info_of(g).undirected_input, 1);
+  wg_graph_destroy(&g);
+  g = load_text(ctx, "x.txt", body, NULL);
+  static const uint64_t doff[] = {0, 1, 2, 2};
+  static const uint32_t dtgt[] = {1, 2};
+  check_csr(g, 3, 2, doff, dtgt, NULL);
+  assert_int_equal(info_of(g).undirected_input, 0);
+  wg_graph_destroy(&g);
+  wg_load_opts o;
+  wg_load_opts_defaults(&o);
+  o.symmetrize = 1;
+  g = load_text(ctx, "x.txt", body, &o);
+  check_csr(g, 3, 4, uoff, utgt, NULL);
+  wg_graph_destroy(&g);
+  /* the words later, after the first edge, are only a comment */
+  g = load_text(ctx, "y.txt", "1 2\n# Undirected graph\n2 3\n", NULL);
+  check_csr(g, 3, 2, doff, dtgt, NULL);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
 
 static void snap_ids(void **state) {
   (void)state;
@@ -633,6 +702,7 @@ int main(void) {
       cmocka_unit_test(dimacs_coordinates),
       cmocka_unit_test(mtx_general_integer),
       cmocka_unit_test(mtx_symmetric_pattern_and_real),
+      cmocka_unit_test(snap_undirected),
       cmocka_unit_test(snap_ids),
       cmocka_unit_test(snap_random_ids),
       cmocka_unit_test(compressed_same_graph),

@@ -62,11 +62,21 @@ typedef struct wg_load_opts {
   uint32_t weight_hi;        /* 255 */
   uint64_t weight_seed;      /* 1 */
   int verify_checksum;       /* 1: caches are checksummed on load */
+  /* Matrix Market real values: 0 (default) accepts only whole numbers and
+   * names the first other one; > 0 multiplies each value by it and rounds
+   * to the nearest integer (halves away from zero). */
+  double weight_scale;
+  /* 1: every arc of a DIMACS sp, Matrix Market general or SNAP list also
+   * gets its reverse (an undirected reading). SNAP lists whose header says
+   * "Undirected graph" are read so without it. 0 (default): as the file
+   * says. */
+  int symmetrize;
 } wg_load_opts;
 
 void wg_load_opts_defaults(wg_load_opts *opts);
 
-/* Loads a graph from a file; .gz, .xz and .bz2 are decompressed on the fly.
+/* Loads a graph from a file ("-": standard input, recognised by content,
+ * named "<stdin>" in messages); .gz, .xz and .bz2 are decompressed on the fly.
  * Malformed input gives WG_EPARSE (or WG_ERANGE, WG_EOVERFLOW, WG_EVERSION,
  * WG_ECHECKSUM) and a message "path:line: what was wrong" in the context.
  * On success *out owns the graph; on failure *out is NULL. */
@@ -80,8 +90,9 @@ wg_status wg_graph_save_cache(wg_ctx_t *ctx, const wg_graph_t *g,
 
 /* Writes 9th DIMACS shortest-path text: "p sp n m" then one "a u v w" line
  * per arc, ids 1-based in internal order (file ids are not kept; use the
- * cache for that). Compressed with gzip when path ends in ".gz". Written to
- * "path.tmp" and renamed, so a failure never leaves half a file. */
+ * cache for that). Both savers write through wg_outfile (core.h): a unique
+ * temporary renamed into place, so a failure never leaves half a file;
+ * links followed, devices and FIFOs streamed; .gz/.xz/.bz2 compressed. */
 wg_status wg_graph_save_dimacs(wg_ctx_t *ctx, const wg_graph_t *g,
                                const char *path);
 

@@ -404,6 +404,9 @@ static wg_status load_via_temp(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
 static wg_status check_opts(wg_ctx_t *ctx, const wg_load_opts *o, const char *display) {
   if ((unsigned)o->format > WG_FORMAT_CACHE)
     return wg__error(ctx, WG_EINVAL, "%s: unknown format %d", display, (int)o->format);
+  if (!(o->weight_scale >= 0) || o->weight_scale > 1e12)
+    return wg__error(ctx, WG_EINVAL, "%s: weight scale %g is not in [0, 1e12]", display,
+                     o->weight_scale);
   if ((unsigned)o->weights > WG_WEIGHTS_RANDOM)
     return wg__error(ctx, WG_EINVAL, "%s: unknown weight policy %d", display, (int)o->weights);
   if (o->weights != WG_WEIGHTS_FILE && o->weight_lo > o->weight_hi)
@@ -515,9 +518,13 @@ wg_status wg_graph_load(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     wg_load_opts_defaults(&defaults);
     opts = &defaults;
   }
-  if ((st = check_opts(ctx, opts, path)) != WG_OK) return st;
-  if ((st = wg__reader_open(ctx, &r, path, path)) != WG_OK) return st;
-  st = load_reader(ctx, out, &r, path, path, opts);
+  /* "-" is standard input: read by content (no name to go by); OSM and
+   * caches go through a temporary copy, as compressed ones do */
+  const int is_stdin = strcmp(path, "-") == 0;
+  const char *display = is_stdin ? "<stdin>" : path;
+  if ((st = check_opts(ctx, opts, display)) != WG_OK) return st;
+  if ((st = wg__reader_open(ctx, &r, path, display)) != WG_OK) return st;
+  st = load_reader(ctx, out, &r, is_stdin ? NULL : path, display, opts);
   wg__reader_close(&r);
   return st;
 }

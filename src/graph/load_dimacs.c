@@ -164,7 +164,8 @@ wg_status wg__load_dimacs(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
                    (unsigned long long)count);
     goto done;
   }
-  if ((st = wg__graph_build(ctx, &g, (uint32_t)n, &el, kind == KIND_TW)) != WG_OK) goto done;
+  if ((st = wg__graph_build(ctx, &g, (uint32_t)n, &el,
+                              kind == KIND_TW || (opts && opts->symmetrize))) != WG_OK) goto done;
   snprintf(g->info.format, sizeof g->info.format, "%s", kind == KIND_SP ? "dimacs" : "pace");
   g->info.weighted_input = kind == KIND_SP;
   g->info.id_base = 1;

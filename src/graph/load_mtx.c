@@ -7,8 +7,9 @@
  *
  * Entry (i, j) is the arc i -> j; "symmetric" stores one triangle, so each
  * entry becomes an edge in both directions. Values become weights: integer
- * values must fit uint32; real values must be finite and non-negative and
- * are rounded to the nearest integer (halves away from zero), since every
+ * values must fit uint32; real values must be finite, non-negative and
+ * whole unless opts->weight_scale > 0, which multiplies them and rounds to
+ * the nearest integer (halves away from zero), since every
  * weight in wattgraph is a uint32. Real numbers are parsed by hand (not
  * strtod) so the result does not depend on the process locale. "array",
  * "complex", "hermitian" and "skew-symmetric" matrices have no meaning as
@@ -84,8 +85,10 @@ static wg_status parse_banner(wg__reader *r, const char *line, int *field,
 }
 
 /* A non-negative decimal number (digits, optional fraction, optional
- * exponent) rounded to the nearest uint32. */
-static wg_status real_field(wg__reader *r, const char **pp, uint32_t *out) {
+ * exponent). scale 0: it must be a whole number (a weight is an integer;
+ * rounding 0.4 to 0 silently would change the graph); scale > 0: times
+ * scale, rounded to the nearest uint32. */
+static wg_status real_field(wg__reader *r, const char **pp, double scale, uint32_t *out) {
   const char *p = wg__skip_blank(*pp), *start = p;
   uint64_t mant = 0;
   int64_t exp10 = 0;
@@ -135,7 +138,14 @@ static wg_status real_field(wg__reader *r, const char **pp, uint32_t *out) {
     x = (double)mant / pow10[-exp10];
   else
     x = (double)mant * pow(10.0, (double)exp10);
-  x = floor(x + 0.5);
+  if (scale > 0) {
+    x = floor(x * scale + 0.5);
+  } else if (x != floor(x)) {
+    return wg__reader_fail(r, WG_EPARSE, "value %.*s is not a whole number; weights are "
+                           "integers: give a weight scale (--weight-scale S multiplies "
+                           "every value by S and rounds)",
+                           (int)(p - start > 40 ? 40 : p - start), start);
+  }
   if (!(x <= (double)UINT32_MAX))
     return wg__reader_fail(r, WG_EOVERFLOW, "value %.*s is too large for a weight (at most %lu)",
                            (int)(p - start > 40 ? 40 : p - start), start,
@@ -193,7 +203,7 @@ wg_status wg__load_mtx(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
         if ((st = wg__field_u64(r, &p, "value", UINT32_MAX, &v)) != WG_OK) goto done;
         w = (uint32_t)v;
       } else if (field == FIELD_REAL) {
-        if ((st = real_field(r, &p, &w)) != WG_OK) goto done;
+        if ((st = real_field(r, &p, opts ? opts->weight_scale : 0.0, &w)) != WG_OK) goto done;
       }
       if ((st = wg__line_end(r, p, field == FIELD_PATTERN ? "a pattern entry is 'i j'"
                                                             : "an entry is 'i j value'")) !=
@@ -258,7 +268,8 @@ wg_status wg__load_mtx(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
                    (unsigned long long)nnz, (unsigned long long)count);
     goto done;
   }
-  if ((st = wg__graph_build(ctx, &g, (uint32_t)rows, &el, symmetric)) != WG_OK) goto done;
+  if ((st = wg__graph_build(ctx, &g, (uint32_t)rows, &el,
+                              symmetric || (opts && opts->symmetrize))) != WG_OK) goto done;
   snprintf(g->info.format, sizeof g->info.format, "mtx");
   g->info.weighted_input = field != FIELD_PATTERN;
   g->info.id_base = 1;

@@ -24,6 +24,7 @@
 #include <expat.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <readosm.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,7 +284,29 @@ typedef struct xml_check {
   XML_Parser parser;
   const char *problem; /* first attribute problem, with its line */
   unsigned long line;
+  char msg[160];       /* room for a problem that quotes a value */
 } xml_check;
+
+/* readosm reads ids as signed 64-bit integers and wraps larger ones: an id
+ * (or reference) past 2^63 - 1 is reported, not silently changed. */
+static const char *id_problem(xml_check *c, const char *el, const char **attr) {
+  const char *name = strcmp(el, "nd") == 0 || strcmp(el, "member") == 0 ? "ref" : "id";
+  if (strcmp(el, "node") && strcmp(el, "way") && strcmp(el, "relation") && strcmp(el, "nd") &&
+      strcmp(el, "member"))
+    return NULL;
+  for (int i = 0; attr[i]; i += 2) {
+    if (strcmp(attr[i], name) != 0) continue;
+    errno = 0;
+    char *end = NULL;
+    (void)strtoll(attr[i + 1], &end, 10);
+    if (errno == ERANGE) {
+      snprintf(c->msg, sizeof c->msg, "<%s> %s %.40s is past 2^63 - 1, the largest id "
+               "readosm can read", el, name, attr[i + 1]);
+      return c->msg;
+    }
+  }
+  return NULL;
+}
 
 static int has_attr(const char **attr, const char *name) {
   for (int i = 0; attr[i]; i += 2)
@@ -300,6 +323,8 @@ static void xml_check_start(void *data, const char *el, const char **attr) {
     problem = "<tag> needs both k and v attributes";
   else if (strcmp(el, "member") == 0 && !has_attr(attr, "role"))
     problem = "<member> needs a role attribute";
+  else
+    problem = id_problem(c, el, attr);
   if (problem) {
     c->problem = problem;
     c->line = (unsigned long)XML_GetCurrentLineNumber(c->parser);
@@ -307,9 +332,49 @@ static void xml_check_start(void *data, const char *el, const char **attr) {
   }
 }
 
+/* The longest XML tag accepted (from '<' to its '>', quoted values
+ * included). OSM caps values at 255 characters; expat 2.5 rescans a token
+ * that spans input chunks from its start at every chunk, so one huge
+ * attribute made parsing quadratic (8 MB: 5.4 s). */
+#define XML_TAG_MAX ((uint64_t)1 << 20)
+
+typedef struct tag_scan {
+  int in_tag;
+  char quote;       /* the quote of an open attribute value, or 0 */
+  uint64_t len;     /* bytes of the current tag so far */
+  unsigned long line, tag_line;
+} tag_scan;
+
+/* 0, or -1 when a tag grows past XML_TAG_MAX (t->tag_line says where). */
+static int scan_tags(tag_scan *t, const char *p, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    const char ch = p[i];
+    if (ch == '\n') t->line++;
+    if (!t->in_tag) {
+      if (ch == '<') {
+        t->in_tag = 1;
+        t->len = 1;
+        t->quote = 0;
+        t->tag_line = t->line;
+      }
+      continue;
+    }
+    if (++t->len > XML_TAG_MAX) return -1;
+    if (t->quote) {
+      if (ch == t->quote) t->quote = 0;
+    } else if (ch == '"' || ch == '\'') {
+      t->quote = ch;
+    } else if (ch == '>') {
+      t->in_tag = 0;
+    }
+  }
+  return 0;
+}
+
 static wg_status check_xml(wg_ctx_t *ctx, FILE *f, const char *display) {
   wg_status st = WG_OK;
   xml_check c = {0};
+  tag_scan tags = {.line = 1};
   char *buf = NULL;
   c.parser = XML_ParserCreate(NULL);
   if (!c.parser) return wg__error(ctx, WG_ENOMEM, "%s: cannot create an XML parser", display);
@@ -324,6 +389,12 @@ static wg_status check_xml(wg_ctx_t *ctx, FILE *f, const char *display) {
       goto done;
     }
     int last = feof(f) != 0;
+    if (scan_tags(&tags, buf, len) != 0) {
+      st = wg__error(ctx, WG_EPARSE, "%s:%lu: an XML tag longer than %llu bytes (OSM "
+                     "values are at most 255 characters)", display, tags.tag_line,
+                     (unsigned long long)XML_TAG_MAX);
+      goto done;
+    }
     if (XML_Parse(c.parser, buf, (int)len, last) != XML_STATUS_OK) {
       if (c.problem)
         st = wg__error(ctx, WG_EPARSE, "%s:%lu: %s", display, c.line, c.problem);
@@ -684,8 +755,15 @@ wg_status wg__load_osm(wg_ctx_t *ctx, wg_graph_t **out, const char *path,
     open_path = linkpath;
   }
 
+  /* libreadosm formats timestamps with gmtime(), one static buffer: two
+   * threads parsing at once race on it (ThreadSanitizer). Its calls are
+   * serialised process-wide, so separate contexts stay safe as core.h
+   * promises (the parse of one file uses one thread anyway). */
+  static pthread_mutex_t readosm_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&readosm_lock);
   int rc = readosm_open(open_path, &handle);
   if (rc == READOSM_OK) rc = readosm_parse(handle, &s, on_node, on_way, NULL);
+  pthread_mutex_unlock(&readosm_lock);
   if (rc != READOSM_OK) {
     if (rc == READOSM_ABORT && s.st != WG_OK)
       st = s.st; /* our callback failed and said why */

@@ -1,8 +1,9 @@
 /* SNAP-style edge lists: one arc per line, "u v" or "u v w", separated by
  * spaces or tabs, "#" and "%" lines are comments. Every line must have the
- * same number of columns as the first data line. Arcs are directed (a
- * SNAP list of an undirected graph already lists both directions, or is
- * meant as directed; the load options have no symmetrize flag).
+ * same number of columns as the first data line. Arcs are directed, unless
+ * a header comment before the first edge says "Undirected graph" (SNAP's
+ * *.ungraph.txt lists each edge once) or opts->symmetrize asks: then every
+ * line is an edge in both directions.
  *
  * Ids are arbitrary non-negative 64-bit integers. The whole list is read
  * first (ids as uint64), then ids are renumbered densely in ascending
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "graph/load_internal.h"
 
@@ -163,7 +165,7 @@ wg_status wg__load_snap(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
   char *line;
   size_t len;
   int rc;
-  (void)opts;
+  int undirected = opts && opts->symmetrize;
   *out = NULL;
 
   while ((rc = wg__reader_line(r, &line, &len)) > 0) {
@@ -172,6 +174,13 @@ wg_status wg__load_snap(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
     if (WG__UNLIKELY(!wg__is_digit(*p))) {
       if (*p == '#' || *p == '%' || p == r->line_end) {
         if ((st = wg__comment_check(r, p)) != WG_OK) goto done;
+        /* SNAP's header of an undirected list ("# Undirected graph: ...")
+         * lists each edge once */
+        if (cols == 0 && *p == '#') {
+          const char *q = wg__skip_blank(p + 1);
+          if ((size_t)(r->line_end - q) >= 16 && strncasecmp(q, "undirected graph", 16) == 0)
+            undirected = 1;
+        }
         continue;
       }
       /* not a number: let the field parser say why */
@@ -223,7 +232,7 @@ wg_status wg__load_snap(wg_ctx_t *ctx, wg_graph_t **out, wg__reader *r,
     goto done;
   wg__free(&raw.a);
   wg__free(&raw.w);
-  if ((st = wg__graph_build(ctx, &g, n, &el, 0)) != WG_OK) goto done;
+  if ((st = wg__graph_build(ctx, &g, n, &el, undirected)) != WG_OK) goto done;
   snprintf(g->info.format, sizeof g->info.format, "snap");
   g->info.weighted_input = cols == 3;
   g->file_ids = file_ids;

@@ -156,6 +156,22 @@ static wg_status next_member(wg__reader *r) {
   const unsigned char *p = r->in + r->in_pos;
   size_t len = r->in_len - r->in_pos;
   decoder *d = r->dec;
+  if (r->comp == WG__COMP_GZ && len > 0 && p[0] == 0) {
+    /* zero padding after the last member (tape blocks, dd): gzip accepts it
+     * with a warning; so do we, as long as nothing but zeros follows */
+    for (;;) {
+      for (size_t i = r->in_pos; i < r->in_len; i++)
+        if (r->in[i] != 0)
+          return corrupt(r, "unexpected data after the zero padding that follows the "
+                            "compressed stream");
+      r->in_pos = r->in_len;
+      if (r->raw_eof) break;
+      if ((st = raw_fill(r)) != WG_OK) return st;
+      if (r->in_pos == r->in_len && r->raw_eof) break;
+    }
+    r->dec_done = 1;
+    return WG_OK;
+  }
   if (r->comp == WG__COMP_GZ && (len < 2 || starts_with(p, len, "\x1f\x8b", 2))) {
     if (inflateReset(&d->z) != Z_OK) return corrupt(r, "cannot restart");
     return WG_OK;
@@ -324,6 +340,14 @@ static wg_status start(wg__reader *r) {
     r->comp = WG__COMP_XZ;
   else if (starts_with(p, len, "BZh", 3) && len >= 4 && p[3] >= '1' && p[3] <= '9')
     r->comp = WG__COMP_BZ2;
+  else if (starts_with(p, len, "\x28\xb5\x2f\xfd", 4))
+    return wg__error(r->ctx, WG_ENOTSUP, "%s: zstd-compressed input is not supported; "
+                     "decompress it (zstd -d) or recompress it with gzip, xz or bzip2",
+                     r->display);
+  else if (starts_with(p, len, "\x04\x22\x4d\x18", 4))
+    return wg__error(r->ctx, WG_ENOTSUP, "%s: lz4-compressed input is not supported; "
+                     "decompress it (lz4 -d) or recompress it with gzip, xz or bzip2",
+                     r->display);
   if (r->comp != WG__COMP_NONE && (st = dec_init(r)) != WG_OK) return st;
 
   /* Files get the full buffer; a memory source the smallest that helps. */
@@ -343,7 +367,9 @@ wg_status wg__reader_open(wg_ctx_t *ctx, wg__reader *r, const char *path,
   memset(r, 0, sizeof *r);
   r->ctx = ctx;
   r->display = display ? display : path;
-  r->fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* "-": standard input (a copy of it, closed with the reader) */
+  r->fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+                                 : open(path, O_RDONLY | O_CLOEXEC);
   if (r->fd < 0) {
     int e = errno;
     if (e == ENOENT) return wg__error(ctx, WG_ENOENT, "%s: no such file", r->display);
@@ -433,6 +459,10 @@ int wg__reader_line(wg__reader *r, char **line, size_t *len) {
       continue;
     }
     r->line++;
+    if (r->line == 1 && l >= 3 && memcmp(start, "\xef\xbb\xbf", 3) == 0) {
+      start += 3; /* a UTF-8 byte-order mark: not part of any text format */
+      l -= 3;
+    }
     if (l > WG__LINE_MAX)
       return wg__reader_fail(r, WG_EPARSE, "line longer than %zu bytes (binary data?)",
                              WG__LINE_MAX);

@@ -264,6 +264,7 @@ void cli_print_help(const cli_command *cmd, FILE *to) {
 /* ---- context, log, progress ------------------------------------------------------ */
 
 static struct {
+  int quiet;       /* -q: no bar, no warnings, no "unavailable" meter lines */
   int showing;     /* a bar is drawn on the current line */
   int tty;
   double started;  /* when the current phase began */
@@ -316,6 +317,10 @@ static void on_progress(void *user, const char *what, uint64_t done,
   progress.showing = 1;
 }
 
+void cli_progress(const char *what, uint64_t done, uint64_t total) {
+  on_progress(NULL, what, done, total);
+}
+
 static void on_log(void *user, wg_log_level level, const char *msg) {
   (void)user;
   cli_progress_done();
@@ -328,6 +333,7 @@ wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet) {
   if (st != WG_OK) return st;
   wg_ctx_set_threads(*ctx, threads);
   wg_ctx_set_log(*ctx, on_log, NULL, quiet ? WG_LOG_ERROR : WG_LOG_WARN);
+  progress.quiet = quiet;
   progress.tty = !quiet && isatty(STDERR_FILENO);
   if (progress.tty) wg_ctx_set_progress(*ctx, on_progress, NULL);
   if (!quiet) cli_tuning_warnings(*ctx);
@@ -342,6 +348,23 @@ void cli_load_args_defaults(cli_load_args *a, const char *weights) {
   a->range[0] = 1;
   a->range[1] = 255;
   a->seed = 1;
+}
+
+const char *cli_weights_name(const wg_graph_info *info) {
+  return info->weights_assigned ? "drawn" : info->weighted_input ? "file" : "unit";
+}
+
+const char *cli_weights_text(const wg_graph_info *info, char *buf, size_t cap) {
+  if (info->weights_assigned)
+    snprintf(buf, cap, "drawn uniformly from [%u, %u] with seed %llu", info->weight_lo,
+             info->weight_hi, (unsigned long long)info->weight_seed);
+  else if (!info->weighted_input)
+    snprintf(buf, cap, "none in the file: every arc weighs 1 (--weights random draws them)");
+  else if (strncmp(info->format, "osm", 3) == 0 || strcmp(info->format, "road") == 0)
+    snprintf(buf, cap, "road lengths in decimetres");
+  else
+    snprintf(buf, cap, "from the file");
+  return buf;
 }
 
 int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
@@ -364,6 +387,8 @@ int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
     cli_error("--weights expects file, auto or random, got '%s'", a->weights);
     return CLI_USAGE;
   }
+  o.weight_scale = a->weight_scale;
+  o.symmetrize = a->undirected;
   o.weight_lo = a->range[0];
   o.weight_hi = a->range[1];
   o.weight_seed = a->seed;
@@ -399,11 +424,13 @@ void cli_meter_watch(wg_meter_t *m, int on) {
 void cli_print_energy(FILE *to, const char *label, int width,
                       const wg_meter_reading *r, size_t count, unsigned runs) {
   if (count == 0) {
-    fprintf(to, "%-*s no meters could be created\n", width, label);
+    if (!progress.quiet) fprintf(to, "%-*s no meters could be created\n", width, label);
     return;
   }
+  int shown = 0;
   for (size_t i = 0; i < count; i++) {
-    const char *l = i == 0 ? label : "";
+    if (!r[i].available && progress.quiet) continue; /* -q: only what was measured */
+    const char *l = shown++ == 0 ? label : "";
     if (r[i].available)
       fprintf(to, "%-*s %-28s %10.4f J %9.2f W mean\n", width, l, r[i].name,
               r[i].joules / (runs ? runs : 1), r[i].mean_watts);
@@ -457,6 +484,7 @@ void json_begin(cli_json *j, FILE *to) {
   fputc('{', to);
   j->depth = 1;
   j->first[1] = 1;
+  json_str(j, "version", wg_version()); /* every object says which build made it */
 }
 
 void json_end(cli_json *j) {
@@ -558,6 +586,7 @@ void json_graph(cli_json *j, const char *key, const char *path,
   json_u64(j, "arcs", wg_graph_num_arcs(g));
   json_bool(j, "undirected_input", info.undirected_input);
   json_bool(j, "weighted_input", info.weighted_input);
+  json_str(j, "weights", cli_weights_name(&info)); /* file, unit or drawn */
   if (info.weights_assigned) {
     json_obj_open(j, "assigned_weights");
     json_u64(j, "lo", info.weight_lo);

@@ -61,8 +61,18 @@ int cli_fail(wg_ctx_t *ctx, wg_status st, const char *what);
 /* Context with the CLI's log and progress callbacks; threads from
  * --threads (0: all). */
 wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet);
+/* Draws the CLI's own progress (a terminal only, not with -q; after a
+ * second), e.g. the runs of --repeat. */
+void cli_progress(const char *what, uint64_t done, uint64_t total);
 /* Ends a progress bar line if one is showing. */
 void cli_progress_done(void);
+
+/* The one rule for weights, printed with every result (info, convert,
+ * sssp, JSON "weights"): the file's weights; none in the file: every arc
+ * weighs 1 (as the library does); drawn only when asked (--weights). The
+ * short name is "file", "unit" or "drawn"; the text says it in words. */
+const char *cli_weights_name(const wg_graph_info *info);
+const char *cli_weights_text(const wg_graph_info *info, char *buf, size_t cap);
 
 /* Loads a graph with the common loading options. */
 typedef struct cli_load_args {
@@ -71,6 +81,8 @@ typedef struct cli_load_args {
   const char *weights;   /* "file", "random", "auto" */
   uint32_t range[2];     /* weight range */
   uint64_t seed;
+  double weight_scale;   /* Matrix Market reals: 0 refuses non-integers */
+  int undirected;        /* --undirected / --symmetrize */
 } cli_load_args;
 void cli_load_args_defaults(cli_load_args *a, const char *weights);
 int cli_load(wg_ctx_t *ctx, const char *path, const cli_load_args *a,
@@ -184,7 +196,16 @@ void cli_tuning_warnings(const wg_ctx_t *ctx);
   {"weight-range", 0, OPT_RANGE, (la).range, "LO:HI",                                \
    "range of drawn weights", "1:255", 0, 0, NULL},                                   \
   {"seed", 0, OPT_U64, &(la).seed, "S", "seed of drawn weights", "1", 0,            \
-   18446744073709551615.0, NULL}
+   18446744073709551615.0, NULL},                                                   \
+  {"weight-scale", 0, OPT_DOUBLE, &(la).weight_scale, "S",                           \
+   "Matrix Market real values: multiply by S and round (without it, values "       \
+   "that are not whole numbers are refused)", NULL, 1e-12, 1e12, NULL},             \
+  {"undirected", 0, OPT_FLAG, &(la).undirected, NULL,                               \
+   "read every arc of a DIMACS sp, Matrix Market general or SNAP list in both "     \
+   "directions (SNAP lists headed '# Undirected graph' are read so anyway)", NULL,   \
+   0, 0, NULL},                                                                      \
+  {"symmetrize", 0, OPT_FLAG, &(la).undirected, NULL, "the same as --undirected",   \
+   NULL, 0, 0, NULL}
 
 #define CLI_OUTPUT_OPTS(json, quiet)                                               \
   {"json", 0, OPT_FLAG, &(json), NULL, "print one JSON object", NULL, 0, 0, NULL},  \

@@ -79,6 +79,12 @@ int cmd_convert(int argc, char **argv) {
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            cli_duration(load_s, b3, sizeof b3));
     fprintf(rep, "written in %s\n", cli_duration(save_s, b2, sizeof b2));
+    {
+      wg_graph_info info;
+      char wb[128];
+      wg_graph_get_info(g, &info);
+      fprintf(rep, "%-10s %s\n", "weights", cli_weights_text(&info, wb, sizeof wb));
+    }
     cli_print_energy(rep, "energy", 10, energy.r, energy.n, 1);
   }
 done:

@@ -68,6 +68,21 @@ int cmd_info(int argc, char **argv) {
   }
   have_src = wg_graph_default_source(ctx, g, &src) == WG_OK;
   wg_graph_get_info(g, &info);
+  /* a cache keeps its source's format in info: say it is a cache (the
+   * magic of an uncompressed file; a compressed one by its name) */
+  int is_cache = 0;
+  {
+    FILE *f = fopen(args[0], "rb");
+    char magic[8] = {0};
+    if (f) {
+      is_cache = fread(magic, 1, 8, f) == 8 && memcmp(magic, "WATTGRPH", 8) == 0;
+      fclose(f);
+    }
+    static const char *const zc[] = {".wgc.gz", ".wgc.xz", ".wgc.bz2"};
+    size_t len = strlen(args[0]);
+    for (int i = 0; i < 3 && !is_cache; i++)
+      is_cache = len > strlen(zc[i]) && strcmp(args[0] + len - strlen(zc[i]), zc[i]) == 0;
+  }
 
   if (json) {
     cli_json j;
@@ -75,6 +90,7 @@ int cmd_info(int argc, char **argv) {
     json_str(&j, "command", "info");
     json_graph(&j, "graph", args[0], g);
     json_num(&j, "load_seconds", load_s);
+    json_str(&j, "container", is_cache ? "wattgraph cache" : "source");
     json_energy(&j, energy.r, energy.n, 1);
     json_obj_open(&j, "stats");
     json_u64(&j, "out_degree_min", s.out_degree_min);
@@ -105,7 +121,8 @@ int cmd_info(int argc, char **argv) {
   }
 
   printf("%-12s %s\n", "file", args[0]);
-  printf("%-12s %s%s%s, loaded in %s\n", "format", info.format,
+  printf("%-12s %s%s%s%s, loaded in %s\n", "format",
+         is_cache ? "wattgraph cache (binary), converted from " : "", info.format,
          info.compression[0] ? " compressed with " : "", info.compression,
          cli_duration(load_s, b1, sizeof b1));
   printf("%-12s %s (ids %s)\n", "vertices", cli_commas(s.n, b1, sizeof b1),
@@ -122,16 +139,10 @@ int cmd_info(int argc, char **argv) {
     printf("%-12s %s ways kept for cars, %s dropped\n", "osm",
            cli_commas(info.ways_kept, b1, sizeof b1),
            cli_commas(info.ways_dropped, b2, sizeof b2));
-  if (info.weights_assigned)
-    printf("%-12s drawn uniformly from [%u, %u] with seed %llu\n", "weights",
-           info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
-  else
-    printf("%-12s %s\n", "weights",
-           info.weighted_input
-               ? (strncmp(info.format, "osm", 3) == 0 || strcmp(info.format, "road") == 0
-                      ? "road lengths in decimetres"
-                      : "from the file")
-               : "none in the file: every arc weighs 1");
+  {
+    char wb[128];
+    printf("%-12s %s\n", "weights", cli_weights_text(&info, wb, sizeof wb));
+  }
   if (s.m)
     printf("%-12s min %u, mean %.2f, max %u\n", "", s.weight_min, s.weight_mean,
            s.weight_max);

@@ -11,7 +11,7 @@
 #define MAX_READINGS 32
 
 static int write_distances(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
-                           const wg_sssp_result *r) {
+                           const wg_sssp_result *r, int with_pred) {
   wg_outfile_t *o = NULL;
   FILE *f = cli_out_open(ctx, path, &o);
   if (!f) return CLI_FAIL;
@@ -19,10 +19,42 @@ static int write_distances(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
   for (uint32_t v = 0; v < r->n && !ferror(f); v++) {
     unsigned long long id = (unsigned long long)wg_graph_file_id(g, v);
     if (r->dist[v] == WG_DIST_INF)
-      fprintf(f, "%llu inf\n", id);
+      fprintf(f, "%llu inf", id);
     else
-      fprintf(f, "%llu %llu\n", id, (unsigned long long)r->dist[v]);
+      fprintf(f, "%llu %llu", id, (unsigned long long)r->dist[v]);
+    if (with_pred) { /* '-' for the source and unreached vertices */
+      if (r->pred[v] == WG_NO_VERTEX)
+        fputs(" -", f);
+      else
+        fprintf(f, " %llu", (unsigned long long)wg_graph_file_id(g, r->pred[v]));
+    }
+    fputc('\n', f);
   }
+  return cli_out_commit(ctx, &o);
+}
+
+/* The path source -> target from the predecessors, one file id a line
+ * with the distance so far; *hops gets its number of arcs. */
+static int write_path(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
+                      const wg_sssp_result *r, uint32_t target, uint64_t *hops) {
+  uint32_t *chain = malloc(sizeof *chain * (size_t)(r->n ? r->n : 1));
+  if (!chain) {
+    cli_error("out of memory for the path");
+    return CLI_FAIL;
+  }
+  uint64_t len = 0;
+  for (uint32_t v = target; v != WG_NO_VERTEX && len < r->n; v = r->pred[v]) chain[len++] = v;
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) {
+    free(chain);
+    return CLI_FAIL;
+  }
+  for (uint64_t i = len; i-- > 0;)
+    fprintf(f, "%llu %llu\n", (unsigned long long)wg_graph_file_id(g, chain[i]),
+            (unsigned long long)r->dist[chain[i]]);
+  free(chain);
+  *hops = len ? len - 1 : 0;
   return cli_out_commit(ctx, &o);
 }
 
@@ -49,9 +81,12 @@ static int any_meter_available(const wg_meter_reading *r, size_t n) {
 
 int cmd_sssp(int argc, char **argv) {
   cli_load_args la;
-  cli_load_args_defaults(&la, "auto");
+  cli_load_args_defaults(&la, "file");
   uint64_t source_id = 0;
   int have_source = 0, verify = 0, json = 0, threads = 0, quiet = 0, no_pred = 0;
+  int have_to = 0, with_pred = 0;
+  uint64_t to_id = 0, path_hops = 0;
+  const char *path_out = NULL;
   uint32_t repeat = 1, energy_runs = 1;
   double energy_s = 1.0;
   uint64_t delta = 0;
@@ -101,6 +136,15 @@ int cmd_sssp(int argc, char **argv) {
        "write '<id> <distance>' per vertex in file id order ('inf' if "
        "unreachable; - for stdout); many sources: a folder, DIR/source-<id>.dist "
        "per source", NULL, 0, 0, NULL},
+      {"to", 0, OPT_U64, &to_id, "T",
+       "target vertex (file numbering) for --path", NULL, 0, 18446744073709551615.0,
+       &have_to},
+      {"path", 0, OPT_STRING, &path_out, "FILE",
+       "write the shortest path to --to: '<id> <distance>' per vertex from the source "
+       "(- for stdout)", NULL, 0, 0, NULL},
+      {"with-pred", 0, OPT_FLAG, &with_pred, NULL,
+       "--out writes '<id> <distance> <predecessor id>' ('-' for none)", NULL, 0, 0,
+       NULL},
       {"no-pred", 0, OPT_FLAG, &no_pred, NULL,
        "do not compute predecessors (verification then checks distances only)",
        NULL, 0, 0, NULL},
@@ -134,9 +178,10 @@ int cmd_sssp(int argc, char **argv) {
       {"power-trace", 0, OPT_STRING, &mc.power_trace, "FILE.csv",
        "write t,watts,setpoint,knob per controller window (wattgraph plot power "
        "draws it)", NULL, 0, 0, NULL},
-      CLI_LOAD_OPTS(la, "auto",
-                    "weights: auto (file's; drawn from --weight-range if the "
-                    "file has none, as GAP does), file (unweighted: 1), random"),
+      CLI_LOAD_OPTS(la, "file",
+                    "weights: file (unweighted inputs: every arc weighs 1, as in "
+                    "info, convert and the library), auto (draw from "
+                    "--weight-range if the file has none, as GAP does), random"),
       CLI_THREADS_OPT(threads),
       CLI_OUTPUT_OPTS(json, quiet),
       {0}};
@@ -217,6 +262,22 @@ int cmd_sssp(int argc, char **argv) {
     return CLI_USAGE;
   }
   so.predecessors = !no_pred;
+  if ((path_out != NULL) != (have_to != 0)) {
+    cli_error("sssp: --path and --to go together (the path to T is written to FILE)");
+    return CLI_USAGE;
+  }
+  if (no_pred && (path_out || with_pred)) {
+    cli_error("sssp: --path and --with-pred need the predecessors; drop --no-pred");
+    return CLI_USAGE;
+  }
+  if (with_pred && !out) {
+    cli_error("sssp: --with-pred adds predecessors to --out FILE; give --out");
+    return CLI_USAGE;
+  }
+  if (json && ((out && strcmp(out, "-") == 0) || (path_out && strcmp(path_out, "-") == 0))) {
+    cli_error("sssp: --json owns standard output; write --out/--path to a file");
+    return CLI_USAGE;
+  }
 
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
@@ -233,8 +294,8 @@ int cmd_sssp(int argc, char **argv) {
   wg_status st;
 
   {
-    const cli_output outs[] = {{"--out", out}, {"--trace", trace}};
-    if ((rc = cli_check_outputs("sssp", args[0], outs, 2)) != CLI_OK) return rc;
+    const cli_output outs[] = {{"--out", out}, {"--trace", trace}, {"--path", path_out}};
+    if ((rc = cli_check_outputs("sssp", args[0], outs, 3)) != CLI_OK) return rc;
   }
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   if ((rc = cli_load(ctx, args[0], &la, &g, &load_s)) != CLI_OK) goto done;
@@ -279,7 +340,15 @@ int cmd_sssp(int argc, char **argv) {
     rc = CLI_FAIL;
     goto done;
   }
+  uint32_t target = 0;
+  if (have_to && wg_graph_vertex_of(g, to_id, &target) != WG_OK) {
+    cli_error("--to %llu is not a vertex of %s", (unsigned long long)to_id, args[0]);
+    rc = CLI_FAIL;
+    goto done;
+  }
   meter = cli_meter(ctx);
+  /* several runs: one bar over the runs instead of a bar per run */
+  if (repeat > 1) wg_ctx_set_progress(ctx, NULL, NULL);
   if (meter) wg_meter_begin(meter);
   for (uint32_t i = 0; i < repeat; i++) {
     wg_sssp_result_destroy(&res);
@@ -290,6 +359,7 @@ int cmd_sssp(int argc, char **argv) {
       goto done;
     }
     times[i] = res->seconds;
+    if (repeat > 1) cli_progress("runs", i + 1, repeat);
   }
   if (meter) wg_meter_end(meter, readings, MAX_READINGS, &nread);
   if (nread > MAX_READINGS) nread = MAX_READINGS;
@@ -337,7 +407,16 @@ int cmd_sssp(int argc, char **argv) {
       goto done;
     }
   }
-  if (out && (rc = write_distances(ctx, out, g, res)) != CLI_OK) goto done;
+  if (out && (rc = write_distances(ctx, out, g, res, with_pred)) != CLI_OK) goto done;
+  if (path_out) {
+    if (res->dist[target] == WG_DIST_INF) {
+      cli_error("--to %llu is not reachable from source %llu", (unsigned long long)to_id,
+                (unsigned long long)wg_graph_file_id(g, source));
+      rc = CLI_FAIL;
+      goto done;
+    }
+    if ((rc = write_path(ctx, path_out, g, res, target, &path_hops)) != CLI_OK) goto done;
+  }
   if (trace && (rc = write_trace(ctx, trace, res)) != CLI_OK) goto done;
 
   if (json) {
@@ -361,6 +440,15 @@ int cmd_sssp(int argc, char **argv) {
     json_u64(&j, "iterations", res->iterations);
     json_u64(&j, "repeat", repeat);
     json_num(&j, "median_seconds", median);
+    json_num(&j, "arcs_per_second", median > 0 ? (double)wg_graph_num_arcs(g) / median : 0);
+    if (path_out) {
+      json_obj_open(&j, "path");
+      json_u64(&j, "to", to_id);
+      json_u64(&j, "distance", res->dist[target]);
+      json_u64(&j, "arcs", path_hops);
+      json_str(&j, "file", path_out);
+      json_obj_close(&j);
+    }
     json_arr_open(&j, "seconds");
     for (uint32_t i = 0; i < repeat; i++) json_num(&j, NULL, times[i]);
     json_arr_close(&j);
@@ -374,15 +462,17 @@ int cmd_sssp(int argc, char **argv) {
   } else {
     /* With --out -, distances own stdout and the summary goes to stderr. */
     FILE *tbl = cli_report_stream(out);
+    if (tbl == stdout) tbl = cli_report_stream(path_out);
     wg_graph_info info;
     wg_graph_get_info(g, &info);
     fprintf(tbl, "%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", args[0],
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            cli_duration(load_s, b3, sizeof b3));
-    if (info.weights_assigned)
-      fprintf(tbl, "%-10s drawn uniformly from [%u, %u], seed %llu\n", "weights",
-             info.weight_lo, info.weight_hi, (unsigned long long)info.weight_seed);
+    {
+      char wb[128];
+      fprintf(tbl, "%-10s %s\n", "weights", cli_weights_text(&info, wb, sizeof wb));
+    }
     fprintf(tbl, "%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
            have_source ? "" : " (default: lowest vertex of the largest strong component)");
     if (so.algo == WG_ALGO_DIJKSTRA)
@@ -410,6 +500,10 @@ int cmd_sssp(int argc, char **argv) {
               "energy", energy_runs);
     cli_print_energy(tbl, energy_runs != repeat ? "" : "energy", 10, readings, nread,
                      energy_runs);
+    if (path_out)
+      fprintf(tbl, "%-10s to %llu: distance %llu over %llu arcs, written to %s\n", "path",
+              (unsigned long long)to_id, (unsigned long long)res->dist[target],
+              (unsigned long long)path_hops, path_out);
     if (verified == 1)
       fprintf(tbl, "%-10s PASS (%s vertices match the oracle; path tree checked)\n", "verify",
              cli_commas(report.checked, b1, sizeof b1));
