@@ -3,9 +3,9 @@
 # beside `wattgraph sssp --backend cpu` on the same weighted files
 # (docs/nearfar.md, "Against GAP"; issue 28).
 #
-# The peer is RUN, never built here: build GAP yourself outside the repo
-# (git clone https://github.com/sbeamer/gapbs; make sssp converter) and give
-# its sssp binary in WG_GAP_SSSP. Without it the script says "peer missing"
+# The peer is RUN, never built here: GAP (sbeamer/gapbs) is built outside
+# the repository by whoever runs this, and its sssp binary given in
+# WG_GAP_SSSP. Without it the script says "peer missing"
 # and exits 0 after the wattgraph runs.
 #
 # Files, written once into WG_GAP_WORK (default ${TMPDIR:-/tmp}/wattgraph-gap):

@@ -59,7 +59,7 @@ for g in .gpu/data/*.gr.xz data/monaco.osm.pbf; do
   for run in "dijkstra:--algo dijkstra" "nearfar:--algo nearfar --backend cuda" \
              "selftune:--algo selftune --backend cuda"; do
     name=${run%%:*}
-    "$WG_BIN" sssp "$g" ${run#*:} --repeat 5 --verify --json >"$OUT/sssp-$b-$name.json" 2>"$LOGS/sssp-$b-$name.err"
+    "$WG_BIN" sssp "$g" ${run#*:} --weights auto --repeat 5 --verify --json >"$OUT/sssp-$b-$name.json" 2>"$LOGS/sssp-$b-$name.err"
     if [ $? -eq 0 ]; then
       med=$(grep -o '"median_seconds":[0-9.e-]*' "$OUT/sssp-$b-$name.json" | cut -d: -f2)
       j=$(grep -o '"kind":"gpu","available":true,"joules_per_run":[0-9.e-]*' "$OUT/sssp-$b-$name.json" | head -1 | cut -d: -f4)
