@@ -231,7 +231,7 @@ static int copy_power_trace(const char *path, const char *dir, int index) {
     char extra;
     if (sscanf(row, "%lf,%lf,%lf,%lf %c", &v[0], &v[1], &v[2], &v[3], &extra) != 4 ||
         !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || !isfinite(v[3])) {
-      cli_error("%s:%lu: expected four finite numbers t,watts,setpoint,knob", path, lineno);
+      cli_error("%s:%lu: expected four numbers t,watts,setpoint,knob, all finite", path, lineno);
       rc = CLI_FAIL;
       break;
     }
