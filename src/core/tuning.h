@@ -4,7 +4,7 @@
  * own wg__tuning; wg_ctx_set_tuning changes one entry with range checks;
  * the code that needs a switch reads it from the context (C) or from the
  * wg__tuning pointer in its gateway arguments (CUDA). Nothing else in src/
- * calls getenv("WG_..."). docs/tuning.md is written from this table
+ * reads a WG_* variable from the environment. docs/tuning.md is written from this table
  * (wg_tuning_markdown; test_tuning checks they agree).
  *
  * Plain C, included by the CUDA sources too. */
