@@ -39,7 +39,7 @@ period=$(python3 -c "print($duration / 2 / $vehicles)")
 osmium cat "$map" -o "$work/map.osm" -f osm >/dev/null
 netconvert --osm-files "$work/map.osm" -o "$work/net.xml" --keep-edges.by-vclass passenger \
   --remove-edges.isolated --geometry.remove --junctions.join --no-warnings true >/dev/null 2>&1
-python3 "$rt" -n "$work/net.xml" -o "$work/trips.xml" -b 0 -e "$half" -p "$period" --seed 1 \
+python3 "$rt" -n "$work/net.xml" -o "$work/trips.xml" -r "$work/routes.rou.xml" -b 0 -e "$half" -p "$period" --seed 1 \
   --validate >/dev/null 2>&1
 sumo_args=(-n "$work/net.xml" -r "$work/trips.xml" --end "$duration" --step-length 1
   --default.carfollowmodel IDM --no-step-log true --no-warnings true
