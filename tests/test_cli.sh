@@ -167,7 +167,7 @@ if [ "$(wc -l <"$tmp/p20.csv")" -gt 2 ]; then pass=$((pass + 1)); else
   echo "FAIL trace: too few rows in the self-tuned trace"; failures=$((failures + 1)); fi
 check delta-zero 2 "$bin" sssp "$tmp/grid.wgc" --algo nearfar --delta 0
 one_line_error delta-zero
-check delta-dijkstra 2 "$bin" sssp "$tmp/grid.wgc" --delta 5
+check delta-dijkstra 2 "$bin" sssp "$tmp/grid.wgc" --algo dijkstra --delta 5
 one_line_error delta-dijkstra
 check bad-lb 2 "$bin" sssp "$tmp/grid.wgc" --algo nearfar --lb sideways
 one_line_error bad-lb

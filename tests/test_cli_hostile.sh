@@ -316,11 +316,11 @@ expect_in info-cache "$tmp/out" "wattgraph cache (binary), converted from dimacs
   head -c 8000000 /dev/zero | tr '\0' x
   printf '"/>\n</node>\n</osm>\n'
 } >"$tmp/long.osm"
-start=$(date +%s)
+# (refused by a bound on the tag's length, not by a timer: no timing
+# assertion here, the timeout only stops a regression from hanging CI)
 check osm-long-attribute 1 timeout 60 "$bin" info "$tmp/long.osm"
 one_line_error osm-long-attribute
 expect_in osm-long-attribute "$tmp/err" "long.osm:4: an XML tag longer than"
-ok osm-long-attribute-quick test $(($(date +%s) - start)) -lt 10
 printf '<?xml version="1.0"?>\n<osm version="0.6">\n<node id="18446744073709551617" lat="1" lon="1"/>\n</osm>\n' >"$tmp/bigid.osm"
 check osm-big-id 1 "$bin" info "$tmp/bigid.osm"
 one_line_error osm-big-id

@@ -346,8 +346,11 @@ static void names_and_defaults(void **state) {
   wg_sssp_opts o;
   memset(&o, 0x5a, sizeof o);
   wg_sssp_opts_defaults(&o);
-  assert_int_equal(o.algo, WG_ALGO_DIJKSTRA);
+  assert_int_equal(o.algo, WG_ALGO_AUTO);
   assert_int_equal(o.backend, WG_BACKEND_AUTO);
+  assert_int_equal(wg_sssp_algo_from_name("auto", &a), WG_OK);
+  assert_int_equal(a, WG_ALGO_AUTO);
+  assert_string_equal(wg_sssp_algo_name(WG_ALGO_AUTO), "auto");
   assert_int_equal(o.predecessors, 1);
 }
 
@@ -358,6 +361,7 @@ static void sssp_result_fields(void **state) {
   wg_graph_t *g = ref_build(ctx, 5, e, 3, 0);
   wg_sssp_opts o;
   wg_sssp_opts_defaults(&o);
+  o.algo = WG_ALGO_DIJKSTRA; /* the fields of the oracle's result */
   wg_sssp_result *r = NULL;
   wgt_assert_status(ctx, wg_sssp(ctx, g, 0, &o, &r), WG_OK);
   assert_non_null(r);
@@ -410,6 +414,60 @@ static void sssp_result_fields(void **state) {
   wg_graph_destroy(&g);
 }
 
+/* WG_ALGO_AUTO names the algorithm it ran, and that one's answer is exact:
+ * the oracle on small graphs or one thread, near-far from
+ * WG_SSSP_AUTO_NEARFAR_ARCS arcs with two threads, near-far when a delta is
+ * given, selftune when a parallelism is. */
+static void auto_picks_by_graph_and_threads(void **state) {
+  wg_ctx_t *ctx = ((fixture *)*state)->ctx;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wg_graph_t *small = NULL, *big = NULL;
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &small, 20, 30, &go), WG_OK);
+  /* 600 x 500 grid: 4 x 300k minus the border, about 1.2M arcs */
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &big, 600, 500, &go), WG_OK);
+  assert_true(wg_graph_num_arcs(big) >= WG_SSSP_AUTO_NEARFAR_ARCS);
+  struct {
+    wg_graph_t *g;
+    int threads;
+    uint64_t delta;
+    double parallelism;
+    const char *want;
+  } cases[] = {
+      {small, 2, 0, 0, "dijkstra"}, {big, 1, 0, 0, "dijkstra"},
+      {big, 2, 0, 0, "nearfar"},    {small, 2, 7, 0, "nearfar"},
+      {small, 1, 0, 50, "selftune"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    wg_graph_t *g = cases[i].g;
+    const uint32_t n = wg_graph_num_vertices(g);
+    wg_ctx_set_threads(ctx, cases[i].threads);
+    wg_sssp_opts o;
+    wg_sssp_opts_defaults(&o);
+    o.backend = WG_BACKEND_CPU;
+    o.delta = cases[i].delta;
+    o.parallelism = cases[i].parallelism;
+    wg_sssp_result *r = NULL;
+    wgt_assert_status(ctx, wg_sssp(ctx, g, 3, &o, &r), WG_OK);
+    if (strcmp(r->algo, cases[i].want) != 0)
+      fail_msg("case %zu: auto ran %s, wanted %s", i, r->algo, cases[i].want);
+    wg_dist_t *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    wgt_assert_status(ctx, wg_sssp_dijkstra(ctx, g, 3, want, NULL), WG_OK);
+    uint32_t bad = 0;
+    for (uint32_t v = 0; v < n; v++)
+      if (r->dist[v] != want[v] && bad++ < 5)
+        print_message("case %zu: vertex %u got %llu, oracle %llu\n", i, v,
+                      (unsigned long long)r->dist[v], (unsigned long long)want[v]);
+    assert_int_equal(bad, 0);
+    free(want);
+    wg_sssp_result_destroy(&r);
+  }
+  wg_ctx_set_threads(ctx, 0);
+  wg_graph_destroy(&small);
+  wg_graph_destroy(&big);
+}
+
 typedef struct progress_seen {
   int calls;
   uint64_t last_done, last_total;
@@ -460,6 +518,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(source_out_of_range, setup, teardown),
       cmocka_unit_test(names_and_defaults),
       cmocka_unit_test_setup_teardown(sssp_result_fields, setup, teardown),
+      cmocka_unit_test_setup_teardown(auto_picks_by_graph_and_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(progress_is_reported, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

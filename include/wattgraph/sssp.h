@@ -22,10 +22,24 @@ typedef enum wg_sssp_algo {
   WG_ALGO_DIJKSTRA = 0, /* serial, binary heap: the oracle */
   WG_ALGO_NEARFAR,      /* delta-stepping's near-far form, fixed delta */
   WG_ALGO_SELFTUNE,     /* near-far with delta steered to hold parallelism P */
-  WG_ALGO_PQ            /* batched relaxed Dijkstra on the batched priority
+  WG_ALGO_PQ,           /* batched relaxed Dijkstra on the batched priority
                            queue (pq.h): pops the `parallelism` smallest
                            tentative distances at a time (0: 1024) */
+  WG_ALGO_AUTO          /* the fastest exact algorithm for the backend and the
+                           graph (result->algo names the one that ran):
+                           nearfar on CUDA; on the CPU nearfar with two or
+                           more threads on graphs of at least
+                           WG_SSSP_AUTO_NEARFAR_ARCS arcs, else dijkstra.
+                           A delta, a parallelism or a trace in the options
+                           asks for near-far (selftune with parallelism). */
 } wg_sssp_algo;
+
+/* WG_ALGO_AUTO's CPU threshold. Measured on the 2-core development machine
+ * (docs/sssp.md, "Which algorithm by default"): below it the oracle's
+ * single heap beats near-far's per-iteration parallel regions (Monaco:
+ * 0.67 against 0.72 ms, NY 733k arcs: 46 against 51 ms), above it near-far
+ * wins (FLA 2.7M arcs: 136 against 308 ms; Kronecker 18: 176 against 431). */
+#define WG_SSSP_AUTO_NEARFAR_ARCS 1000000u
 
 /* Load-balancing policy of the frontier operators (advance + filter).
  * GPU: THREAD = one vertex per thread; TWC = neighbour lists of >= 512 arcs
@@ -75,11 +89,13 @@ wg_status wg_backend_from_name(const char *name, wg_backend *out);
 #define WG_SSSP_MAX_REPEAT 4096 /* the largest wg_sssp_opts.repeat honoured */
 
 typedef struct wg_sssp_opts {
-  wg_sssp_algo algo;     /* WG_ALGO_DIJKSTRA */
+  wg_sssp_algo algo;     /* WG_ALGO_AUTO */
   wg_backend backend;    /* WG_BACKEND_AUTO */
   int predecessors;      /* 1: fill pred[] */
   uint64_t delta;        /* near-far: 0 = from the graph, 32 x mean weight /
-                            mean degree, as Gunrock and cuGraph do */
+                            mean degree as Gunrock and cuGraph do (CUDA,
+                            selftune's start), a quarter of it for the CPU's
+                            fixed-delta near-far (docs/nearfar.md) */
   double parallelism;    /* self-tuning set-point P (wanted advance output);
                             pq: the batch size, items popped per iteration;
                             0 = a default for the backend */

@@ -17,6 +17,7 @@ static const char *const algo_names[] = {
     [WG_ALGO_NEARFAR] = "nearfar",
     [WG_ALGO_SELFTUNE] = "selftune",
     [WG_ALGO_PQ] = "pq",
+    [WG_ALGO_AUTO] = "auto",
 };
 #define ALGO_COUNT (sizeof algo_names / sizeof *algo_names)
 
@@ -112,7 +113,7 @@ wg_status wg_backend_from_name(const char *name, wg_backend *out) {
 void wg_sssp_opts_defaults(wg_sssp_opts *opts) {
   if (!opts) return;
   memset(opts, 0, sizeof *opts);
-  opts->algo = WG_ALGO_DIJKSTRA;
+  opts->algo = WG_ALGO_AUTO;
   opts->backend = WG_BACKEND_AUTO;
   opts->predecessors = 1;
   opts->lb = WG_LB_AUTO;
@@ -141,6 +142,7 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
   case WG_ALGO_NEARFAR:
   case WG_ALGO_SELFTUNE:
   case WG_ALGO_PQ:
+  case WG_ALGO_AUTO:
     if (requested == WG_BACKEND_CPU) {
       *out = WG_BACKEND_CPU;
       return WG_OK;
@@ -166,6 +168,16 @@ static wg_status pick_backend(wg_ctx_t *ctx, wg_sssp_algo algo,
   return wg__error(ctx, WG_EINVAL, "unknown SSSP algorithm %d", (int)algo);
 }
 
+/* WG_ALGO_AUTO: the fastest exact algorithm for the backend and graph
+ * (the measurements behind the threshold are at its definition). */
+static wg_sssp_algo auto_algo(const wg_ctx_t *ctx, const wg_graph_t *g,
+                              const wg_sssp_opts *opts, wg_backend backend) {
+  if (opts->parallelism > 0) return WG_ALGO_SELFTUNE;
+  if (opts->delta > 0 || opts->trace || backend == WG_BACKEND_CUDA) return WG_ALGO_NEARFAR;
+  return wg__threads(ctx) >= 2 && g->m >= WG_SSSP_AUTO_NEARFAR_ARCS ? WG_ALGO_NEARFAR
+                                                                    : WG_ALGO_DIJKSTRA;
+}
+
 /* Median of n > 0 times (sorted in place; n is small). */
 static double median_of(double *t, uint32_t n) {
   for (uint32_t i = 1; i < n; i++)
@@ -181,7 +193,7 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
                   const wg_sssp_opts *opts, wg_sssp_result **out) {
   wg_status st = WG_OK;
   wg_sssp_result *r = NULL;
-  wg_sssp_opts defaults;
+  wg_sssp_opts defaults, resolved;
   wg_backend backend = WG_BACKEND_CPU;
   if (!out) return wg__error(ctx, WG_EINVAL, "sssp: no result pointer");
   *out = NULL;
@@ -209,6 +221,12 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
                      (unsigned long)source, (unsigned long)g->n);
   st = pick_backend(ctx, opts->algo, opts->backend, &backend);
   if (st != WG_OK) return st;
+  if (opts->algo == WG_ALGO_AUTO) {
+    /* resolved once here, so everything below sees a concrete algorithm */
+    resolved = *opts;
+    resolved.algo = auto_algo(ctx, g, opts, backend);
+    opts = &resolved;
+  }
 
   {
     /* distances 8 B and predecessors 4 B a vertex, and work arrays of about
@@ -264,6 +282,9 @@ wg_status wg_sssp(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t source,
     case WG_ALGO_PQ:
       st = backend == WG_BACKEND_CUDA ? wg__sssp_pq_cuda(ctx, &job)
                                       : wg__sssp_pq_cpu(ctx, &job);
+      break;
+    case WG_ALGO_AUTO: /* resolved above; kept for -Wswitch */
+      st = wg__error(ctx, WG_EINVAL, "sssp: algorithm auto was not resolved");
       break;
     }
     times[call] = job.seconds > 0 ? job.seconds : wg__now() - t0;

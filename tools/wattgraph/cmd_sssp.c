@@ -92,7 +92,7 @@ int cmd_sssp(int argc, char **argv) {
   uint64_t delta = 0;
   double parallelism = 0;
   int have_algo = 0, have_delta = 0, have_p = 0, device = 0;
-  const char *algo_name = "dijkstra", *backend_name = "auto", *out = NULL,
+  const char *algo_name = "auto", *backend_name = "auto", *out = NULL,
              *lb_name = "auto", *trace = NULL;
   /* many sources (cmd_sssp_many.c) */
   many_cli mc;
@@ -104,12 +104,15 @@ int cmd_sssp(int argc, char **argv) {
        "lowest vertex of the largest strong component", 0, 18446744073709551615.0,
        &have_source},
       {"algo", 'a', OPT_STRING, &algo_name, "ALGO",
+       "auto (the fastest exact one for the backend and graph: nearfar on "
+       "CUDA, and on the CPU with 2+ threads from 1M arcs, else dijkstra), "
        "dijkstra (the serial oracle), nearfar (fixed delta), selftune or pq "
        "(batched relaxed Dijkstra on the batched heap; --parallelism = batch)",
-       "dijkstra; selftune with --parallelism", 0, 0, &have_algo},
+       "auto; selftune with --parallelism, nearfar with --delta or --trace", 0, 0,
+       &have_algo},
       {"delta", 'd', OPT_U64, &delta, "D",
        "near-far bucket width (selftune: the starting one)",
-       "32 x mean weight / mean degree", 1, 18446744073709551615.0, &have_delta},
+       "from the graph and backend (docs/nearfar.md)", 1, 18446744073709551615.0, &have_delta},
       {"parallelism", 'P', OPT_DOUBLE, &parallelism, "P",
        "self-tuning set-point: the wanted advance output per iteration "
        "(pq: the batch size, default 1024)",
@@ -208,7 +211,8 @@ int cmd_sssp(int argc, char **argv) {
       return CLI_USAGE;
     }
     if (have_source || have_p || trace || have_repeat || no_pred ||
-        (have_algo && strcmp(algo_name, "dijkstra") != 0 && strcmp(algo_name, "nearfar") != 0)) {
+        (have_algo && strcmp(algo_name, "dijkstra") != 0 && strcmp(algo_name, "nearfar") != 0 &&
+         strcmp(algo_name, "auto") != 0)) {
       cli_error("sssp: with many sources, -s, --parallelism, --trace, --repeat, --no-pred "
                 "and --algo other than dijkstra or nearfar do not apply (CPU: --algo "
                 "nearfar runs a near-far per source; CUDA always runs the batched "
@@ -229,8 +233,9 @@ int cmd_sssp(int argc, char **argv) {
   wg_sssp_opts so;
   wg_sssp_opts_defaults(&so);
   if (have_p && !have_algo) algo_name = "selftune";
+  else if ((have_delta || trace) && !have_algo) algo_name = "nearfar";
   if (wg_sssp_algo_from_name(algo_name, &so.algo) != WG_OK) {
-    cli_error("sssp: unknown algorithm '%s' (known: dijkstra, nearfar, selftune, pq)",
+    cli_error("sssp: unknown algorithm '%s' (known: auto, dijkstra, nearfar, selftune, pq)",
               algo_name);
     return CLI_USAGE;
   }
@@ -419,6 +424,9 @@ int cmd_sssp(int argc, char **argv) {
   }
   if (trace && (rc = write_trace(ctx, trace, res)) != CLI_OK) goto done;
 
+  /* the algorithm that ran: auto resolves to one for the backend and graph */
+  wg_sssp_algo ran = so.algo;
+  (void)wg_sssp_algo_from_name(res->algo, &ran);
   if (json) {
     cli_json j;
     json_begin(&j, stdout);
@@ -427,12 +435,13 @@ int cmd_sssp(int argc, char **argv) {
     json_num(&j, "load_seconds", load_s);
     json_u64(&j, "source", wg_graph_file_id(g, source));
     json_str(&j, "algo", res->algo);
+    json_bool(&j, "algo_auto", so.algo == WG_ALGO_AUTO);
     json_str(&j, "backend", res->backend);
-    if (so.algo != WG_ALGO_DIJKSTRA) {
+    if (ran != WG_ALGO_DIJKSTRA) {
       json_str(&j, "lb", res->lb);
       if (res->engine[0]) json_str(&j, "engine", res->engine);
       json_u64(&j, "delta", res->delta);
-      if (so.algo == WG_ALGO_SELFTUNE) json_num(&j, "parallelism", so.parallelism);
+      if (ran == WG_ALGO_SELFTUNE) json_num(&j, "parallelism", so.parallelism);
     }
     json_u64(&j, "threads", (uint64_t)wg_ctx_threads(ctx));
     json_u64(&j, "reached", res->reached);
@@ -475,14 +484,15 @@ int cmd_sssp(int argc, char **argv) {
     }
     fprintf(tbl, "%-10s %llu%s\n", "source", (unsigned long long)wg_graph_file_id(g, source),
            have_source ? "" : " (default: lowest vertex of the largest strong component)");
-    if (so.algo == WG_ALGO_DIJKSTRA)
-      fprintf(tbl, "%-10s %s on %s\n", "algorithm", res->algo, res->backend);
+    const char *picked = so.algo == WG_ALGO_AUTO ? " (auto)" : "";
+    if (ran == WG_ALGO_DIJKSTRA)
+      fprintf(tbl, "%-10s %s on %s%s\n", "algorithm", res->algo, res->backend, picked);
     else
-      fprintf(tbl, "%-10s %s on %s%s%s, load balancing %s, delta %llu%s, %llu %s\n",
-             "algorithm", res->algo, res->backend, res->engine[0] ? ", engine " : "",
+      fprintf(tbl, "%-10s %s%s on %s%s%s, load balancing %s, delta %llu%s, %llu %s\n",
+             "algorithm", res->algo, picked, res->backend, res->engine[0] ? ", engine " : "",
              res->engine, res->lb,
              (unsigned long long)res->delta,
-             so.algo == WG_ALGO_SELFTUNE ? " at the start" : "",
+             ran == WG_ALGO_SELFTUNE ? " at the start" : "",
              (unsigned long long)res->iterations,
              strcmp(res->engine, "async") == 0 ? "bands" : "iterations");
     fprintf(tbl, "%-10s %s of %s vertices\n", "reached", cli_commas(res->reached, b1, sizeof b1),
