@@ -4,45 +4,7 @@
 set -u
 bin=${WG_BIN:?WG_BIN not set}
 data=${WG_TEST_DATA:-$(cd "$(dirname "$0")" && pwd)/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-one_line_error() { # the error is exactly one line starting "wattgraph: error:"
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$lines" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
-    echo "FAIL $1: expected a one-line error, got:"
-    sed 's/^/  /' "$tmp/err"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/support/cli_check.sh"
 
 # help and usage
 check help 0 "$bin" --help
@@ -223,5 +185,4 @@ if ! "$bin" heap --n 64 --k 64 --backend cuda -q >/dev/null 2>&1; then
   fi
 fi
 
-echo "$pass passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "cli"

@@ -7,53 +7,8 @@
 set -u
 bin=${WG_BIN:?WG_BIN not set}
 data=${WG_TEST_DATA:?WG_TEST_DATA not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
+. "$(dirname "$0")/support/cli_check.sh"
 
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-ok() { # ok NAME CONDITION-COMMAND... : passes when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else
-    echo "FAIL $name: '$*' is false"
-    failures=$((failures + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-one_line_error() {
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$lines" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
-    echo "FAIL $1: expected a one-line error, got:"
-    sed 's/^/  /' "$tmp/err"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
 no_temporaries() { # nothing but the expected names left in a folder
   local left
   left=$(find "$2" -maxdepth 1 -name '*.tmp' | head -3)
@@ -380,5 +335,4 @@ if command -v gnuplot >/dev/null; then
   cd "$tmp" || exit 1
 fi
 
-echo "$pass passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "cli hostile"

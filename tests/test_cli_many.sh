@@ -7,43 +7,7 @@
 set -u
 bin=${WG_BIN:?WG_BIN not set}
 data=${WG_TEST_DATA:?WG_TEST_DATA not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-same() { # same NAME FILE1 FILE2
-  if ! cmp -s "$2" "$3"; then
-    echo "FAIL $1: $(basename "$2") and $(basename "$3") differ"
-    diff "$2" "$3" | head -5 | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/support/cli_check.sh"
 
 g="$data/tiny.gr"
 check help 0 "$bin" sssp --help
@@ -108,5 +72,4 @@ if command -v gnuplot >/dev/null; then
   [ -s "$tmp/p.png" ] && pass=$((pass + 1)) || { echo "FAIL plot-power: no picture"; failures=$((failures + 1)); }
 fi
 
-echo "$pass checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "cli many"

@@ -5,56 +5,7 @@
 set -u
 bin=${WG_BIN:?WG_BIN not set}
 repo=${WG_REPO:?WG_REPO not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_file() { # expect_file NAME FILE EXPECTED_TEXT
-  if [ "$(cat "$2")" != "$3" ]; then
-    echo "FAIL $1: $(basename "$2") is:"
-    sed 's/^/  /' "$2" | head -10
-    echo "  expected:"
-    echo "$3" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-one_line_error() {
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$lines" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
-    echo "FAIL $1: expected a one-line error, got:"
-    sed 's/^/  /' "$tmp/err"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/support/cli_check.sh"
 
 # 1 -> 2 (3), 2 -> 3 (4), 1 -> 3 (10), 3 -> 4 (1), 3 -> 2 (0); 5 isolated
 g=$tmp/hand.gr
@@ -142,5 +93,4 @@ if [ -f "$m" ]; then
   expect_in monaco-verify "$tmp/out" "PASS"
 fi
 
-echo "route cli: $pass passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "route cli"

@@ -4,33 +4,7 @@
 # conservation, the --out files (series CSV header, FCD XML well formed).
 set -u
 bin=${WG_BIN:?WG_BIN not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/support/cli_check.sh"
 
 "$bin" gen road --vertices 2000 -o "$tmp/road.wgc" -q >/dev/null || { echo "FAIL gen road"; exit 1; }
 check help 0 "$bin" traffic --help
@@ -64,5 +38,4 @@ PY
 expect_in series "$tmp/run/series.csv" "time,from,to,flow_vph,density_vpkm,speed_ms"
 python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert len(d.getElementsByTagName('timestep')) == 601" "$tmp/run/fcd.xml" || { echo "FAIL fcd.xml"; failures=$((failures + 1)); }
 check cuda 1 "$bin" traffic "$tmp/road.wgc" --walkers 5 --backend cuda -q
-echo "traffic cli: $pass checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "traffic cli"
