@@ -128,6 +128,18 @@ if [ "${WG_GPU_ROUTE:-1}" != 0 ]; then
   tail -n 12 "$OUT/bench-many.txt" 2>/dev/null | tee -a "$summary"
 fi
 
+# 6. the route server (issue 23; WG_GPU_SERVE=0 skips): median latency of
+#    exact single routes, capacity from concurrent clients, and the
+#    admission experiment at twice that capacity, on a generated road map
+#    of FLA's size (1M vertices, with coordinates), loopback only.
+if [ "${WG_GPU_SERVE:-1}" != 0 ] && [ -x "$B/serve_load" ]; then
+  "$WG_BIN" gen road -n 1000000 -o "$OUT/road1m.wgc" -q 2>"$LOGS/gen-road1m.err"
+  timeout 560 bash bench/serve_gpu.sh "$B" "$OUT/road1m.wgc" "$OUT/serve" >"$OUT/bench-serve.txt" 2>&1
+  row "bench serve" "rc=$?"
+  tee -a "$summary" <"$OUT/bench-serve.txt"
+  rm -f "$OUT/road1m.wgc"
+fi
+
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 echo
 echo "== summary ($(cat "$OUT/commit.txt"), $(sed -n 2p "$OUT/gpu.csv" | cut -d, -f1)) =="
