@@ -120,6 +120,8 @@ check with-random 2 "$bin" route road.wgc --profile x.csv --random 5
 one_line_error with-random
 check with-out 2 "$bin" route road.wgc --profile x.csv --out y.txt
 one_line_error with-out
+check stdout 2 "$bin" route road.wgc --profile -
+one_line_error stdout
 check over-input 2 "$bin" route road.wgc --profile road.wgc
 one_line_error over-input
 check no-folder 1 "$bin" route road.wgc --profile /nonexistent/dir/p.csv

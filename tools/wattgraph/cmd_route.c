@@ -743,6 +743,11 @@ int cmd_route(int argc, char **argv) {
       cli_error("route: --profile writes only the profile (no --out, --path or --verify)");
       return CLI_USAGE;
     }
+    if (strcmp(profile_out, "-") == 0) {
+      cli_error("route: --profile needs a file name (it is written whole, then renamed into "
+                "place), not -");
+      return CLI_USAGE;
+    }
     if ((rc = parse_sizes(profile_sizes, prun.p.size, WG_PROFILE_MAX_SIZES,
                           &prun.p.num_sizes)) != CLI_OK ||
         (profile_scores && (rc = parse_scores(profile_scores, scores, WG_PROFILE_MAX_LEVELS,
