@@ -125,10 +125,12 @@ static int write_arcs(const char *dir, const wg_sim_t *sim, const wg_graph_t *g,
     if (!f) return CLI_FAIL;
     const double kj = so->jam_density > 0 ? so->jam_density
                                           : 1000.0 / (so->idm.length_m + so->idm.min_gap_m);
+    /* the floor (share of vf kept at jam density) as the library applies it */
+    const double floor_share = wg_sim_fd_speed(sim, 1.0, kj);
     fprintf(f, "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s\n"
-               "%s,%.6f,%.6f,0.05,%g,%g\n",
+               "%s,%.6f,%.6f,%.6g,%g,%g\n",
             so->fd == WG_FD_GREENSHIELDS ? "greenshields" : "triangular", kj,
-            so->wave_speed_kmh, aggregate, so->step_s);
+            so->wave_speed_kmh, floor_share, aggregate, so->step_s);
     bad |= ferror(f);
     bad |= fclose(f) != 0;
   }
