@@ -82,6 +82,45 @@ static void profile_round_trip_is_exact(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Notes become comment lines (control characters as spaces, long lines cut
+ * within the parser's 256-byte limit) and the profile still reloads exactly. */
+static void profile_notes_are_comments(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_profile p, back;
+  synth_profile(&p, 3.3e-4, 1.7e-6);
+  char notes[1200];
+  memset(notes, 'x', sizeof notes);
+  memcpy(notes, "measured on m.pbf\nbackend cpu\ttab\r\nlevel,batch,seconds,quality\n", 63);
+  notes[sizeof notes - 1] = '\0';
+  char *path = wgt_write_temp_str("notes.csv", "");
+  wgt_assert_status(ctx, wg_profile_save_notes(ctx, &p, path, notes), WG_OK);
+  wgt_assert_status(ctx, wg_profile_load(ctx, &back, path), WG_OK);
+  for (int j = 0; j < p.num_sizes; j++)
+    for (int l = 0; l < p.num_levels; l++)
+      assert_true(back.seconds[l][j] == p.seconds[l][j] && back.quality[l][j] == p.quality[l][j]);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[512];
+  int comments = 0, header = 0;
+  while (fgets(line, sizeof line, f)) {
+    assert_true(strlen(line) <= 256);
+    if (line[0] == '#') {
+      comments++;
+      for (const char *c = line; *c && *c != '\n'; c++) assert_true((unsigned char)*c >= 0x20);
+    } else if (strcmp(line, "level,batch,seconds,quality\n") == 0) {
+      header++;
+    }
+  }
+  fclose(f);
+  /* the heading, 3 short lines, the 1136 x's cut into 6 */
+  assert_int_equal(comments, 1 + 3 + 6);
+  assert_int_equal(header, 1); /* the notes' copy of the header is a comment */
+  free(path);
+  wg_ctx_destroy(&ctx);
+}
+
 static void profile_bad_input_names_line(void **state) {
   (void)state;
   static const struct {
@@ -403,6 +442,7 @@ static void downgrade_keeps_a_slow_batch_in_budget(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(profile_round_trip_is_exact),
+      cmocka_unit_test(profile_notes_are_comments),
       cmocka_unit_test(profile_bad_input_names_line),
       cmocka_unit_test(plan_matches_brute_force),
       cmocka_unit_test(online_beats_offline_under_overrun),

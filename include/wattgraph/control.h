@@ -390,6 +390,11 @@ wg_status wg_profile_parse(wg_ctx_t *ctx, wg_profile *out, const char *text,
                            size_t len, const char *name);
 wg_status wg_profile_load(wg_ctx_t *ctx, wg_profile *out, const char *path);
 wg_status wg_profile_save(wg_ctx_t *ctx, const wg_profile *p, const char *path);
+/* The same with `notes` (may be NULL) written as '#' comment lines before
+ * the header, one per line of the text (where and how it was measured);
+ * control characters become spaces. The parser skips them. */
+wg_status wg_profile_save_notes(wg_ctx_t *ctx, const wg_profile *p, const char *path,
+                                const char *notes);
 
 /* Projected seconds and mean quality of ONE batch of n >= 1 queries at
  * `level`: linear between the measured sizes around n, the smallest size's

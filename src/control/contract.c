@@ -262,6 +262,11 @@ wg_status wg_profile_load(wg_ctx_t *ctx, wg_profile *out, const char *path) {
 }
 
 wg_status wg_profile_save(wg_ctx_t *ctx, const wg_profile *p, const char *path) {
+  return wg_profile_save_notes(ctx, p, path, NULL);
+}
+
+wg_status wg_profile_save_notes(wg_ctx_t *ctx, const wg_profile *p, const char *path,
+                                const char *notes) {
   wg_status st = wg_profile_check(ctx, p);
   if (st != WG_OK) return st;
   if (!path) return wg__error(ctx, WG_EINVAL, "profile save: NULL path");
@@ -276,7 +281,22 @@ wg_status wg_profile_save(wg_ctx_t *ctx, const wg_profile *p, const char *path) 
     return st;
   }
   int bad = fprintf(f, "# wattgraph route profile: one batch's seconds and mean route "
-                       "quality per level and batch size\nlevel,batch,seconds,quality\n") < 0;
+                       "quality per level and batch size\n") < 0;
+  /* each line of the notes as a comment (cut at 200 bytes, within the
+   * parser's line limit); control characters as spaces */
+  for (const char *n = notes; n && *n && !bad;) {
+    size_t len = strcspn(n, "\n");
+    const int cut = len > 200;
+    if (cut) len = 200;
+    bad = fputs("# ", f) < 0;
+    for (size_t i = 0; i < len && !bad; i++) {
+      const unsigned char c = (unsigned char)n[i];
+      bad = fputc(c < 0x20 || c == 0x7f ? ' ' : c, f) == EOF;
+    }
+    bad |= fputc('\n', f) == EOF;
+    n += len + (!cut && n[len] == '\n');
+  }
+  bad |= fprintf(f, "level,batch,seconds,quality\n") < 0;
   for (int l = 0; l < p->num_levels && !bad; l++)
     for (int j = 0; j < p->num_sizes && !bad; j++)
       bad = fprintf(f, "%d,%u,%.17g,%.17g\n", l, p->size[j], p->seconds[l][j],

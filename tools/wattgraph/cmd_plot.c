@@ -12,9 +12,9 @@
  * runs in that folder on a script that names only those files and
  * out.<ext>, which is then copied to -o through the output-file helper.
  * Labels and the title are single-quoted gnuplot strings, in which gnuplot
- * does no backquote, macro or escape processing; a quote is doubled and
- * control characters become spaces, so a string cannot end early or span
- * lines; the terminal is noenhanced so '_' or '^' print as themselves. The
+ * does no backquote, macro or escape processing; a quote is concatenated as
+ * "'" and control characters become spaces, so a string cannot end early
+ * or span lines; the terminal is noenhanced so '_' or '^' print as themselves. The
  * folder is removed on every path. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,12 +44,15 @@ static void label_of(const char *path, char *out, size_t cap) {
   if (len > 4 && strcmp(out + len - 4, ".csv") == 0) out[len - 4] = '\0';
 }
 
-/* Writes s as a gnuplot single-quoted string (see the top of the file). */
+/* Writes s as a gnuplot string expression of single-quoted strings (see
+ * the top of the file). A quote is concatenated as "'" (a double-quoted
+ * string with no backslash, so no escape processing): gnuplot 5.4's scanner
+ * misreads doubled quotes next to the opening quote or to each other. */
 static void put_quoted(FILE *f, const char *s) {
   fputc('\'', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p == '\'')
-      fputs("''", f);
+      fputs("'.\"'\".'", f);
     else if (*p < 0x20 || *p == 0x7f)
       fputc(' ', f);
     else
@@ -275,9 +279,503 @@ static void power_script(FILE *f, const char *title, const char **traces, int n)
   fputc('\n', f);
 }
 
+/* ---- plot congestion|fd DIR: a traffic run (wattgraph traffic --out DIR) ---- */
+
+static const char *const series_header = "time,from,to,flow_vph,density_vpkm,speed_ms";
+static const char *const arcs_header =
+    "from,to,from_lon,from_lat,to_lon,to_lat,length_m,lanes,free_speed_ms";
+static const char *const model_header =
+    "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s";
+
+typedef struct run_arc {
+  uint64_t from, to, row; /* file ids; the row in arcs.csv (ties keep the first) */
+  double x0, y0, x1, y1;  /* km east and north of the map's south-west corner */
+  double lanes, vf;       /* free speed, m/s */
+  double length;          /* metres */
+} run_arc;
+
+typedef struct run_model {
+  int greenshields;
+  double kj, w_kmh, floor, aggregate, step;
+} run_model;
+
+/* Opens DIR/name; a missing file is one line saying what writes it. */
+static FILE *run_open(const char *dir, const char *name, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    cli_error("%s: cannot read %s (%s); `wattgraph traffic MAP --out DIR` writes it", dir,
+              name, strerror(errno));
+  return f;
+}
+
+/* Reads one line without its end (CR too); 0 at the end of the file. */
+static int run_line(FILE *f, char **line, size_t *cap, unsigned long *lineno) {
+  ssize_t len = getline(line, cap, f);
+  if (len <= 0) return 0;
+  (*lineno)++;
+  (*line)[strcspn(*line, "\r\n")] = '\0';
+  return 1;
+}
+
+/* Splits at commas in place; returns the field count (at most max + 1, so
+ * a row with too many fields is seen). */
+static int run_fields(char *line, char **field, int max) {
+  int n = 0;
+  for (char *p = line;; p++) {
+    if (n > max) return n;
+    field[n++] = p;
+    p = strchr(p, ',');
+    if (!p) return n;
+    *p = '\0';
+  }
+}
+
+static int run_u64(const char *s, uint64_t *out) {
+  if (*s < '0' || *s > '9') return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+/* A finite number >= lo (strtod's hex, inf and nan refused). */
+static int run_num(const char *s, double lo, double *out) {
+  if (!*s || strpbrk(s, "xXnNiI")) return -1;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v < lo) return -1;
+  *out = v;
+  return 0;
+}
+
+static int run_header(FILE *f, const char *path, const char *header, char **line, size_t *cap,
+                      unsigned long *lineno, const char *what) {
+  if (!run_line(f, line, cap, lineno) || strcmp(*line, header) != 0) {
+    cli_error("%s:1: not a %s (expected the header '%s')", path, what, header);
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+static int cmp_run_arc(const void *a, const void *b) {
+  const run_arc *x = a, *y = b;
+  if (x->from != y->from) return x->from < y->from ? -1 : 1;
+  if (x->to != y->to) return x->to < y->to ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+/* The first arc from -> to (NULL when there is none). */
+static const run_arc *run_find(const run_arc *a, size_t n, uint64_t from, uint64_t to) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a[mid].from < from || (a[mid].from == from && a[mid].to < to))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && a[lo].from == from && a[lo].to == to ? &a[lo] : NULL;
+}
+
+/* Reads DIR/arcs.csv, sorted by (from, to); *has_xy when every arc has
+ * coordinates, which are then projected to km (equirectangular about the
+ * map's mean latitude: fine for a city or a region). */
+static int read_run_arcs(const char *dir, run_arc **out, size_t *count, int *has_xy,
+                         double *aspect) {
+  char path[4200];
+  FILE *f = run_open(dir, "arcs.csv", path, sizeof path);
+  if (!f) return CLI_FAIL;
+  char *line = NULL, *fl[10];
+  size_t cap = 0, n = 0, acap = 0;
+  unsigned long lineno = 0;
+  run_arc *a = NULL;
+  int rc = run_header(f, path, arcs_header, &line, &cap, &lineno, "wattgraph traffic arcs file");
+  int xy = 1;
+  double lon0 = INFINITY, lat0 = INFINITY, latsum = 0;
+  while (rc == CLI_OK && run_line(f, &line, &cap, &lineno)) {
+    if (!line[0]) continue;
+    run_arc r = {0};
+    double c[4] = {0, 0, 0, 0};
+    const int nf = run_fields(line, fl, 9);
+    int bad = nf != 9 || run_u64(fl[0], &r.from) || run_u64(fl[1], &r.to) ||
+              run_num(fl[6], 1e-9, &r.length) || run_num(fl[7], 1, &r.lanes) ||
+              run_num(fl[8], 1e-9, &r.vf);
+    const int empty = !bad && !fl[2][0] && !fl[3][0] && !fl[4][0] && !fl[5][0];
+    for (int k = 0; !bad && !empty && k < 4; k++) bad = run_num(fl[2 + k], -1e9, &c[k]);
+    if (!bad && !empty && (fabs(c[0]) > 180 || fabs(c[2]) > 180 || fabs(c[1]) > 90 ||
+                           fabs(c[3]) > 90))
+      bad = 1;
+    if (bad) {
+      cli_error("%s:%lu: expected from,to (file ids), four coordinates (all or none), "
+                "length > 0, lanes >= 1, free speed > 0", path, lineno);
+      rc = CLI_FAIL;
+      break;
+    }
+    if (empty) xy = 0;
+    r.x0 = c[0], r.y0 = c[1], r.x1 = c[2], r.y1 = c[3];
+    r.row = n;
+    if (!empty) {
+      lon0 = fmin(lon0, fmin(c[0], c[2]));
+      lat0 = fmin(lat0, fmin(c[1], c[3]));
+      latsum += c[1];
+    }
+    if (n == acap) {
+      acap = acap ? 2 * acap : 1024;
+      run_arc *na = realloc(a, acap * sizeof *na);
+      if (!na) {
+        cli_error("out of memory");
+        rc = CLI_FAIL;
+        break;
+      }
+      a = na;
+    }
+    a[n++] = r;
+  }
+  free(line);
+  fclose(f);
+  if (rc == CLI_OK && n == 0) {
+    cli_error("%s: no arcs", path);
+    rc = CLI_FAIL;
+  }
+  if (rc != CLI_OK) {
+    free(a);
+    return rc;
+  }
+  *aspect = 1;
+  if (xy) {
+    const double kx = 111.32 * cos(latsum / (double)n * M_PI / 180), ky = 110.574;
+    double xmax = 0, ymax = 0;
+    for (size_t i = 0; i < n; i++) {
+      a[i].x0 = (a[i].x0 - lon0) * kx, a[i].x1 = (a[i].x1 - lon0) * kx;
+      a[i].y0 = (a[i].y0 - lat0) * ky, a[i].y1 = (a[i].y1 - lat0) * ky;
+      xmax = fmax(xmax, fmax(a[i].x0, a[i].x1));
+      ymax = fmax(ymax, fmax(a[i].y0, a[i].y1));
+    }
+    if (xmax > 0 && ymax > 0) *aspect = ymax / xmax;
+  }
+  qsort(a, n, sizeof *a, cmp_run_arc);
+  *out = a;
+  *count = n;
+  *has_xy = xy;
+  return CLI_OK;
+}
+
+static int read_run_model(const char *dir, run_model *m) {
+  char path[4200];
+  FILE *f = run_open(dir, "model.csv", path, sizeof path);
+  if (!f) return CLI_FAIL;
+  char *line = NULL, *fl[7];
+  size_t cap = 0;
+  unsigned long lineno = 0;
+  int rc = run_header(f, path, model_header, &line, &cap, &lineno, "wattgraph traffic model file");
+  if (rc == CLI_OK) {
+    int got = 0;
+    while (run_line(f, &line, &cap, &lineno) && !(got = line[0] != '\0')) {
+    }
+    const int nf = got ? run_fields(line, fl, 6) : 0;
+    if (nf != 6 || (strcmp(fl[0], "triangular") && strcmp(fl[0], "greenshields")) ||
+        run_num(fl[1], 1e-9, &m->kj) || run_num(fl[2], 1e-9, &m->w_kmh) ||
+        run_num(fl[3], 0, &m->floor) || m->floor >= 1 || run_num(fl[4], 1e-9, &m->aggregate) ||
+        run_num(fl[5], 1e-9, &m->step)) {
+      cli_error("%s:%lu: expected triangular|greenshields, jam density > 0, wave speed > 0, "
+                "speed floor in [0, 1), aggregate > 0, step > 0", path, got ? lineno : 2);
+      rc = CLI_FAIL;
+    } else {
+      m->greenshields = strcmp(fl[0], "greenshields") == 0;
+    }
+  }
+  free(line);
+  fclose(f);
+  return rc;
+}
+
+/* One series row, checked; speed is NAN when the field is empty. */
+typedef struct series_row {
+  double t, flow, dens, speed;
+  uint64_t from, to;
+} series_row;
+
+static int read_series_row(char *line, series_row *r) {
+  char *fl[7];
+  const int nf = run_fields(line, fl, 6);
+  if (nf != 6 || run_num(fl[0], 0, &r->t) || run_u64(fl[1], &r->from) ||
+      run_u64(fl[2], &r->to) || run_num(fl[3], 0, &r->flow) || run_num(fl[4], 0, &r->dens))
+    return -1;
+  r->speed = NAN;
+  if (fl[5][0] && run_num(fl[5], 0, &r->speed)) return -1;
+  return 0;
+}
+
+/* The model's flow (vehicles/h/lane) at density k (vehicles/km/lane) for a
+ * free speed vf (m/s): as wg_sim_fd_speed computes travel times. */
+static double model_flow(const run_model *m, double vf, double k) {
+  if (k <= 0) return 0;
+  double v;
+  if (m->greenshields) {
+    v = vf * (1 - k / m->kj);
+  } else {
+    const double w = m->w_kmh / 3.6;
+    v = fmin(vf * k, w * (m->kj - k)) / k;
+  }
+  if (v < m->floor * vf) v = m->floor * vf;
+  return k * v * 3.6;
+}
+
+typedef struct cong_seg {
+  double x0, y0, dx, dy, ratio;
+} cong_seg;
+
+static int cmp_seg_desc(const void *a, const void *b) {
+  const double x = ((const cong_seg *)a)->ratio, y = ((const cong_seg *)b)->ratio;
+  return (x < y) - (x > y);
+}
+
+/* Streams DIR/series.csv once: congestion keeps the rows of the period
+ * chosen by --time (the first period ending at or after it; the last when
+ * time < 0); fd keeps every row with traffic. Writes the data files of the
+ * picture in the private folder; *shown is the period's end (congestion) or
+ * the number of points (fd). */
+typedef struct fd_speed {
+  double kmh;
+  uint64_t points;
+} fd_speed;
+
+static int cmp_fd_speed(const void *a, const void *b) {
+  const fd_speed *x = a, *y = b;
+  if (x->points != y->points) return x->points < y->points ? 1 : -1;
+  return (x->kmh > y->kmh) - (x->kmh < y->kmh);
+}
+
+static int traffic_data(const char *run, const char *dir, int fd, double time,
+                        double min_length, FILE *script, const char *title, const char *term,
+                        const char *ext) {
+  run_arc *arcs = NULL;
+  size_t na = 0;
+  int xy = 0;
+  double aspect = 1;
+  run_model model;
+  memset(&model, 0, sizeof model);
+  int rc = read_run_arcs(run, &arcs, &na, &xy, &aspect);
+  if (rc == CLI_OK) rc = read_run_model(run, &model);
+  if (rc != CLI_OK) {
+    free(arcs);
+    return rc;
+  }
+  if (!fd && !xy) {
+    cli_error("%s/arcs.csv: the map has no coordinates; a congestion map needs them (OSM "
+              "maps, DIMACS with --coords)", run);
+    free(arcs);
+    return CLI_FAIL;
+  }
+  char path[4200], name[128];
+  FILE *f = run_open(run, "series.csv", path, sizeof path);
+  FILE *o = NULL;
+  char *line = NULL;
+  size_t cap = 0, nseg = 0, segcap = 0;
+  unsigned long lineno = 0, rows = 0;
+  uint64_t points = 0, short_arcs = 0;
+  cong_seg *seg = NULL;
+  fd_speed speeds[64];
+  int nspeeds = 0;
+  double chosen = -1, last = -1, kmax = 0;
+  if (!f) goto fail;
+  if (run_header(f, path, series_header, &line, &cap, &lineno, "wattgraph traffic series") !=
+      CLI_OK)
+    goto fail;
+  snprintf(name, sizeof name, "%s/%s", dir, fd ? "points.dat" : "segments.dat");
+  if (!(o = fopen(name, "w"))) {
+    cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+    goto fail;
+  }
+  while (run_line(f, &line, &cap, &lineno)) {
+    if (!line[0]) continue;
+    series_row r;
+    if (read_series_row(line, &r) != 0) {
+      cli_error("%s:%lu: expected time,from,to,flow_vph,density_vpkm,speed_ms (numbers >= 0, "
+                "file ids, speed empty when no vehicle)", path, lineno);
+      goto fail;
+    }
+    if (r.t < last) {
+      cli_error("%s:%lu: time %g comes after %g; the series must be in time order", path,
+                lineno, r.t, last);
+      goto fail;
+    }
+    last = r.t;
+    rows++;
+    const run_arc *a = run_find(arcs, na, r.from, r.to);
+    if (!a) {
+      cli_error("%s:%lu: arc %llu -> %llu is not in %s/arcs.csv (a series of another run?)",
+                path, lineno, (unsigned long long)r.from, (unsigned long long)r.to, run);
+      goto fail;
+    }
+    if (fd) {
+      if (r.dens <= 0) continue;
+      if (a->length < min_length) { /* a car on a 5 m segment is 200 per km */
+        short_arcs++;
+        continue;
+      }
+      const double k = r.dens / a->lanes, q = r.flow / a->lanes, kmh = round(a->vf * 3.6);
+      fprintf(o, "%.6g %.6g %.6g\n", k, q, kmh);
+      points++;
+      kmax = fmax(kmax, k);
+      int s = 0;
+      while (s < nspeeds && speeds[s].kmh != kmh) s++;
+      if (s == nspeeds && nspeeds < 64) speeds[nspeeds++] = (fd_speed){kmh, 0};
+      if (s < nspeeds) speeds[s].points++;
+      continue;
+    }
+    if (time < 0) { /* the last period */
+      if (r.t != chosen) chosen = r.t, nseg = 0;
+    } else {
+      if (chosen < 0 && r.t >= time) chosen = r.t;
+      if (chosen >= 0 && r.t > chosen) break;
+    }
+    if (chosen < 0 || r.t != chosen || isnan(r.speed)) continue;
+    if (nseg == segcap) {
+      segcap = segcap ? 2 * segcap : 1024;
+      cong_seg *ns = realloc(seg, segcap * sizeof *ns);
+      if (!ns) {
+        cli_error("out of memory");
+        goto fail;
+      }
+      seg = ns;
+    }
+    seg[nseg++] = (cong_seg){a->x0, a->y0, a->x1 - a->x0, a->y1 - a->y0,
+                             fmin(1.0, r.speed / a->vf)};
+  }
+  if (rows == 0) {
+    cli_error("%s: no rows: no arc carried traffic in the run, nothing to draw", path);
+    goto fail;
+  }
+  if (!fd && chosen < 0) {
+    cli_error("%s: no period ends at or after --time %g s (the last ends at %g s)", path, time,
+              last);
+    goto fail;
+  }
+  if (fd && points == 0) {
+    cli_error("%s: no row with a density above 0 on an arc of %g m or more, nothing to draw",
+              path, min_length);
+    goto fail;
+  }
+  /* the canvas: the map's shape for congestion (plot area ~1000 wide) */
+  fprintf(script, "set terminal %s noenhanced size %d,%d font ',10'\nset output 'out%s'\n",
+          term, fd ? 1200 : 1150,
+          fd ? 800 : (int)fmin(1600, fmax(450, 160 + 1000 * aspect)), ext);
+  if (!fd) {
+    /* the slowest drawn last, on top */
+    qsort(seg, nseg, sizeof *seg, cmp_seg_desc);
+    for (size_t i = 0; i < nseg; i++)
+      fprintf(o, "%.6f %.6f %.6f %.6f %.4f\n", seg[i].x0, seg[i].y0, seg[i].dx, seg[i].dy,
+              seg[i].ratio);
+  }
+  if (fclose(o) != 0) {
+    o = NULL;
+    cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+    goto fail;
+  }
+  o = NULL;
+  if (fd) {
+    /* the model's curve for the most common free speeds (6 at most) */
+    qsort(speeds, (size_t)nspeeds, sizeof *speeds, cmp_fd_speed);
+    const int curves = nspeeds < 6 ? nspeeds : 6;
+    double vmin = INFINITY, vmax = -INFINITY;
+    for (int s = 0; s < nspeeds; s++)
+      vmin = fmin(vmin, speeds[s].kmh), vmax = fmax(vmax, speeds[s].kmh);
+    for (int c = 0; c < curves; c++) {
+      snprintf(name, sizeof name, "%s/model%d.dat", dir, c);
+      if (!(o = fopen(name, "w"))) {
+        cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+        goto fail;
+      }
+      for (int i = 0; i <= 400; i++) {
+        const double k = model.kj * i / 400.0;
+        fprintf(o, "%.6g %.6g\n", k, model_flow(&model, speeds[c].kmh / 3.6, k));
+      }
+      if (fclose(o) != 0) {
+        o = NULL;
+        cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+        goto fail;
+      }
+      o = NULL;
+    }
+    fprintf(script, "set title ");
+    char t[512];
+    snprintf(t, sizeof t,
+             "%s%sfundamental diagram: %llu arc-periods of %g s on arcs of %g m or more "
+             "(%llu on shorter arcs left out), model %s",
+             title ? title : "", title ? ": " : "", (unsigned long long)points, model.aggregate,
+             min_length, (unsigned long long)short_arcs,
+             model.greenshields ? "Greenshields" : "triangular");
+    put_quoted(script, t);
+    fprintf(script,
+            "\nset grid\nset key top right\nset xlabel 'density (vehicles/km/lane)'\n"
+            "set ylabel 'flow (vehicles/h/lane)'\nset cblabel 'free speed (km/h)'\n"
+            "set palette rgbformulae 33,13,10\nset cbrange [%g:%g]\nset xrange [0:%g]\n"
+            "set yrange [0:*]\n"
+            "plot 'points.dat' using 1:2:3 with points pt 7 ps 0.5 lc palette title "
+            "'measured (arc, period)'",
+            vmin - 1, vmax + 1, fmax(model.kj, kmax) * 1.02);
+    for (int c = 0; c < curves; c++)
+      fprintf(script, ", 'model%d.dat' using 1:2 with lines lw 2 lc palette cb %g title "
+                      "'model, %g km/h'", c, speeds[c].kmh, speeds[c].kmh);
+    fprintf(script, "\n");
+  } else {
+    /* every arc in grey beneath */
+    snprintf(name, sizeof name, "%s/arcs.dat", dir);
+    if (!(o = fopen(name, "w"))) {
+      cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+      goto fail;
+    }
+    for (size_t i = 0; i < na; i++)
+      fprintf(o, "%.6f %.6f %.6f %.6f\n", arcs[i].x0, arcs[i].y0, arcs[i].x1 - arcs[i].x0,
+              arcs[i].y1 - arcs[i].y0);
+    if (fclose(o) != 0) {
+      o = NULL;
+      cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+      goto fail;
+    }
+    o = NULL;
+    /* the period: (start, chosen], the last one shorter when the run's
+     * duration is not a multiple of the aggregation interval */
+    const double start = fmax(0, (ceil(chosen / model.aggregate - 1e-9) - 1) * model.aggregate);
+    char t[512];
+    snprintf(t, sizeof t, "%s%scongestion over (%g s, %g s]: %zu arcs with traffic",
+             title ? title : "", title ? ": " : "", start, chosen, nseg);
+    fprintf(script, "set title ");
+    put_quoted(script, t);
+    fprintf(script,
+            "\nset size ratio -1\nset xlabel 'km east'\nset ylabel 'km north'\n"
+            "set cblabel 'mean speed / free speed'\nset cbrange [0:1]\n"
+            "set palette defined (0 '#b2182b', 0.5 '#fdae61', 0.8 '#fee08b', 1 '#1a9850')\n"
+            "unset key\nplot 'arcs.dat' using 1:2:3:4 with vectors nohead lw 0.6 "
+            "lc rgb '#c8c8c8'");
+    if (nseg)
+      fprintf(script, ", 'segments.dat' using 1:2:3:4:5 with vectors nohead lw 2.2 lc palette");
+    fprintf(script, "\n");
+  }
+  free(seg);
+  free(line);
+  fclose(f);
+  free(arcs);
+  return CLI_OK;
+fail:
+  if (o) fclose(o);
+  if (f) fclose(f);
+  free(seg);
+  free(line);
+  free(arcs);
+  return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
 int cmd_plot(int argc, char **argv) {
   const char *out = NULL, *title = NULL;
   uint32_t skip = 0;
+  double time = -1, min_length = 50;
+  int have_time = 0, have_min_length = 0;
   const cli_opt opts[] = {
       {"output", 'o', OPT_STRING, &out, "FILE.png",
        "the picture to write; its extension picks the format: .png, .svg or .pdf",
@@ -285,10 +783,16 @@ int cmd_plot(int argc, char **argv) {
       {"title", 0, OPT_STRING, &title, "TEXT", "title above the plot", NULL, 0, 0, NULL},
       {"skip", 0, OPT_U32, &skip, "K",
        "leave out the first K iterations from the distributions", "0", 0, 1e9, NULL},
+      {"time", 0, OPT_DOUBLE, &time, "T",
+       "congestion: the aggregation period that ends at or first after T simulated seconds",
+       "the last period", 0, 1e12, &have_time},
+      {"min-length", 0, OPT_DOUBLE, &min_length, "M",
+       "fd: leave out arcs shorter than M metres (one car on a 5 m segment is a density of "
+       "200/km)", "50", 0, 1e6, &have_min_length},
       {0}};
   const cli_command cmd = {
-      "plot", "profile|distribution|power -o FILE.png TRACE.csv...",
-      "Draw SSSP traces (wattgraph sssp --trace) with gnuplot.",
+      "plot", "profile|distribution|power -o FILE.png TRACE.csv... | congestion|fd -o FILE.png DIR",
+      "Draw SSSP traces (wattgraph sssp --trace) and traffic runs with gnuplot.",
       "profile       advance_out (the parallelism) per iteration, one line per "
       "trace, log\n              scale, with each trace's distribution beside "
       "it (e.g. a fixed-delta\n              baseline and a self-tuned run)\n"
@@ -296,17 +800,47 @@ int cmd_plot(int argc, char **argv) {
       "(e.g. several P)\n"
       "power         a power-capped run's trace (wattgraph sssp --power-trace): "
       "watts and\n              set-point over time, the knob on the right axis\n"
+      "congestion    a traffic run (wattgraph traffic MAP --out DIR): every arc on its\n"
+      "              coordinates, coloured by mean speed / free speed over the period\n"
+      "              chosen by --time (arcs without traffic in grey)\n"
+      "fd            a traffic run's measured fundamental diagram: flow against density\n"
+      "              per lane, a point per arc and period, beside the model's curve\n"
       "A trace's label is its file name. Each SSSP trace needs at least 2 "
-      "iterations\nwith advance_out > 0 after --skip.",
+      "iterations\nwith advance_out > 0 after --skip. A run folder needs series.csv, "
+      "arcs.csv and\nmodel.csv.",
       opts, 2, 1 + MAX_TRACES};
   const char *args[1 + MAX_TRACES];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
   int profile = strcmp(args[0], "profile") == 0;
   const int power = strcmp(args[0], "power") == 0;
-  if (!profile && !power && strcmp(args[0], "distribution") != 0) {
-    cli_error("plot: unknown plot '%s' (profile, distribution or power)", args[0]);
+  const int congestion = strcmp(args[0], "congestion") == 0, fd = strcmp(args[0], "fd") == 0;
+  const int traffic = congestion || fd;
+  if (!profile && !power && !traffic && strcmp(args[0], "distribution") != 0) {
+    cli_error("plot: unknown plot '%s' (profile, distribution, power, congestion or fd)",
+              args[0]);
     return CLI_USAGE;
+  }
+  if (traffic && nargs != 2) {
+    cli_error("plot %s: give one run folder (wattgraph traffic MAP --out DIR), got %d "
+              "arguments", args[0], nargs - 1);
+    return CLI_USAGE;
+  }
+  if (have_time && !congestion) {
+    cli_error("plot: --time applies to plot congestion");
+    return CLI_USAGE;
+  }
+  if (have_min_length && !fd) {
+    cli_error("plot: --min-length applies to plot fd");
+    return CLI_USAGE;
+  }
+  if (traffic) {
+    struct stat st;
+    if (stat(args[1], &st) != 0 || !S_ISDIR(st.st_mode)) {
+      cli_error("plot %s: %s is not a folder (give the DIR of wattgraph traffic --out DIR)",
+                args[0], args[1]);
+      return CLI_FAIL;
+    }
   }
   if (!out) {
     cli_error("plot: -o FILE.png is required");
@@ -328,7 +862,16 @@ int cmd_plot(int argc, char **argv) {
   }
   for (int i = 1; i < nargs; i++) {
     const cli_output outs[] = {{"-o", out}};
-    if ((rc = cli_check_outputs("plot", args[i], outs, 1)) != CLI_OK) return rc;
+    if (traffic) { /* the run's own files are the inputs */
+      static const char *const inputs[] = {"series.csv", "arcs.csv", "model.csv"};
+      for (int k = 0; k < 3; k++) {
+        char in[4200];
+        snprintf(in, sizeof in, "%s/%s", args[i], inputs[k]);
+        if ((rc = cli_check_outputs("plot", in, outs, 1)) != CLI_OK) return rc;
+      }
+    } else if ((rc = cli_check_outputs("plot", args[i], outs, 1)) != CLI_OK) {
+      return rc;
+    }
   }
   if (!gnuplot_path_ok()) {
     cli_error("plot: gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)");
@@ -340,7 +883,7 @@ int cmd_plot(int argc, char **argv) {
     cli_error("plot: cannot make a private temporary folder: %s", strerror(errno));
     return CLI_FAIL;
   }
-  int n = nargs - 1;
+  int n = traffic ? 0 : nargs - 1;
   rc = CLI_OK;
   for (int i = 0; i < n && rc == CLI_OK; i++)
     rc = power ? copy_power_trace(args[1 + i], dir, i) : copy_trace(args[1 + i], dir, i, skip);
@@ -355,6 +898,14 @@ int cmd_plot(int argc, char **argv) {
   }
   if (rc != CLI_OK) goto done;
   /* only fixed names below, and user strings through put_quoted */
+  if (traffic) {
+    if ((rc = traffic_data(args[1], dir, fd, have_time ? time : -1, min_length, f, title, term,
+                           ext)) != CLI_OK) {
+      fclose(f);
+      goto done;
+    }
+    goto script_done;
+  }
   fprintf(f, "set terminal %s noenhanced size %d,600 font ',10'\n", term,
           profile || power ? 1200 : 200 + 120 * n);
   fprintf(f, "set output 'out%s'\n", ext);
@@ -411,10 +962,10 @@ script_done:
 
   pid_t pid = fork();
   if (pid == 0) {
-    int fd = open(errors, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || chdir(dir) != 0) _exit(126);
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
+    int efd = open(errors, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (efd < 0 || chdir(dir) != 0) _exit(126);
+    dup2(efd, STDOUT_FILENO);
+    dup2(efd, STDERR_FILENO);
     execlp("gnuplot", "gnuplot", "plot.gp", (char *)NULL);
     _exit(127);
   }
@@ -434,7 +985,11 @@ script_done:
     goto done;
   }
   rc = copy_out(picture, out);
-  if (rc == CLI_OK) printf("wrote %s (%d trace%s)\n", out, n, n == 1 ? "" : "s");
+  if (rc == CLI_OK && traffic)
+    printf("wrote %s (%s of %s)\n", out, congestion ? "congestion map" : "fundamental diagram",
+           args[1]);
+  else if (rc == CLI_OK)
+    printf("wrote %s (%d trace%s)\n", out, n, n == 1 ? "" : "s");
 done:
   remove_dir(dir);
   return rc;

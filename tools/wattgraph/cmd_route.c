@@ -360,6 +360,277 @@ static double pct(const double *sorted, size_t n, double p) {
   return sorted[k];
 }
 
+/* Random pairs i0 .. i0+n-1 of a reproducible stream (splitmix64 of the
+ * seed and the pair's index), all at `level`. */
+static void draw_pairs(wg_route_query *q, size_t n, uint32_t nv, uint64_t seed, uint64_t i0,
+                       int level) {
+  for (size_t i = 0; i < n; i++) {
+    q[i].level = level;
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 2 * (i0 + (uint64_t)i);
+    for (int k = 0; k < 2; k++) {
+      uint64_t z = (x + (uint64_t)k) + 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      uint32_t v = (uint32_t)(((unsigned __int128)z * nv) >> 64);
+      if (k == 0)
+        q[i].source = v;
+      else
+        q[i].target = v;
+    }
+  }
+}
+
+/* "1,8,64" into increasing sizes (at most max); one line on error. */
+static int parse_sizes(const char *text, uint32_t *out, int max, int *count) {
+  int n = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(p, &end, 10);
+    if (errno || end == p || *p == '-' || *p == '+' || v < 1 || v > 1000000 ||
+        (*end && *end != ',') || n == max || (n && v <= out[n - 1])) {
+      cli_error("--profile-sizes expects up to %d increasing batch sizes in [1, 10^6] "
+                "separated by commas, got '%s'", max, text);
+      return CLI_USAGE;
+    }
+    out[n++] = (uint32_t)v;
+    p = *end ? end + 1 : end;
+    if (*end && !*p) {
+      cli_error("--profile-sizes: '%s' ends with a comma", text);
+      return CLI_USAGE;
+    }
+  }
+  if (!n) {
+    cli_error("--profile-sizes: no sizes");
+    return CLI_USAGE;
+  }
+  *count = n;
+  return CLI_OK;
+}
+
+/* "6,4,2,1": a score per level, in (0, 10^6]. */
+static int parse_scores(const char *text, double *out, int max, int *count) {
+  int n = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (errno || end == p || !isfinite(v) || v <= 0 || v > 1e6 || strpbrk(p, "xXnNiI") ==
+        p || (*end && *end != ',') || n == max) {
+      cli_error("--profile-scores expects up to %d scores > 0 separated by commas (one per "
+                "level, finest first), got '%s'", max, text);
+      return CLI_USAGE;
+    }
+    out[n++] = v;
+    p = *end ? end + 1 : end;
+  }
+  if (!n) {
+    cli_error("--profile-scores: no scores");
+    return CLI_USAGE;
+  }
+  *count = n;
+  return CLI_OK;
+}
+
+typedef struct profile_run {
+  wg_profile p;
+  uint64_t measured[WG_PROFILE_MAX_LEVELS][WG_PROFILE_MAX_SIZES]; /* quality samples */
+  uint32_t reps, min_quality_pairs;
+  int scored;
+} profile_run;
+
+/* Measures one batch's seconds (median of reps batches of random pairs,
+ * after one warm-up batch, paths returned as the server asks) and the mean
+ * quality (optimal / returned length, over the reachable pairs of those
+ * batches and more until min_quality_pairs; untimed) per level and size. */
+static int measure_profile(wg_ctx_t *ctx, wg_router_t *r, uint32_t nv, uint64_t seed,
+                           profile_run *pr, const double *scores) {
+  wg_profile *p = &pr->p;
+  uint32_t biggest = p->size[p->num_sizes - 1];
+  if (biggest < pr->min_quality_pairs) biggest = pr->min_quality_pairs;
+  wg_route_query *q = malloc((size_t)biggest * sizeof *q);
+  double *t = malloc(pr->reps * sizeof *t);
+  if (!q || !t) {
+    free(q);
+    free(t);
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  const uint64_t steps = (uint64_t)p->num_levels * (uint64_t)p->num_sizes;
+  uint64_t stream = 0; /* pairs drawn so far: every batch draws new ones */
+  int rc = CLI_OK;
+  for (int j = 0; j < p->num_sizes && rc == CLI_OK; j++)
+    for (int l = 0; l < p->num_levels && rc == CLI_OK; l++) {
+      const uint32_t b = p->size[j];
+      double qsum = 0;
+      uint64_t qn = 0, drawn = 0;
+      for (uint32_t rep = 0; rep <= pr->reps && rc == CLI_OK; rep++) {
+        draw_pairs(q, b, nv, seed, stream, l);
+        stream += b;
+        wg_route_batch out;
+        const double t0 = now_s();
+        wg_status st = wg_router_query(ctx, r, q, b, WG_ROUTE_PATH, &out);
+        const double dt = now_s() - t0;
+        if (st != WG_OK) {
+          rc = cli_fail(ctx, st, "profile");
+          break;
+        }
+        wg_route_batch_free(&out);
+        if (rep == 0) continue; /* the warm-up */
+        t[rep - 1] = dt;
+        if (l == 0 || scores) continue;
+        drawn += b;
+        if ((st = wg_router_query(ctx, r, q, b, WG_ROUTE_MEASURE_QUALITY, &out)) != WG_OK) {
+          rc = cli_fail(ctx, st, "profile (quality)");
+          break;
+        }
+        for (size_t i = 0; i < out.count; i++)
+          if (isfinite(out.results[i].quality) && out.results[i].quality > 0)
+            qsum += fmin(1.0, out.results[i].quality), qn++;
+        wg_route_batch_free(&out);
+      }
+      /* more pairs (untimed) until the quality rests on enough of them */
+      while (rc == CLI_OK && l > 0 && !scores && drawn < pr->min_quality_pairs) {
+        uint32_t k = pr->min_quality_pairs - (uint32_t)drawn;
+        draw_pairs(q, k, nv, seed, stream, l);
+        stream += k;
+        drawn += k;
+        wg_route_batch out;
+        wg_status st = wg_router_query(ctx, r, q, k, WG_ROUTE_MEASURE_QUALITY, &out);
+        if (st != WG_OK) {
+          rc = cli_fail(ctx, st, "profile (quality)");
+          break;
+        }
+        for (size_t i = 0; i < out.count; i++)
+          if (isfinite(out.results[i].quality) && out.results[i].quality > 0)
+            qsum += fmin(1.0, out.results[i].quality), qn++;
+        wg_route_batch_free(&out);
+      }
+      if (rc != CLI_OK) break;
+      if (l > 0 && !scores && qn == 0) {
+        cli_error("profile: level %d batch %u: none of %llu random pairs is reachable, so "
+                  "no quality could be measured", l, b, (unsigned long long)drawn);
+        rc = CLI_FAIL;
+        break;
+      }
+      qsort(t, pr->reps, sizeof *t, cmp_dbl);
+      const double med = pr->reps % 2 ? t[pr->reps / 2]
+                                      : 0.5 * (t[pr->reps / 2 - 1] + t[pr->reps / 2]);
+      p->seconds[l][j] = med > 1e-9 ? med : 1e-9;
+      p->quality[l][j] = scores ? scores[l] : l == 0 ? 1.0 : qsum / (double)qn;
+      pr->measured[l][j] = qn;
+      cli_progress("profile", (uint64_t)j * (uint64_t)p->num_levels + (uint64_t)l + 1, steps);
+    }
+  cli_progress_done();
+  free(q);
+  free(t);
+  return rc;
+}
+
+/* wattgraph route FILE --profile OUT: measures, writes and reports. */
+static int route_profile(wg_ctx_t *ctx, const wg_graph_t *g, wg_router_t *r,
+                         const wg_router_info *ri, const char *input, const char *out,
+                         profile_run *pr, const double *scores, int nscores, uint64_t seed,
+                         int json, double load_s, double router_s, int loaded_order) {
+  wg_profile *p = &pr->p;
+  p->num_levels = ri->num_levels < WG_PROFILE_MAX_LEVELS ? ri->num_levels : WG_PROFILE_MAX_LEVELS;
+  if (scores && nscores != p->num_levels) {
+    cli_error("--profile-scores: %d score%s for %d levels (give one per level, finest first)",
+              nscores, nscores == 1 ? "" : "s", p->num_levels);
+    return CLI_USAGE;
+  }
+  const uint32_t nv = wg_graph_num_vertices(g);
+  if (nv == 0) {
+    cli_error("--profile: the graph has no vertices");
+    return CLI_FAIL;
+  }
+  cli_energy en;
+  memset(&en, 0, sizeof en);
+  cli_energy_begin(ctx, &en);
+  const double t0 = now_s();
+  int rc = measure_profile(ctx, r, nv, seed, pr, scores);
+  const double secs = now_s() - t0;
+  cli_energy_end(&en);
+  const char *backend = ri->backend == WG_ROUTE_BACKEND_CUDA ? "cuda" : "cpu";
+  if (rc == CLI_OK) {
+    char notes[1024], b1[32], b2[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    char when[32] = "";
+    if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    const char *base = strrchr(input, '/');
+    snprintf(notes, sizeof notes,
+             "measured by wattgraph route --profile on %s: %s vertices, %s arcs\n"
+             "backend %s, %d thread%s, %d levels, median of %u batches after a warm-up, "
+             "seed %llu, %s\nquality: %s",
+             base ? base + 1 : input, cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
+             cli_commas(wg_graph_num_arcs(g), b2, sizeof b2), backend, wg_ctx_threads(ctx),
+             wg_ctx_threads(ctx) == 1 ? "" : "s", ri->num_levels, pr->reps,
+             (unsigned long long)seed, when,
+             scores ? "scores given with --profile-scores, divided by the largest"
+                    : "mean optimal / returned length over the reachable random pairs");
+    wg_status st = wg_profile_save_notes(ctx, p, out, notes);
+    if (st != WG_OK) rc = cli_fail(ctx, st, out);
+  }
+  if (rc == CLI_OK && json) {
+    cli_json j;
+    json_begin(&j, stdout);
+    json_str(&j, "command", "route");
+    json_graph(&j, "graph", input, g);
+    json_num(&j, "load_seconds", load_s);
+    json_obj_open(&j, "router");
+    json_str(&j, "backend", backend);
+    json_u64(&j, "levels", (uint64_t)ri->num_levels);
+    json_num(&j, "seconds", router_s);
+    json_bool(&j, "order_loaded", loaded_order);
+    json_obj_close(&j);
+    json_str(&j, "mode", "profile");
+    json_str(&j, "profile", out);
+    json_u64(&j, "threads", (uint64_t)wg_ctx_threads(ctx));
+    json_u64(&j, "repetitions", pr->reps);
+    json_bool(&j, "scored", scores != NULL);
+    json_num(&j, "seconds", secs);
+    json_arr_open(&j, "rows");
+    for (int jj = 0; jj < p->num_sizes; jj++)
+      for (int l = 0; l < p->num_levels; l++) {
+        json_obj_open(&j, NULL);
+        json_i64(&j, "level", l);
+        json_u64(&j, "batch", p->size[jj]);
+        json_num(&j, "seconds", p->seconds[l][jj]);
+        json_num(&j, "seconds_per_query", p->seconds[l][jj] / p->size[jj]);
+        json_num(&j, "quality", p->quality[l][jj]);
+        json_u64(&j, "quality_pairs", pr->measured[l][jj]);
+        json_obj_close(&j);
+      }
+    json_arr_close(&j);
+    json_energy(&j, en.r, en.n, 1);
+    json_end(&j);
+  } else if (rc == CLI_OK) {
+    char b1[32], b2[32], b3[32];
+    printf("%-10s %s: %s vertices, %s arcs, loaded in %s\n", "graph", input,
+           cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
+           cli_commas(wg_graph_num_arcs(g), b2, sizeof b2), cli_duration(load_s, b3, sizeof b3));
+    printf("%-10s %s, %d levels, %s in %s\n", "router", backend, ri->num_levels,
+           loaded_order ? "order loaded" : "built", cli_duration(router_s, b1, sizeof b1));
+    printf("%-10s %5s %7s %12s %12s %9s\n", "profile", "level", "batch", "batch us",
+           "us/query", "quality");
+    for (int jj = 0; jj < p->num_sizes; jj++)
+      for (int l = 0; l < p->num_levels; l++)
+        printf("%-10s %5d %7u %12.1f %12.2f %9.5f%s\n", "", l, p->size[jj],
+               1e6 * p->seconds[l][jj], 1e6 * p->seconds[l][jj] / p->size[jj],
+               p->quality[l][jj], l == 0 && !scores ? " (exact)" : "");
+    printf("%-10s %s (%d levels x %d sizes, measured in %s); use: wattgraph serve %s "
+           "--profile %s\n", "written", out, p->num_levels, p->num_sizes,
+           cli_duration(secs, b1, sizeof b1), input, out);
+    cli_print_energy(stdout, "energy", 10, en.r, en.n, 1);
+  }
+  wg_meter_destroy(&en.meter);
+  return rc;
+}
+
 typedef struct level_stats {
   uint64_t answered;
   uint64_t measured;
@@ -371,7 +642,9 @@ int cmd_route(int argc, char **argv) {
   cli_load_args_defaults(&la, "auto");
   const char *from = NULL, *to = NULL, *path_out = NULL, *queries = NULL, *out = NULL,
              *sources = NULL, *targets = NULL, *level_name = "exact", *backend_name = "auto",
-             *order_cache = NULL;
+             *order_cache = NULL, *profile_out = NULL, *profile_sizes = "1,8,64,256,1024",
+             *profile_scores = NULL;
+  uint32_t profile_reps = 5, profile_pairs = 256;
   uint64_t random_n = 0;
   int have_random = 0, table = 0, verify = 0, json = 0, quiet = 0, threads = 0, device = 0;
   double max_snap = 1000;
@@ -411,6 +684,20 @@ int cmd_route(int argc, char **argv) {
       {"max-snap", 0, OPT_DOUBLE, &max_snap, "M",
        "farthest a LON,LAT may lie from its vertex, metres (0: no limit)", "1000", 0, 1e8,
        NULL},
+      {"profile", 0, OPT_STRING, &profile_out, "OUT",
+       "measure a batch's seconds and the routes' quality per level and batch size on this "
+       "machine and write the profile `wattgraph serve --profile` reads (docs/contract.md)",
+       NULL, 0, 0, NULL},
+      {"profile-sizes", 0, OPT_STRING, &profile_sizes, "LIST",
+       "batch sizes of --profile, increasing", "1,8,64,256,1024", 0, 0, NULL},
+      {"profile-reps", 0, OPT_U32, &profile_reps, "N",
+       "timed batches per level and size (the median is kept; one warm-up batch before)",
+       "5", 1, 1000, NULL},
+      {"profile-pairs", 0, OPT_U32, &profile_pairs, "N",
+       "random pairs at least behind each measured quality", "256", 1, 1000000, NULL},
+      {"profile-scores", 0, OPT_STRING, &profile_scores, "LIST",
+       "a score per level instead of the measured quality (e.g. the seed's 6,4,2,1; "
+       "divided by the largest)", NULL, 0, 0, NULL},
       {"verify", 'v', OPT_FLAG, &verify, NULL,
        "check every answer against the Dijkstra oracle: distance and path", NULL, 0, 0, NULL},
       CLI_LOAD_OPTS(la, "auto",
@@ -420,7 +707,9 @@ int cmd_route(int argc, char **argv) {
       CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
-      "route", "FILE (--from S --to T | --queries Q | --random N | --table ...) [options]",
+      "route",
+      "FILE (--from S --to T | --queries Q | --random N | --table ... | --profile OUT) "
+      "[options]",
       "Point-to-point routes on a customisable contraction hierarchy: one route, a\n"
       "batch from a file or random pairs, or a distance table; timed, with energy.",
       "Levels: exact equals Dijkstra; K = 1..3 relaxes fewer hierarchy arcs per vertex and\n"
@@ -428,7 +717,10 @@ int cmd_route(int argc, char **argv) {
       "for every answer of a coarse level). A coarse level that finds no route falls back to\n"
       "the exact one. The summary gives throughput, latency percentiles (single-query\n"
       "calls on a sample), quality per level and energy per meter with joules per 1000\n"
-      "routes. --seed seeds both drawn weights and --random pairs.",
+      "routes. --seed seeds both drawn weights and --random pairs.\n"
+      "--profile OUT times batches of random pairs (--seed) at every level and\n"
+      "--profile-sizes, measures their quality against the exact routes, and writes the\n"
+      "CSV that `wattgraph serve FILE --profile OUT` plans its levels from.",
       opts, 1, 1};
   const char *args[1];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
@@ -436,10 +728,37 @@ int cmd_route(int argc, char **argv) {
   const char *input = args[0];
 
   /* ---- the command line, checked before any work ---- */
-  int modes = (from || to) + (queries != NULL) + have_random + table;
+  int modes = (from || to) + (queries != NULL) + have_random + table + (profile_out != NULL);
   if (modes != 1) {
-    cli_error("route: give exactly one of --from/--to, --queries, --random or --table");
+    cli_error("route: give exactly one of --from/--to, --queries, --random, --table or "
+              "--profile");
     return CLI_USAGE;
+  }
+  profile_run prun;
+  memset(&prun, 0, sizeof prun);
+  double scores[WG_PROFILE_MAX_LEVELS];
+  int nscores = 0;
+  if (profile_out) {
+    if (out || verify || path_out) {
+      cli_error("route: --profile writes only the profile (no --out, --path or --verify)");
+      return CLI_USAGE;
+    }
+    if (strcmp(profile_out, "-") == 0) {
+      cli_error("route: --profile needs a file name (it is written whole, then renamed into "
+                "place), not -");
+      return CLI_USAGE;
+    }
+    if ((rc = parse_sizes(profile_sizes, prun.p.size, WG_PROFILE_MAX_SIZES,
+                          &prun.p.num_sizes)) != CLI_OK ||
+        (profile_scores && (rc = parse_scores(profile_scores, scores, WG_PROFILE_MAX_LEVELS,
+                                              &nscores)) != CLI_OK))
+      return rc;
+    double top = 0;
+    for (int i = 0; i < nscores; i++) top = fmax(top, scores[i]);
+    for (int i = 0; i < nscores; i++) scores[i] /= top;
+    prun.reps = profile_reps;
+    prun.min_quality_pairs = profile_pairs;
+    prun.scored = nscores > 0;
   }
   if ((from || to) && !(from && to)) {
     cli_error("route: --from and --to go together");
@@ -510,6 +829,7 @@ int cmd_route(int argc, char **argv) {
   }
   if ((rc = check_output("--out", out, input)) != CLI_OK ||
       (rc = check_output("--path", path_out, input)) != CLI_OK ||
+      (rc = check_output("--profile", profile_out, input)) != CLI_OK ||
       (rc = check_output("--order-cache", cache_path, input)) != CLI_OK) {
     free(cache_path);
     return rc;
@@ -579,6 +899,12 @@ int cmd_route(int argc, char **argv) {
     goto done;
   }
 
+  if (profile_out) {
+    rc = route_profile(ctx, g, r, &ri, input, profile_out, &prun, nscores ? scores : NULL,
+                       nscores, la.seed, json, load_s, router_s, loaded_order);
+    goto done;
+  }
+
   /* ---- the queries ---- */
   double snapped[2] = {-1, -1};
   if (from) {
@@ -605,22 +931,7 @@ int cmd_route(int argc, char **argv) {
     nq = (size_t)random_n;
     q = malloc(nq * sizeof *q);
     if (!q) goto oom;
-    /* splitmix-style draws, reproducible from --seed */
-    for (size_t i = 0; i < nq; i++) {
-      q[i].level = level;
-      uint64_t x = la.seed * 0x9e3779b97f4a7c15ull + 2 * (uint64_t)i;
-      for (int k = 0; k < 2; k++) {
-        uint64_t z = (x + (uint64_t)k) + 0x9e3779b97f4a7c15ull;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        uint32_t v = (uint32_t)(((unsigned __int128)z * n) >> 64);
-        if (k == 0)
-          q[i].source = v;
-        else
-          q[i].target = v;
-      }
-    }
+    draw_pairs(q, nq, n, la.seed, 0, level); /* reproducible from --seed */
   } else {
     if ((rc = read_ids(g, "sources", sources, &srcs, &ns)) != CLI_OK ||
         (rc = read_ids(g, "targets", targets, &tgts, &nt)) != CLI_OK)

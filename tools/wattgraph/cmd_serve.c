@@ -154,6 +154,19 @@ int cmd_serve(int argc, char **argv) {
             "router, admission %s)\n", args[0], host, wg_server_port(server),
             ri.num_vertices, ri.num_levels,
             ri.backend == WG_ROUTE_BACKEND_CUDA ? "CUDA" : "CPU", no_admission ? "off" : "on");
+  if (!quiet && profile_path)
+    fprintf(stderr, "wattgraph: levels from the profile %s (%d levels x %d batch sizes, %u to "
+            "%u)\n", profile_path, prof.num_levels, prof.num_sizes, prof.size[0],
+            prof.size[prof.num_sizes - 1]);
+  else if (!quiet)
+    fprintf(stderr, "wattgraph: no --profile: routes are exact unless a request asks for a "
+            "level (measure one with wattgraph route %s --profile P.csv)\n", args[0]);
+  if (!quiet && profile_path && prof.num_levels != ri.num_levels)
+    fprintf(stderr, "wattgraph: warning: the profile has %d levels and the router %d: %s\n",
+            prof.num_levels, ri.num_levels,
+            prof.num_levels > ri.num_levels ? "the profile's extra levels are never chosen"
+                                            : "the router's coarser levels are chosen only "
+                                              "when a request asks for them");
   struct timespec ts0;
   clock_gettime(CLOCK_MONOTONIC, &ts0);
   t0 = (double)ts0.tv_sec + 1e-9 * (double)ts0.tv_nsec;
@@ -197,6 +210,10 @@ int cmd_serve(int argc, char **argv) {
     json_u64(&j, "batches", s.batches);
     json_u64(&j, "deadline_misses", s.deadline_misses);
     json_u64(&j, "weight_swaps", s.weight_swaps);
+    if (profile_path)
+      json_str(&j, "profile", profile_path);
+    else
+      json_null(&j, "profile");
     json_arr_open(&j, "level_count");
     for (int l = 0; l < be.num_levels; l++) json_u64(&j, NULL, s.level_count[l]);
     json_arr_close(&j);

@@ -93,6 +93,54 @@ static void write_fcd(outputs *o, const wg_sim_t *sim, const wg_graph_t *g, doub
   fprintf(o->fcd, "    </timestep>\n");
 }
 
+/* DIR/arcs.csv: what the pictures (`wattgraph plot congestion|fd DIR`) need
+ * of every arc beside the series: its ends as file ids (the series' key),
+ * their coordinates (empty fields when the map has none), length, lanes and
+ * free speed (the IDM desired speed: limit x --speed-factor). DIR/model.csv:
+ * the fundamental diagram the run's travel times came from. */
+static int write_arcs(const char *dir, const wg_sim_t *sim, const wg_graph_t *g,
+                      const wg_sim_opts *so, double aggregate) {
+  FILE *f = open_out(dir, "arcs.csv");
+  if (!f) return CLI_FAIL;
+  wg_csr csr;
+  wg_graph_csr(g, &csr);
+  const wg_road_arc *road = wg_graph_road(g);
+  fprintf(f, "from,to,from_lon,from_lat,to_lon,to_lat,length_m,lanes,free_speed_ms\n");
+  for (uint32_t u = 0; u < csr.n; u++)
+    for (uint64_t e = csr.offsets[u]; e < csr.offsets[u + 1]; e++) {
+      const uint32_t v = csr.targets[e];
+      fprintf(f, "%llu,%llu,", (unsigned long long)wg_graph_file_id(g, u),
+              (unsigned long long)wg_graph_file_id(g, v));
+      if (csr.lon && csr.lat)
+        fprintf(f, "%.7f,%.7f,%.7f,%.7f,", csr.lon[u], csr.lat[u], csr.lon[v], csr.lat[v]);
+      else
+        fprintf(f, ",,,,");
+      fprintf(f, "%.3f,%u,%.4f\n", road[e].length_m, (unsigned)road[e].lanes,
+              wg_sim_arc_speed(sim, (uint32_t)e));
+    }
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  if (!bad) {
+    f = open_out(dir, "model.csv");
+    if (!f) return CLI_FAIL;
+    const double kj = so->jam_density > 0 ? so->jam_density
+                                          : 1000.0 / (so->idm.length_m + so->idm.min_gap_m);
+    /* the floor (share of vf kept at jam density) as the library applies it */
+    const double floor_share = wg_sim_fd_speed(sim, 1.0, kj);
+    fprintf(f, "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s\n"
+               "%s,%.6f,%.6f,%.6g,%g,%g\n",
+            so->fd == WG_FD_GREENSHIELDS ? "greenshields" : "triangular", kj,
+            so->wave_speed_kmh, floor_share, aggregate, so->step_s);
+    bad |= ferror(f);
+    bad |= fclose(f) != 0;
+  }
+  if (bad) {
+    cli_error("%s: cannot write arcs.csv or model.csv: %s", dir, strerror(errno));
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
 static double total_joules(const cli_energy *e, int *any) {
   double j = 0;
   *any = 0;
@@ -158,8 +206,8 @@ int cmd_traffic(int argc, char **argv) {
        18446744073709551615.0, NULL},
       {"out", 'o', OPT_STRING, &out_dir, "DIR",
        "write DIR/series.csv (per arc every --aggregate s: time,from,to,flow_vph,"
-       "density_vpkm,speed_ms) and DIR/fcd.xml (SUMO FCD of sampled vehicles)", NULL, 0, 0,
-       NULL},
+       "density_vpkm,speed_ms), DIR/fcd.xml (SUMO FCD of sampled vehicles), DIR/arcs.csv "
+       "and DIR/model.csv (for wattgraph plot congestion|fd DIR)", NULL, 0, 0, NULL},
       {"aggregate", 0, OPT_DOUBLE, &aggregate, "S", "series interval in seconds", "300", 1, 1e8,
        NULL},
       {"fcd-share", 0, OPT_DOUBLE, &fcd_share, "F",
@@ -306,6 +354,7 @@ int cmd_traffic(int argc, char **argv) {
       goto done;
     }
     fprintf(out.series, "time,from,to,flow_vph,density_vpkm,speed_ms\n");
+    if ((rc = write_arcs(out_dir, sim, g, &so, aggregate)) != CLI_OK) goto done;
     if (out.fcd)
       fprintf(out.fcd, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<!-- wattgraph traffic: x, y are longitude, latitude -->\n"
@@ -444,7 +493,9 @@ int cmd_traffic(int argc, char **argv) {
              s.vehicle_m > 0 ? joules / s.vehicle_m : 0,
              s.vehicle_updates ? joules / (s.vehicle_updates / 1e6) : 0);
     cli_print_energy(stdout, "energy", 12, en.r, en.n, 1);
-    if (out_dir) printf("%-12s %s/series.csv%s\n", "written", out_dir, out.fcd ? ", fcd.xml" : "");
+    if (out_dir)
+      printf("%-12s %s/series.csv, arcs.csv, model.csv%s\n", "written", out_dir,
+             out.fcd ? ", fcd.xml" : "");
   }
 done:
   if (out.series && fclose(out.series) != 0 && rc == CLI_OK) rc = CLI_FAIL;
