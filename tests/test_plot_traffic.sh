@@ -11,50 +11,7 @@ set -u
 bin=${WG_BIN:?WG_BIN not set}
 repo=${WG_REPO:?WG_REPO not set}
 command -v gnuplot >/dev/null || { echo "gnuplot not installed: skipped"; exit 7; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-ok() { # ok NAME COMMAND... : passes when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else
-    echo "FAIL $name: '$*' is false"
-    failures=$((failures + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-one_line_error() { # the last command's stderr is one "wattgraph: error:" line
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
-    echo "FAIL $1: expected a one-line error, got:"
-    sed 's/^/  /' "$tmp/err"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/support/cli_check.sh"
 is_png() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }
 is_svg() { head -c 300 "$1" | grep -q '<svg'; }
 is_pdf() { [ "$(head -c 4 "$1")" = "%PDF" ]; }
@@ -199,5 +156,4 @@ check no-coords-fd 0 "$bin" plot fd bad -o nc.png
 ok no-coords-fd-png is_png nc.png
 ok no-stray-picture test ! -e x.png
 
-echo "plot traffic: $pass checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "plot traffic"

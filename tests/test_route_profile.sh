@@ -11,43 +11,9 @@
 # without one).
 set -u
 bin=${WG_BIN:?WG_BIN not set}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/support/cli_check.sh"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-check() { # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"
-    sed 's/^/  stdout: /' "$tmp/out" | head -5
-    sed 's/^/  stderr: /' "$tmp/err" | head -5
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-expect_in() { # expect_in NAME FILE TEXT
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in $(basename "$2"):"
-    head -5 "$2" | sed 's/^/  /'
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
-one_line_error() {
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q '^wattgraph: error: ' "$tmp/err"; then
-    echo "FAIL $1: expected a one-line error, got:"
-    sed 's/^/  /' "$tmp/err"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
 
 cd "$tmp" || exit 1
 "$bin" gen road --vertices 20000 -o road.wgc -q >/dev/null || { echo "FAIL gen road"; exit 1; }
@@ -194,5 +160,4 @@ else
   echo "note: curl missing; live level check skipped"
 fi
 
-echo "route profile: $pass checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+cli_check_done "route profile"
