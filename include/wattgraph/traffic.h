@@ -23,6 +23,7 @@
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"
 #include "wattgraph/route.h"
+#include "wattgraph/sssp.h" /* wg_backend */
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,11 @@ typedef struct wg_sim_opts {
                             context's threads; 50000 (a team per step costs
                             more than it saves below; results are identical) */
   wg_sim_router router;
+  wg_backend backend;   /* WG_BACKEND_CPU (the default), WG_BACKEND_CUDA (the
+                           step on the GPU, bit for bit the CPU's; routing stays
+                           with the router), WG_BACKEND_AUTO (CUDA when a GPU
+                           is present and the network fits, else CPU) */
+  int device;           /* CUDA device ordinal; 0 */
 } wg_sim_opts;
 
 void wg_sim_opts_defaults(wg_sim_opts *opts);
@@ -180,6 +186,14 @@ typedef struct wg_sim_stats {
 } wg_sim_stats;
 
 void wg_sim_get_stats(const wg_sim_t *sim, wg_sim_stats *out);
+
+/* The backend the step runs on (CPU or CUDA, never AUTO). */
+wg_backend wg_sim_backend(const wg_sim_t *sim);
+/* Bytes the simulation holds (host, and device with CUDA): the network's
+ * part, the part per vehicle beside its route (step scratch included), and
+ * the total now (routes included). */
+void wg_sim_memory(const wg_sim_t *sim, uint64_t *network_bytes, uint64_t *per_vehicle_bytes,
+                   uint64_t *device_total_bytes);
 
 /* ---- inspection ----------------------------------------------------------- */
 
