@@ -209,7 +209,8 @@ typedef struct wg_sim_vehicle {
 /* Vehicles ever created (ids 0..count-1; ids are not reused). */
 uint64_t wg_sim_vehicle_count(const wg_sim_t *sim);
 wg_status wg_sim_get_vehicle(const wg_sim_t *sim, uint32_t id, wg_sim_vehicle *out);
-/* A vehicle's route (arc ids; NULL, 0 for walkers): *arcs is valid until
+/* A vehicle's route (arc ids; NULL, 0 for walkers, and for finished trips
+ * after the next re-routing round, which drops their routes): *arcs is valid until
  * the next step; *at is the index of its current arc (or of the first arc
  * before departure). */
 wg_status wg_sim_vehicle_route(const wg_sim_t *sim, uint32_t id, const uint32_t **arcs,
