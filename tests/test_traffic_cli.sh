@@ -37,5 +37,27 @@ assert j["vehicle_updates"] > 0 and j["vehicle_km"] > 0, j
 PY
 expect_in series "$tmp/run/series.csv" "time,from,to,flow_vph,density_vpkm,speed_ms"
 python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert len(d.getElementsByTagName('timestep')) == 601" "$tmp/run/fcd.xml" || { echo "FAIL fcd.xml"; failures=$((failures + 1)); }
-check cuda 1 "$bin" traffic "$tmp/road.wgc" --walkers 5 --backend cuda -q
+# --backend cuda: without a GPU (or a CUDA build) a clear refusal; with one,
+# the same run as the CPU's (the CUDA step reproduces the CPU step bit for bit)
+"$bin" traffic "$tmp/road.wgc" --trips "$tmp/good.trips" --walkers 300 --duration 300 \
+  --reroute 120 --json -q --backend cpu >"$tmp/cpu.json" 2>"$tmp/cpu.err"
+"$bin" traffic "$tmp/road.wgc" --trips "$tmp/good.trips" --walkers 300 --duration 300 \
+  --reroute 120 --json -q --backend cuda >"$tmp/cuda.json" 2>"$tmp/cuda.err"
+rc=$?
+case $rc in
+0)
+  python3 - "$tmp/cpu.json" "$tmp/cuda.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+a, b = (json.loads(open(p).read()) for p in sys.argv[1:3])
+assert a["backend"] == "cpu" and b["backend"] == "cuda", (a["backend"], b["backend"])
+for k in ("departed", "arrived", "running", "queued", "removed", "refused", "vehicle_km",
+          "vehicle_updates", "routes", "reroute_rounds", "mean_trip_seconds"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+  pass=$((pass + 1)) ;;
+1)
+  expect_in cuda "$tmp/cuda.err" "CUDA" ;;
+*)
+  echo "FAIL cuda: exit $rc"; failures=$((failures + 1)) ;;
+esac
 cli_check_done "traffic cli"

@@ -23,6 +23,7 @@
 #include "wattgraph/core.h"
 #include "wattgraph/graph.h"
 #include "wattgraph/route.h"
+#include "wattgraph/sssp.h" /* wg_backend */
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,11 @@ typedef struct wg_sim_opts {
                             context's threads; 50000 (a team per step costs
                             more than it saves below; results are identical) */
   wg_sim_router router;
+  wg_backend backend;   /* WG_BACKEND_CPU (the default), WG_BACKEND_CUDA (the
+                           step on the GPU, bit for bit the CPU's; routing stays
+                           with the router), WG_BACKEND_AUTO (CUDA when a GPU
+                           is present and the network fits, else CPU) */
+  int device;           /* CUDA device ordinal; 0 */
 } wg_sim_opts;
 
 void wg_sim_opts_defaults(wg_sim_opts *opts);
@@ -181,6 +187,14 @@ typedef struct wg_sim_stats {
 
 void wg_sim_get_stats(const wg_sim_t *sim, wg_sim_stats *out);
 
+/* The backend the step runs on (CPU or CUDA, never AUTO). */
+wg_backend wg_sim_backend(const wg_sim_t *sim);
+/* Bytes the simulation holds (host, and device with CUDA): the network's
+ * part, the part per vehicle beside its route (step scratch included), and
+ * the total now (routes included). */
+void wg_sim_memory(const wg_sim_t *sim, uint64_t *network_bytes, uint64_t *per_vehicle_bytes,
+                   uint64_t *device_total_bytes);
+
 /* ---- inspection ----------------------------------------------------------- */
 
 typedef struct wg_sim_vehicle {
@@ -195,7 +209,8 @@ typedef struct wg_sim_vehicle {
 /* Vehicles ever created (ids 0..count-1; ids are not reused). */
 uint64_t wg_sim_vehicle_count(const wg_sim_t *sim);
 wg_status wg_sim_get_vehicle(const wg_sim_t *sim, uint32_t id, wg_sim_vehicle *out);
-/* A vehicle's route (arc ids; NULL, 0 for walkers): *arcs is valid until
+/* A vehicle's route (arc ids; NULL, 0 for walkers, and for finished trips
+ * after the next re-routing round, which drops their routes): *arcs is valid until
  * the next step; *at is the index of its current arc (or of the first arc
  * before departure). */
 wg_status wg_sim_vehicle_route(const wg_sim_t *sim, uint32_t id, const uint32_t **arcs,

@@ -304,3 +304,41 @@ wg_status wg__cuda_sssp_many_fits(const wg__cuda_many_args *a, uint32_t *fits, c
   *fits = 0;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_traffic_create(const wg__cuda_traffic_net *net, wg__cuda_traffic **out,
+                                  char *why, size_t why_cap) {
+  (void)net;
+  *out = NULL;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_traffic_destroy(wg__cuda_traffic *h) { (void)h; }
+
+wg_status wg__cuda_traffic_upload(wg__cuda_traffic *h, const wg__cuda_traffic_state *s,
+                                  int with_routes, char *why, size_t why_cap) {
+  (void)h, (void)s, (void)with_routes;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_download(wg__cuda_traffic *h, wg__cuda_traffic_state *s,
+                                    char *why, size_t why_cap) {
+  (void)h, (void)s;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_counters(wg__cuda_traffic *h, uint64_t *counters, char *why,
+                                    size_t why_cap) {
+  (void)h, (void)counters;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_step(wg__cuda_traffic *h, uint64_t step, char *why, size_t why_cap) {
+  (void)h, (void)step;
+  return absent(why, why_cap);
+}
+
+void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net, uint64_t *per_vehicle,
+                            uint64_t *total) {
+  (void)h;
+  *net = *per_vehicle = *total = 0;
+}

@@ -402,6 +402,66 @@ wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap);
 wg_status wg__cuda_sssp_many_fits(const wg__cuda_many_args *a, uint32_t *fits, char *why,
                                   size_t why_cap);
 
+
+/* ---- traffic step (src/cuda/traffic/step.cu) -------------------------------
+ * The simulator's step (src/traffic/sim.c) on the device, bit for bit: the
+ * network and the model's constants go up once; the mutable state (vehicle
+ * records as wg__veh, lane ring buffers, per-arc aggregates, the integer
+ * counters WG__TC_*, routes) moves between host and device only when the
+ * host has work to do (departures, re-routing, inspection). All pointers in
+ * these structs are host pointers. */
+typedef struct wg__cuda_traffic wg__cuda_traffic;
+
+typedef struct wg__cuda_traffic_net {
+  int device;
+  uint32_t n;
+  uint64_t m, nl, nslots;
+  const uint64_t *off;      /* n + 1 */
+  const uint32_t *tgt;      /* m */
+  const uint32_t *tail;     /* m */
+  const uint64_t *in_off;   /* n + 1: arcs into each vertex, ascending */
+  const uint32_t *in_arc;   /* m */
+  const int32_t *len_mm, *v0_mms; /* m */
+  const uint64_t *lane0;    /* m + 1 */
+  const uint64_t *slot0;    /* nl */
+  const uint32_t *cap, *lane_arc; /* nl */
+  /* the model */
+  double accel, decel, headway_s, min_gap_m, step_s;
+  int64_t s0_mm, len_veh_mm, dt_ms;
+  uint32_t lim_steps;       /* gridlock limit in steps (UINT32_MAX: never) */
+  uint64_t seed;            /* walkers' choices */
+} wg__cuda_traffic_net;
+
+typedef struct wg__cuda_traffic_state {
+  void *veh;                /* nveh wg__veh records */
+  uint64_t nveh;
+  uint32_t *head, *cnt;     /* nl */
+  uint32_t *slots;          /* nslots */
+  const uint32_t *route;    /* nroute (uploaded only) */
+  uint64_t nroute;
+  uint32_t *agg_exits;      /* m */
+  uint64_t *agg_count, *agg_speed; /* m */
+  uint64_t *counters;       /* WG__TC_N */
+} wg__cuda_traffic_state;
+
+wg_status wg__cuda_traffic_create(const wg__cuda_traffic_net *net, wg__cuda_traffic **out,
+                                  char *why, size_t why_cap);
+void wg__cuda_traffic_destroy(wg__cuda_traffic *h);
+/* Host state to the device; the routes too when with_routes. */
+wg_status wg__cuda_traffic_upload(wg__cuda_traffic *h, const wg__cuda_traffic_state *s,
+                                  int with_routes, char *why, size_t why_cap);
+/* Device state to the host (routes excepted: the device never changes them). */
+wg_status wg__cuda_traffic_download(wg__cuda_traffic *h, wg__cuda_traffic_state *s,
+                                    char *why, size_t why_cap);
+/* The WG__TC_N counters alone (waits for the steps launched). */
+wg_status wg__cuda_traffic_counters(wg__cuda_traffic *h, uint64_t *counters, char *why,
+                                    size_t why_cap);
+/* Launches one step at step index `step` (asynchronous). */
+wg_status wg__cuda_traffic_step(wg__cuda_traffic *h, uint64_t step, char *why, size_t why_cap);
+/* Device bytes held: the network, per vehicle, the rest. */
+void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net, uint64_t *per_vehicle,
+                            uint64_t *total);
+
 #ifdef __cplusplus
 }
 #endif

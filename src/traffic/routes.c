@@ -250,7 +250,15 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
     k = 0;
     for (uint64_t i = 0; i < s->nveh; i++) {
       wg__veh *v = &s->veh[i];
-      if (v->state == VS_DONE || v->kind == VK_WALKER) continue;
+      if (v->kind == VK_WALKER) continue;
+      if (v->state == VS_DONE) {
+        /* a finished trip keeps no route: its old offsets would point into
+         * the array freed below */
+        v->route_first = 0;
+        v->route_len = 0;
+        v->route_idx = 0;
+        continue;
+      }
       while (k < q && who[k] < i) k++;
       const uint64_t start = at;
       if (k < q && who[k] == i && len[k]) {

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/gateway.h"
 #include "graph/graph_internal.h"
 #include "traffic/sim_internal.h"
 
@@ -76,6 +77,8 @@ void wg_sim_opts_defaults(wg_sim_opts *o) {
   o->wave_speed_kmh = 18.0;
   o->route_batch = 4096;
   o->parallel_min = 50000;
+  o->backend = WG_BACKEND_CPU;
+  o->device = 0;
 }
 
 static wg_status check_opts(wg_ctx_t *ctx, const wg_sim_opts *o) {
@@ -114,9 +117,213 @@ void wg_sim_destroy(wg_sim_t **sp) {
                     s->lim_at, s->fate, s->feff, s->ent, s->ent_lane, s->veh, s->route,
                     s->pend, s->back, s->agg_exits, s->agg_count, s->agg_speed};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
+  wg__cuda_traffic_destroy(s->gpu);
   s->magic = 0;
   free(s);
   *sp = NULL;
+}
+
+/* ---- the CUDA backend's plumbing ------------------------------------------ */
+
+/* Resolves AUTO and puts the network on the device (src/cuda/traffic). AUTO
+ * falls back to the CPU, silently, when there is no GPU or the network does
+ * not fit; CUDA asked for explicitly fails with the reason. */
+static wg_status gpu_create(wg_sim_t *s, uint64_t nslots) {
+  wg_ctx_t *ctx = s->ctx;
+  const int explicit_cuda = s->o.backend == WG_BACKEND_CUDA;
+  if (s->o.backend != WG_BACKEND_AUTO && !explicit_cuda)
+    return wg__error(ctx, WG_EINVAL, "traffic: unknown backend %d", (int)s->o.backend);
+  int count = 0;
+  char why[256] = "";
+  if (explicit_cuda) {
+    wg_status st = wg_cuda_device_count(ctx, &count);
+    if (st != WG_OK) return st;
+    if (s->o.device < 0 || s->o.device >= count)
+      return wg__error(ctx, WG_ENODEV, "traffic: GPU %d does not exist (this machine has %d)",
+                       s->o.device, count);
+  } else if (wg__cuda_device_count(&count, why, sizeof why) != WG_OK || count <= s->o.device ||
+             s->o.device < 0) {
+    return WG_OK; /* AUTO: the CPU */
+  }
+  /* the arcs into each vertex, ascending (the junction kernel's order) */
+  uint64_t *in_off = NULL;
+  uint32_t *in_arc = NULL;
+  wg_status st;
+  if ((st = wg__calloc(ctx, &in_off, (uint64_t)s->n + 1, 8, "reverse arcs")) != WG_OK ||
+      (st = wg__alloc(ctx, &in_arc, s->m ? s->m : 1, 4, "reverse arcs")) != WG_OK)
+    goto done;
+  for (uint64_t e = 0; e < s->m; e++) in_off[s->tgt[e] + 1]++;
+  for (uint32_t v = 0; v < s->n; v++) in_off[v + 1] += in_off[v];
+  {
+    uint64_t *fill = NULL;
+    if ((st = wg__alloc(ctx, &fill, (uint64_t)s->n + 1, 8, "reverse arcs")) != WG_OK) goto done;
+    memcpy(fill, in_off, ((size_t)s->n + 1) * 8);
+    for (uint64_t e = 0; e < s->m; e++) in_arc[fill[s->tgt[e]]++] = (uint32_t)e;
+    free(fill);
+  }
+  const wg__cuda_traffic_net net = {
+      .device = s->o.device,
+      .n = s->n,
+      .m = s->m,
+      .nl = s->nl,
+      .nslots = nslots,
+      .off = s->off,
+      .tgt = s->tgt,
+      .tail = s->tail,
+      .in_off = in_off,
+      .in_arc = in_arc,
+      .len_mm = s->len_mm,
+      .v0_mms = s->v0_mms,
+      .lane0 = s->lane0,
+      .slot0 = s->slot0,
+      .cap = s->cap,
+      .lane_arc = s->lane_arc,
+      .accel = s->o.idm.accel,
+      .decel = s->o.idm.decel,
+      .headway_s = s->o.idm.time_headway_s,
+      .min_gap_m = s->o.idm.min_gap_m,
+      .step_s = s->o.step_s,
+      .s0_mm = s->s0_mm,
+      .len_veh_mm = s->len_veh_mm,
+      .dt_ms = llround(s->o.step_s * 1000.0) > 0 ? llround(s->o.step_s * 1000.0) : 1,
+      .lim_steps = s->o.gridlock_s > 0 ? (uint32_t)ceil(s->o.gridlock_s / s->o.step_s)
+                                       : UINT32_MAX,
+      .seed = s->o.seed,
+  };
+  st = wg__cuda_traffic_create(&net, &s->gpu, why, sizeof why);
+  if (st != WG_OK) {
+    s->gpu = NULL;
+    if (explicit_cuda)
+      st = wg__error(ctx, st, "traffic: the network on GPU %d: %s", s->o.device, why);
+    else
+      st = WG_OK; /* AUTO: the CPU */
+    goto done;
+  }
+  s->backend = WG_BACKEND_CUDA;
+  s->host_dirty = s->routes_dirty = 1;
+done:
+  free(in_off);
+  free(in_arc);
+  return st;
+}
+
+static void counters_pack(const wg_sim_t *s, uint64_t *c) {
+  memset(c, 0, WG__TC_N * sizeof *c);
+  c[WG__TC_RUNNING] = s->st.running;
+  c[WG__TC_ARRIVED] = s->st.arrived;
+  c[WG__TC_GRIDLOCK] = s->st.removed_gridlock;
+  c[WG__TC_DEAD_END] = s->st.removed_dead_end;
+  c[WG__TC_UPDATES] = s->st.vehicle_updates;
+  c[WG__TC_MOVED_MM] = s->vehicle_mm;
+  c[WG__TC_TRIP_STEPS] = s->trip_steps;
+  c[WG__TC_TRIP_MM] = s->trip_mm;
+}
+
+static wg_status counters_unpack(wg_sim_t *s, const uint64_t *c) {
+  s->st.running = c[WG__TC_RUNNING];
+  s->st.arrived = c[WG__TC_ARRIVED];
+  s->st.removed_gridlock = c[WG__TC_GRIDLOCK];
+  s->st.removed_dead_end = c[WG__TC_DEAD_END];
+  s->st.vehicle_updates = c[WG__TC_UPDATES];
+  s->vehicle_mm = c[WG__TC_MOVED_MM];
+  s->trip_steps = c[WG__TC_TRIP_STEPS];
+  s->trip_mm = c[WG__TC_TRIP_MM];
+  if (c[WG__TC_ERROR])
+    return wg__error(s->ctx, WG_EFULL, "traffic (CUDA): lane %llu is over capacity (a bug)",
+                     (unsigned long long)(c[WG__TC_ERROR] - 1));
+  return WG_OK;
+}
+
+static wg__cuda_traffic_state gpu_state(wg_sim_t *s, uint64_t *counters) {
+  wg__cuda_traffic_state x = {
+      .veh = s->veh,
+      .nveh = s->nveh,
+      .head = s->head,
+      .cnt = s->cnt,
+      .slots = s->slots,
+      .route = s->route,
+      .nroute = s->nroute,
+      .agg_exits = s->agg_exits,
+      .agg_count = s->agg_count,
+      .agg_speed = s->agg_speed,
+      .counters = counters,
+  };
+  return x;
+}
+
+wg_status wg__sim_to_host(wg_sim_t *s) {
+  if (!s->gpu || !s->dev_owns) return WG_OK;
+  uint64_t c[WG__TC_N];
+  char why[256] = "";
+  wg__cuda_traffic_state x = gpu_state(s, c);
+  wg_status st = wg__cuda_traffic_download(s->gpu, &x, why, sizeof why);
+  if (st != WG_OK) return wg__error(s->ctx, st, "traffic (CUDA): state to the host: %s", why);
+  s->dev_owns = 0;
+  return counters_unpack(s, c);
+}
+
+/* The host is about to change the state: fetch it first, upload it later. */
+static wg_status host_edit(wg_sim_t *s, int routes) {
+  if (!s->gpu) return WG_OK;
+  wg_status st = wg__sim_to_host(s);
+  if (st != WG_OK) return st;
+  s->host_dirty = 1;
+  if (routes) s->routes_dirty = 1;
+  return WG_OK;
+}
+
+static wg_status gpu_step(wg_sim_t *s) {
+  char why[256] = "";
+  wg_status st;
+  if (s->host_dirty) {
+    uint64_t c[WG__TC_N];
+    counters_pack(s, c);
+    wg__cuda_traffic_state x = gpu_state(s, c);
+    if ((st = wg__cuda_traffic_upload(s->gpu, &x, s->routes_dirty, why, sizeof why)) != WG_OK)
+      return wg__error(s->ctx, st, "traffic (CUDA): state to the device: %s", why);
+    s->host_dirty = s->routes_dirty = 0;
+  }
+  if ((st = wg__cuda_traffic_step(s->gpu, s->step, why, sizeof why)) != WG_OK)
+    return wg__error(s->ctx, st, "traffic (CUDA): step %llu: %s", (unsigned long long)s->step,
+                     why);
+  s->dev_owns = 1;
+  s->agg_steps++;
+  s->step++;
+  return WG_OK;
+}
+
+/* After a run of device steps: the counters to the host (wg_sim_get_stats). */
+static wg_status gpu_counters(wg_sim_t *s) {
+  if (!s->gpu || !s->dev_owns) return WG_OK;
+  uint64_t c[WG__TC_N];
+  char why[256] = "";
+  wg_status st = wg__cuda_traffic_counters(s->gpu, c, why, sizeof why);
+  if (st != WG_OK) return wg__error(s->ctx, st, "traffic (CUDA): %s", why);
+  return counters_unpack(s, c);
+}
+
+wg_backend wg_sim_backend(const wg_sim_t *s) {
+  return s && s->gpu ? WG_BACKEND_CUDA : WG_BACKEND_CPU;
+}
+
+void wg_sim_memory(const wg_sim_t *s, uint64_t *net, uint64_t *per_vehicle, uint64_t *total) {
+  uint64_t a = 0, b = 0, c = 0;
+  if (s && s->gpu) {
+    wg__cuda_traffic_bytes(s->gpu, &a, &b, &c);
+  } else if (s) {
+    b = sizeof(wg__veh) + sizeof *s->np + sizeof *s->nv;
+    /* per arc: tail, length, speed, lanes, first lane, 3 aggregates; per lane:
+     * slot offset, capacity, head, count, arc, target lane, limit and its
+     * stamp, fate, front position, 2 entrant slots; 4 bytes per slot */
+    a = s->m * (4 + 4 + 4 + 1 + 8 + 4 + 8 + 8) + s->nl * (8 + 4 * 5 + 8 + 8 + 1 + 8 + 4 + 4);
+    uint64_t slots = 0;
+    for (uint64_t l = 0; l < s->nl; l++) slots += s->cap[l];
+    a += slots * 4;
+    c = a + s->capveh * b + s->caproute * 4;
+  }
+  if (net) *net = a;
+  if (per_vehicle) *per_vehicle = b;
+  if (total) *total = c;
 }
 
 wg_status wg_sim_create(wg_ctx_t *ctx, wg_sim_t **out, const wg_graph_t *g,
@@ -207,6 +414,8 @@ wg_status wg_sim_create(wg_ctx_t *ctx, wg_sim_t **out, const wg_graph_t *g,
       s->cap[l] = (uint32_t)((uint64_t)s->len_mm[e] / (uint64_t)(s->len_veh_mm + s->s0_mm) + 1);
       at += s->cap[l];
     }
+  s->backend = WG_BACKEND_CPU;
+  if (o.backend != WG_BACKEND_CPU && (st = gpu_create(s, slots)) != WG_OK) goto fail;
   *out = s;
   return WG_OK;
 fail:
@@ -395,6 +604,8 @@ wg_status wg_sim_add_trips(wg_sim_t *s, const wg_trip *t, size_t n) {
 
 wg_status wg_sim_add_route(wg_sim_t *s, double depart_s, const uint32_t *arcs, uint32_t len) {
   if (!s || !arcs || len == 0) return wg__error(s ? s->ctx : NULL, WG_EINVAL, "traffic: empty route");
+  wg_status hs = host_edit(s, 1);
+  if (hs != WG_OK) return hs;
   if (!isfinite(depart_s) || depart_s < 0)
     return wg__error(s->ctx, WG_EINVAL, "traffic: route departs at %g s", depart_s);
   for (uint32_t i = 0; i < len; i++) {
@@ -423,6 +634,8 @@ wg_status wg_sim_add_walkers(wg_sim_t *s, uint64_t count, uint64_t *placed) {
   if (placed) *placed = 0;
   if (!s) return WG_EINVAL;
   if (s->m == 0) return count ? wg__error(s->ctx, WG_EINVAL, "traffic: no arcs for walkers") : WG_OK;
+  wg_status hs = host_edit(s, 0);
+  if (hs != WG_OK) return hs;
   uint64_t done = 0;
   for (uint64_t i = 0; i < count; i++) {
     uint32_t vid;
@@ -452,6 +665,8 @@ wg_status wg_sim_place_walker(wg_sim_t *s, uint32_t arc, unsigned lane, double p
     return wg__error(s->ctx, WG_EINVAL,
                      "traffic: cannot place a walker on arc %lu lane %u at %g m, %g m/s",
                      (unsigned long)arc, lane, pos_m, speed_ms);
+  wg_status hs = host_edit(s, 0);
+  if (hs != WG_OK) return hs;
   const uint64_t l = s->lane0[arc] + lane;
   const int32_t p = (int32_t)llround(pos_m * 1000.0);
   /* k: index the new vehicle takes (vehicles ahead have larger positions) */
@@ -730,8 +945,18 @@ static void phase_b_commit(wg_sim_t *s, uint64_t l, int64_t dt_ms, uint64_t *mov
   }
 }
 
+/* Whether this step starts with host work (re-routing, the first travel
+ * times, departures). */
+static int host_work_due(const wg_sim_t *s) {
+  if (s->o.router.query && (s->step == 0 || s->step >= s->next_reroute)) return 1;
+  return s->nback > 0 || (s->npend && s->pend[0].depart_step <= s->step);
+}
+
 static wg_status step_once(wg_sim_t *s) {
   wg_status st;
+  const int host_work = s->gpu && host_work_due(s);
+  const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
+  if (host_work && (st = host_edit(s, 0)) != WG_OK) return st;
   if (s->step >= s->next_reroute) {
     if (s->o.router.query && (st = wg__sim_reroute(s)) != WG_OK) return st;
     s->next_reroute += (uint64_t)llround(s->o.reroute_s / s->o.step_s) ? (uint64_t)llround(s->o.reroute_s / s->o.step_s) : 1;
@@ -739,6 +964,10 @@ static wg_status step_once(wg_sim_t *s) {
   if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
     return st; /* the first departures route on travel times too */
   if ((st = departures(s)) != WG_OK) return st;
+  if (s->gpu) {
+    if (host_work && (s->nroute != nroute0 || s->st.reroutes != rounds0)) s->routes_dirty = 1;
+    return gpu_step(s);
+  }
   const int64_t nl = (int64_t)s->nl;
   /* threads only pay off with many vehicles (a team per step costs ~10 us,
    * far more on a loaded machine) */
@@ -764,8 +993,8 @@ static wg_status step_once(wg_sim_t *s) {
       if (fate == F_ARRIVE) {
         s->agg_exits[arc]++;
         s->st.arrived++;
-        s->st.trip_time_s += (double)(s->step + 1 - v->depart_step) * s->o.step_s;
-        s->st.trip_m += v->odo_mm / 1000.0;
+        s->trip_steps += s->step + 1 - v->depart_step;
+        s->trip_mm += v->odo_mm;
       } else if (fate == F_DEADEND) {
         s->st.removed_dead_end++;
       } else {
@@ -794,12 +1023,12 @@ static wg_status step_once(wg_sim_t *s) {
     const uint32_t arc = s->lane_arc[l], n = s->cnt[l];
     if (!n) continue;
     s->agg_count[arc] += n;
-    double sum = 0;
-    for (uint32_t k = 0; k < n; k++) sum += s->veh[lane_at(s, l, k)].v;
-    s->agg_speed[arc] += sum / 1000.0;
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < n; k++) sum += (uint64_t)s->veh[lane_at(s, l, k)].v;
+    s->agg_speed[arc] += sum;
   }
   s->agg_steps++;
-  s->st.vehicle_m += moved / 1000.0;
+  s->vehicle_mm += moved;
   s->st.vehicle_updates += s->st.running;
   s->step++;
   return WG_OK;
@@ -813,6 +1042,7 @@ wg_status wg_sim_step(wg_sim_t *s, uint64_t steps) {
     st = step_once(s);
     if ((i & 63) == 63) wg__progress(s->ctx, "traffic", i + 1, steps);
   }
+  if (st == WG_OK) st = gpu_counters(s);
   s->st.step_seconds += wg__now() - t0;
   return st;
 }
@@ -826,6 +1056,9 @@ void wg_sim_get_stats(const wg_sim_t *s, wg_sim_stats *out) {
   *out = s->st;
   out->steps = s->step;
   out->time_s = s->step * s->o.step_s;
+  out->vehicle_m = s->vehicle_mm / 1000.0;
+  out->trip_time_s = (double)s->trip_steps * s->o.step_s;
+  out->trip_m = s->trip_mm / 1000.0;
 }
 
 /* ---- inspection ---------------------------------------------------------- */
@@ -834,6 +1067,8 @@ uint64_t wg_sim_vehicle_count(const wg_sim_t *s) { return s ? s->nveh : 0; }
 
 wg_status wg_sim_get_vehicle(const wg_sim_t *s, uint32_t id, wg_sim_vehicle *out) {
   if (!s || !out || id >= s->nveh) return WG_EINVAL;
+  wg_status hs = wg__sim_to_host((wg_sim_t *)s); /* logically const: a cache refresh */
+  if (hs != WG_OK) return hs;
   const wg__veh *v = &s->veh[id];
   out->running = v->state == VS_RUNNING;
   out->walker = v->kind == VK_WALKER;
@@ -847,6 +1082,8 @@ wg_status wg_sim_get_vehicle(const wg_sim_t *s, uint32_t id, wg_sim_vehicle *out
 wg_status wg_sim_vehicle_route(const wg_sim_t *s, uint32_t id, const uint32_t **arcs,
                                uint32_t *len, uint32_t *at) {
   if (!s || !arcs || !len || !at || id >= s->nveh) return WG_EINVAL;
+  wg_status hs = wg__sim_to_host((wg_sim_t *)s);
+  if (hs != WG_OK) return hs;
   const wg__veh *v = &s->veh[id];
   *arcs = v->route_len ? s->route + v->route_first : NULL;
   *len = v->route_len;
@@ -856,6 +1093,7 @@ wg_status wg_sim_vehicle_route(const wg_sim_t *s, uint32_t id, const uint32_t **
 
 uint32_t wg_sim_lane(const wg_sim_t *s, uint32_t arc, unsigned lane, uint32_t *ids, uint32_t max) {
   if (!s || arc >= s->m || lane >= s->lanes[arc]) return 0;
+  if (wg__sim_to_host((wg_sim_t *)s) != WG_OK) return 0;
   const uint64_t l = s->lane0[arc] + lane;
   for (uint32_t k = 0; k < s->cnt[l] && k < max; k++) ids[k] = lane_at(s, l, k);
   return s->cnt[l];
@@ -867,6 +1105,8 @@ double wg_sim_arc_speed(const wg_sim_t *s, uint32_t arc) {
 
 wg_status wg_sim_arc_series(wg_sim_t *s, double *flow, double *density, double *speed) {
   if (!s) return WG_EINVAL;
+  wg_status hs = host_edit(s, 0);
+  if (hs != WG_OK) return hs;
   const double span_h = s->agg_steps * s->o.step_s / 3600.0;
   for (uint64_t e = 0; e < s->m; e++) {
     if (flow) flow[e] = span_h > 0 ? s->agg_exits[e] / span_h : 0;
@@ -874,7 +1114,7 @@ wg_status wg_sim_arc_series(wg_sim_t *s, double *flow, double *density, double *
       density[e] = s->agg_steps ? (double)s->agg_count[e] / s->agg_steps /
                                       (s->len_mm[e] / 1.0e6)
                                 : 0;
-    if (speed) speed[e] = s->agg_count[e] ? s->agg_speed[e] / s->agg_count[e] : NAN;
+    if (speed) speed[e] = s->agg_count[e] ? s->agg_speed[e] / 1000.0 / s->agg_count[e] : NAN;
     s->agg_exits[e] = 0;
     s->agg_count[e] = 0;
     s->agg_speed[e] = 0;

@@ -7,25 +7,8 @@
 
 #define WG__SIM_MAGIC 0x5753494du /* "WSIM" */
 
-enum { VK_TRIP = 0, VK_WALKER = 1, VK_FIXED = 2 };
-enum { VS_QUEUED = 0, VS_RUNNING = 1, VS_DONE = 2 };
+#include "traffic/veh.h"
 
-/* One vehicle: 56 bytes beside its route (docs/traffic.md). */
-typedef struct wg__veh {
-  int32_t pos;          /* mm from the arc's start (front bumper) */
-  int32_t v;            /* mm/s */
-  uint32_t arc;         /* current arc, WG_SIM_NONE before departure */
-  uint32_t next_arc;    /* the arc after this one, WG_SIM_NONE at the end */
-  uint64_t route_first; /* into sim->route */
-  uint32_t route_len;   /* arcs */
-  uint32_t route_idx;   /* index of `arc` in the route */
-  uint32_t dest;        /* trips: destination vertex */
-  uint32_t wait;        /* steps standing still */
-  uint32_t depart_step; /* step it entered the network */
-  uint32_t hops;        /* arcs entered (walkers' random stream) */
-  uint64_t odo_mm;      /* distance driven */
-  uint8_t lane, kind, state, pad;
-} wg__veh;
 _Static_assert(sizeof(wg__veh) <= 64, "at most 64 bytes per vehicle beside its route");
 
 /* A trip waiting for its departure. */
@@ -80,13 +63,25 @@ struct wg_sim {
   /* per-arc aggregates for wg_sim_arc_series */
   uint32_t *agg_exits;
   uint64_t *agg_count;
-  double *agg_speed;
+  uint64_t *agg_speed; /* sum of speeds in mm/s (integers: order-free) */
   uint64_t agg_steps;
   int64_t s0_mm, len_veh_mm;
   uint64_t step;
   uint64_t next_reroute;
   wg_sim_stats st;
+  /* integer sums behind st.vehicle_m, trip_time_s, trip_m (order-free, so
+   * both backends get the same numbers) */
+  uint64_t vehicle_mm, trip_steps, trip_mm;
+  /* CUDA backend: the device holds the state while dev_owns; the host copy
+   * is refreshed before any host work (departures, re-routing, inspection)
+   * and uploaded again before the next device step when host_dirty. */
+  wg_backend backend;
+  struct wg__cuda_traffic *gpu;
+  int dev_owns, host_dirty, routes_dirty;
 };
+
+/* CUDA backend: brings the device's state to the host (no-op otherwise). */
+wg_status wg__sim_to_host(wg_sim_t *sim);
 
 /* routes.c: routes for n trips from origins[i] to dests[i]; out_first[i] /
  * out_len[i] describe arcs appended to sim->route (len 0: refused, reason in

@@ -251,10 +251,11 @@ int cmd_traffic(int argc, char **argv) {
     cli_error("traffic: unknown backend '%s' (auto, cpu or cuda)", backend);
     return CLI_USAGE;
   }
-  if (!strcmp(backend, "cuda")) {
-    cli_error("traffic: the CUDA step is not written yet (docs/traffic.md); use --backend cpu");
-    return CLI_FAIL;
-  }
+  /* the step and the router on the same kind of device: auto picks CUDA
+   * for both when a GPU is present */
+  so.backend = !strcmp(backend, "cuda") ? WG_BACKEND_CUDA
+               : !strcmp(backend, "cpu") ? WG_BACKEND_CPU
+                                         : WG_BACKEND_AUTO;
   if (!have_vehicles && !have_trips && walkers == 0) {
     cli_error("traffic: nothing to simulate: give --vehicles N, --trips FILE or --walkers N");
     return CLI_USAGE;
@@ -298,7 +299,9 @@ int cmd_traffic(int argc, char **argv) {
     const double t0 = now_s();
     wg_router_opts ro;
     wg_router_opts_defaults(&ro);
-    ro.backend = WG_ROUTE_BACKEND_CPU;
+    ro.backend = so.backend == WG_BACKEND_CUDA  ? WG_ROUTE_BACKEND_CUDA
+                 : so.backend == WG_BACKEND_CPU ? WG_ROUTE_BACKEND_CPU
+                                                : WG_ROUTE_BACKEND_AUTO;
     if ((have_vehicles || have_trips) && (st = wg_router_create(ctx, &router, g, &ro)) != WG_OK) {
       cli_progress_done();
       rc = cli_fail(ctx, st, "router");
@@ -418,7 +421,7 @@ int cmd_traffic(int argc, char **argv) {
     json_graph(&j, "graph", args[0], g);
     json_num(&j, "load_seconds", load_s);
     json_num(&j, "router_build_seconds", router_s);
-    json_str(&j, "backend", "cpu");
+    json_str(&j, "backend", wg_backend_name(wg_sim_backend(sim)));
     json_u64(&j, "threads", (uint64_t)wg_ctx_threads(ctx));
     json_num(&j, "step_seconds", step);
     json_num(&j, "simulated_seconds", s.time_s);
@@ -466,8 +469,8 @@ int cmd_traffic(int argc, char **argv) {
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2), cli_duration(load_s, b3, sizeof b3));
     if (router) printf("%-12s built in %s\n", "router", cli_duration(router_s, b1, sizeof b1));
-    printf("%-12s %.0f s in steps of %g s on cpu, re-routing %s\n", "simulated", s.time_s, step,
-           reroute > 0 ? mode : "off");
+    printf("%-12s %.0f s in steps of %g s on %s, re-routing %s\n", "simulated", s.time_s, step,
+           wg_backend_name(wg_sim_backend(sim)), reroute > 0 ? mode : "off");
     printf("%-12s %s departed, %s arrived, %s running, %s queued\n", "vehicles",
            cli_commas(s.departed, b1, sizeof b1), cli_commas(s.arrived, b2, sizeof b2),
            cli_commas(s.running, b3, sizeof b3), cli_commas(s.queued, b4, sizeof b4));

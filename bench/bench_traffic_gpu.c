@@ -1,0 +1,307 @@
+/* bench_traffic_gpu: the traffic simulator at scale (issue 24's "how fast").
+ *
+ * A generated road network (wg_gen_road: planar, degree 2-4, one lane,
+ * 50 km/h), N trips from random origins to a destination a random walk of
+ * --trip-hops arcs away (so routes stay city-sized on a nation-sized map,
+ * and their memory beside the vehicles stays small), routed by the route
+ * engine at departure (all at t = 0), plus W random walkers; the simulation
+ * runs --steps steps of 1 s twice: without re-routing, and re-routing every
+ * --reroute s (mode all: every trip re-routed from where it is). Printed
+ * per run: vehicles running, vehicle updates per second (wall time of
+ * wg_sim_step, routing included), the real-time factor, routing's share of
+ * the wall time, routes computed, bytes per vehicle beside its route (the
+ * backend's record + step scratch) and the whole state's bytes, GPU (NVML)
+ * and CPU (RAPL) energy per million updates where the meters exist.
+ *
+ * Flags (all optional): --vertices N (1000000) --trips N (1000000)
+ * --walkers N (0) --trip-hops H (60) --steps S (600) --reroute S (300)
+ * --backend cuda|cpu (cuda) --router cuda|cpu|auto (auto) --seed S (1)
+ * --no-router (walkers only: the step alone, no router built) --only
+ * plain|reroute. Exit 7 when --backend cuda and no GPU. The router's build
+ * (a METIS nested-dissection order on the host) is timed and printed first:
+ * at 20M vertices it takes minutes, so the largest runs use --no-router. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wattgraph.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+typedef struct args {
+  uint64_t vertices, trips, walkers, hops, steps, seed;
+  double reroute;
+  wg_backend backend;
+  wg_route_backend router;
+  int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
+} args;
+
+static int parse_u64(const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
+  char *end;
+  errno = 0;
+  const unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || s[0] == '-' || v < lo || v > hi) {
+    fprintf(stderr, "bench_traffic_gpu: %s %s: expected an integer in [%" PRIu64 ", %" PRIu64
+                    "]\n", flag, s, lo, hi);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: bench_traffic_gpu [--vertices N] [--trips N] [--walkers N] [--trip-hops H]\n"
+          "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
+          "       [--seed S] [--no-router] [--only plain|reroute]\n");
+}
+
+static int parse(int argc, char **argv, args *a) {
+  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    uint64_t x;
+    if (!strcmp(f, "--no-router")) {
+      a->no_router = 1;
+      continue;
+    }
+    if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+      usage();
+      exit(0);
+    }
+    if (!v) {
+      usage();
+      return 0;
+    }
+    i++;
+    if (!strcmp(f, "--vertices")) {
+      if (!parse_u64(f, v, 16, 4000000000ull, &a->vertices)) return 0;
+    } else if (!strcmp(f, "--trips")) {
+      if (!parse_u64(f, v, 0, 4000000000ull, &a->trips)) return 0;
+    } else if (!strcmp(f, "--walkers")) {
+      if (!parse_u64(f, v, 0, 4000000000ull, &a->walkers)) return 0;
+    } else if (!strcmp(f, "--trip-hops")) {
+      if (!parse_u64(f, v, 1, 1000000, &a->hops)) return 0;
+    } else if (!strcmp(f, "--steps")) {
+      if (!parse_u64(f, v, 1, 100000000, &a->steps)) return 0;
+    } else if (!strcmp(f, "--seed")) {
+      if (!parse_u64(f, v, 0, UINT64_MAX, &a->seed)) return 0;
+    } else if (!strcmp(f, "--reroute")) {
+      if (!parse_u64(f, v, 1, 100000000, &x)) return 0;
+      a->reroute = (double)x;
+    } else if (!strcmp(f, "--backend")) {
+      if (!strcmp(v, "cuda")) a->backend = WG_BACKEND_CUDA;
+      else if (!strcmp(v, "cpu")) a->backend = WG_BACKEND_CPU;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--router")) {
+      if (!strcmp(v, "cuda")) a->router = WG_ROUTE_BACKEND_CUDA;
+      else if (!strcmp(v, "cpu")) a->router = WG_ROUTE_BACKEND_CPU;
+      else if (!strcmp(v, "auto")) a->router = WG_ROUTE_BACKEND_AUTO;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--only")) {
+      if (!strcmp(v, "plain")) a->only = 1;
+      else if (!strcmp(v, "reroute")) a->only = 2;
+      else return usage(), 0;
+    } else {
+      usage();
+      return 0;
+    }
+  }
+  if (a->no_router) a->trips = 0;
+  return 1;
+}
+
+/* Trips: origin uniform over vertices with out-arcs, destination the end of
+ * a random walk of `hops` arcs from it (not returning along the arc it came
+ * by where there is another way). */
+static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint64_t seed) {
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  wg_trip *t = malloc((n ? n : 1) * sizeof *t);
+  if (!t) return NULL;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t r = mix64(seed ^ mix64(i));
+    uint32_t o;
+    do {
+      r = mix64(r);
+      o = (uint32_t)(r % c.n);
+    } while (c.offsets[o + 1] == c.offsets[o]);
+    uint32_t u = o, prev = UINT32_MAX;
+    for (uint64_t h = 0; h < hops; h++) {
+      const uint64_t lo = c.offsets[u], deg = c.offsets[u + 1] - lo;
+      if (!deg) break;
+      r = mix64(r);
+      uint32_t next = c.targets[lo + r % deg];
+      if (next == prev && deg > 1) next = c.targets[lo + (r % deg + 1) % deg];
+      prev = u;
+      u = next;
+    }
+    t[i] = (wg_trip){0, o, u};
+  }
+  return t;
+}
+
+static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router_t *router,
+                const args *a, const wg_trip *trips, int reroute) {
+  const char *name = reroute ? "reroute" : "plain";
+  wg_sim_opts o;
+  wg_sim_opts_defaults(&o);
+  o.backend = a->backend;
+  o.seed = a->seed;
+  o.reroute_s = reroute ? a->reroute : 0;
+  o.router = wg_sim_router_of(router);
+  o.route_batch = 1u << 20;
+  wg_sim_t *sim = NULL;
+  double t0 = now_s();
+  wg_status st = wg_sim_create(ctx, &sim, g, &o);
+  if (st != WG_OK) {
+    printf("%s: wg_sim_create: %s\n", name, wg_ctx_last_error(ctx));
+    return;
+  }
+  if (a->trips && (st = wg_sim_add_trips(sim, trips, a->trips)) != WG_OK) {
+    printf("%s: trips: %s\n", name, wg_ctx_last_error(ctx));
+    wg_sim_destroy(&sim);
+    return;
+  }
+  uint64_t placed = 0;
+  if (a->walkers && (st = wg_sim_add_walkers(sim, a->walkers, &placed)) != WG_OK) {
+    printf("%s: walkers: %s\n", name, wg_ctx_last_error(ctx));
+    wg_sim_destroy(&sim);
+    return;
+  }
+  printf("# %s: simulation set up in %.2f s (%s, %" PRIu64 " walkers placed)\n", name,
+         now_s() - t0, wg_backend_name(wg_sim_backend(sim)), placed);
+  fflush(stdout);
+  /* the first step routes every trip (all depart at 0) and uploads the
+   * state: timed with the rest, as a run pays it */
+  if (meter) wg_meter_begin(meter);
+  const double t1 = now_s();
+  uint64_t max_running = 0, done = 0;
+  double last = t1;
+  while (done < a->steps) {
+    const uint64_t chunk = a->steps - done < 50 ? a->steps - done : 50;
+    if ((st = wg_sim_step(sim, chunk)) != WG_OK) {
+      printf("%s: step %" PRIu64 ": %s\n", name, done, wg_ctx_last_error(ctx));
+      break;
+    }
+    done += chunk;
+    wg_sim_stats s;
+    wg_sim_get_stats(sim, &s);
+    if (s.running > max_running) max_running = s.running;
+    const double t = now_s();
+    if (t - last > 5) {
+      printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running\n", name, done, t - t1,
+             s.running);
+      fflush(stdout);
+      last = t;
+    }
+  }
+  const double wall = now_s() - t1;
+  wg_meter_reading rd[16];
+  size_t nr = 0;
+  if (meter) wg_meter_end(meter, rd, 16, &nr);
+  wg_sim_stats s;
+  wg_sim_get_stats(sim, &s);
+  uint64_t netb = 0, perv = 0, total = 0;
+  wg_sim_memory(sim, &netb, &perv, &total);
+  printf("%s: backend %s, %" PRIu64 " steps, departed %" PRIu64 ", running %" PRIu64
+         " (max %" PRIu64 "), arrived %" PRIu64 ", removed %" PRIu64 "+%" PRIu64
+         ", refused %" PRIu64 "\n",
+         name, wg_backend_name(wg_sim_backend(sim)), s.steps, s.departed, s.running, max_running,
+         s.arrived, s.removed_gridlock, s.removed_dead_end,
+         s.refused_unreachable + s.refused_same_place + s.refused_bad_route);
+  printf("%s: %" PRIu64 " vehicle updates in %.3f s: %.4g updates/s, %.1fx real time; "
+         "routing %.3f s (%.1f%% of the wall time), %" PRIu64 " routes, %" PRIu64 " rounds\n",
+         name, s.vehicle_updates, wall, s.vehicle_updates / wall, s.time_s / wall,
+         s.route_seconds, 100 * s.route_seconds / wall, s.routes, s.reroutes);
+  printf("%s: memory: %" PRIu64 " bytes per vehicle beside its route, network %.3g GB, "
+         "state now %.3g GB\n",
+         name, perv, netb / 1e9, total / 1e9);
+  for (size_t i = 0; i < nr && i < 16; i++)
+    if (rd[i].available)
+      printf("%s: energy %s: %.1f J, %.1f W, %.3g J per million updates\n", name, rd[i].name,
+             rd[i].joules, rd[i].mean_watts, rd[i].joules / (s.vehicle_updates / 1e6));
+  fflush(stdout);
+  wg_sim_destroy(&sim);
+}
+
+int main(int argc, char **argv) {
+  args a;
+  if (!parse(argc, argv, &a)) return 2;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  wg_ctx_t *ctx = NULL;
+  if (wg_ctx_create(&ctx) != WG_OK) return 1;
+  if (a.backend == WG_BACKEND_CUDA) {
+    int count = 0;
+    if (wg_cuda_device_count(ctx, &count) != WG_OK || count == 0) {
+      printf("no GPU: %s\n", wg_ctx_last_error(ctx));
+      wg_ctx_destroy(&ctx);
+      return 7;
+    }
+    wg_device_info info;
+    if (wg_cuda_device_info(ctx, 0, &info) == WG_OK)
+      printf("# device: %s, %d SMs\n", info.name, info.multiprocessors);
+  }
+  wg_meter_t *meter = NULL;
+  if (wg_meter_create(ctx, &meter, NULL) != WG_OK) meter = NULL;
+  int rc = 1;
+  wg_graph_t *g = NULL;
+  wg_router_t *router = NULL;
+  wg_trip *trips = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.seed = a.seed;
+  double t0 = now_s();
+  if (wg_gen_road(ctx, &g, (uint32_t)a.vertices, &go) != WG_OK) {
+    printf("gen road: %s\n", wg_ctx_last_error(ctx));
+    goto done;
+  }
+  printf("# road graph: %u vertices, %" PRIu64 " arcs, generated in %.2f s\n",
+         wg_graph_num_vertices(g), wg_graph_num_arcs(g), now_s() - t0);
+  if (a.trips) {
+    t0 = now_s();
+    wg_router_opts ro;
+    wg_router_opts_defaults(&ro);
+    ro.backend = a.router;
+    if (wg_router_create(ctx, &router, g, &ro) != WG_OK) {
+      printf("router: %s\n", wg_ctx_last_error(ctx));
+      goto done;
+    }
+    wg_router_info info;
+    wg_router_get_info(router, &info);
+    printf("# router: built in %.2f s (backend %s)\n", now_s() - t0,
+           info.backend == WG_ROUTE_BACKEND_CUDA ? "cuda" : "cpu");
+    if (!(trips = local_trips(g, a.trips, a.hops, a.seed))) {
+      printf("trips: out of memory\n");
+      goto done;
+    }
+  }
+  printf("# %" PRIu64 " trips (destinations %" PRIu64 " random arcs away), %" PRIu64
+         " walkers, %" PRIu64 " steps of 1 s, re-routing every %.0f s in the second run\n",
+         a.trips, a.hops, a.walkers, a.steps, a.reroute);
+  if (a.only != 2) run(ctx, meter, g, router, &a, trips, 0);
+  if (a.only != 1 && a.trips) run(ctx, meter, g, router, &a, trips, 1);
+  rc = 0;
+done:
+  free(trips);
+  wg_router_destroy(&router);
+  wg_graph_destroy(&g);
+  wg_meter_destroy(&meter);
+  wg_ctx_destroy(&ctx);
+  return rc;
+}

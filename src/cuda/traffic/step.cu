@@ -1,0 +1,634 @@
+/* The traffic simulator's step on the GPU, bit for bit the CPU step of
+ * src/traffic/sim.c (read its opening comment first: phases A, C, B, the
+ * junction rule, integer state in mm and mm/s).
+ *
+ * Why the results are the same bits:
+ *  - IDM is evaluated in double from the same integers with the same
+ *    operations in the same order; every +, -, *, / and sqrt below is a
+ *    round-to-nearest intrinsic (__dadd_rn, __dmul_rn, ...), which nvcc never
+ *    fuses into a multiply-add, as the host compiler (no -mfma) never does.
+ *    llround is C's llround on both sides.
+ *  - Phase A and phase B are per lane and read only the state at t (A) or
+ *    their own lane's decisions (B): a thread per lane computes what the CPU
+ *    loop computes for that lane.
+ *  - Phase C, the only order-dependent rule, is serial on the CPU in
+ *    ascending incoming lane id. Contenders for a target lane t all come
+ *    from lanes whose arc ends at the vertex t's arc starts from, and t's
+ *    entry limit is touched by no one else; so the rule restricted to one
+ *    junction vertex, with its incoming lanes visited in ascending id, is
+ *    the CPU's rule. A thread per junction vertex with a contender does it
+ *    (the arcs into a vertex, ascending, come from a reverse CSR built once);
+ *    the vertices are found by the phase-A threads of the contenders (an
+ *    atomic stamp per vertex, a worklist), so no sort is needed and the
+ *    worklist's order does not matter. Entrants are appended to their target
+ *    lanes after phase B, again per vertex in ascending incoming lane id,
+ *    which is the CPU's entrant order for each target lane.
+ *  - Every counter and aggregate is an integer (atomics commute).
+ *
+ * Per step: phase A (+ the fronts' fates that need no junction rule), the
+ * junction kernel, phase B with the commit, the entrants, the per-arc
+ * aggregates and a one-thread tail (updates += running, worklist reset):
+ * six launches on one stream, no host round trip.
+ *
+ * Memory on the device: per vehicle its 56-byte record plus 12 bytes of
+ * step scratch (new position and speed); per lane 4 (head) + 4 (count) + 8
+ * (slot offset) + 4 (capacity) + 4 (arc) + 4 (target lane) + 4 (front) +
+ * 1 (fate) + 8 (front's new position) + 8 + 4 (entry limit and its stamp)
+ * bytes and 4 per slot; per arc 4 + 4 + 4 (tail, length, speed) + 8 (first
+ * lane) + 20 (aggregates) + 4 (reverse CSR); per vertex 8 + 8 + 4 + 4 (CSR,
+ * reverse CSR, stamp, worklist). Routes: 4 bytes per route arc. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/check.cuh"
+#include "cuda/gateway.h"
+#include "traffic/veh.h"
+
+namespace {
+
+enum { F_STAY = 0, F_ENTER, F_HELD, F_ARRIVE, F_DEADEND, F_GRIDLOCK, F_CONTEND };
+constexpr int64_t BIG = (int64_t)1 << 62;
+constexpr uint32_t NONE = UINT32_MAX;
+typedef unsigned long long ull;
+
+struct K {
+  uint64_t nl;
+  const uint64_t *off;
+  const uint32_t *tgt, *tail;
+  const uint64_t *in_off;
+  const uint32_t *in_arc;
+  const int32_t *len_mm, *v0_mms;
+  const uint64_t *lane0, *slot0;
+  const uint32_t *cap, *lane_arc;
+  wg__veh *veh;
+  int64_t *np;
+  int32_t *nv;
+  uint32_t *head, *cnt, *slots;
+  const uint32_t *route;
+  uint32_t *agg_exits;
+  ull *agg_count, *agg_speed;
+  ull *ctr;
+  uint32_t *ftl, *front;
+  uint8_t *fate;
+  int64_t *feff, *lim;
+  uint32_t *lim_at, *vstamp, *work, *nwork;
+  double accel, decel, headway_s, min_gap_m, step_s;
+  int64_t s0_mm, len_veh_mm, dt_ms;
+  uint32_t lim_steps;
+  uint64_t seed;
+};
+
+__device__ __forceinline__ uint32_t lane_at(const K &k, uint64_t l, uint32_t i) {
+  uint32_t j = k.head[l] + i;
+  if (j >= k.cap[l]) j -= k.cap[l];
+  return k.slots[k.slot0[l] + j];
+}
+
+__device__ __forceinline__ int64_t lane_room(const K &k, uint64_t l) {
+  const uint32_t c = k.cnt[l];
+  if (c == 0) return BIG;
+  return (int64_t)k.veh[lane_at(k, l, c - 1)].pos - k.len_veh_mm;
+}
+
+__device__ uint64_t best_lane(const K &k, uint32_t a) {
+  uint64_t best = k.lane0[a];
+  int64_t room = lane_room(k, best);
+  for (uint64_t l = best + 1; l < k.lane0[a + 1]; l++) {
+    const int64_t r = lane_room(k, l);
+    if (r > room) best = l, room = r;
+  }
+  return best;
+}
+
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* sim.c's next_arc_of, for a vehicle whose arc, hops and route are set. */
+__device__ uint32_t next_arc_of(const K &k, const wg__veh &v, uint32_t vid) {
+  if (v.kind != VK_WALKER)
+    return v.route_idx + 1 < v.route_len ? k.route[v.route_first + v.route_idx + 1] : NONE;
+  const uint32_t h = k.tgt[v.arc], back = k.tail[v.arc];
+  const uint64_t lo = k.off[h], hi = k.off[h + 1];
+  if (lo == hi) return NONE;
+  uint64_t options = 0;
+  for (uint64_t e = lo; e < hi; e++) options += k.tgt[e] != back;
+  if (options == 0) return (uint32_t)lo;
+  const uint64_t r = mix64(k.seed ^ mix64(((uint64_t)vid << 32) | v.hops));
+  uint64_t pick = __umul64hi(r, options); /* wg__bounded */
+  for (uint64_t e = lo; e < hi; e++)
+    if (k.tgt[e] != back && pick-- == 0) return (uint32_t)e;
+  return NONE;
+}
+
+/* sim.c's idm(), operation for operation. */
+__device__ double idm(const K &k, double v, double v0, double gap, double dv) {
+  const double r = __ddiv_rn(v, v0), r2 = __dmul_rn(r, r);
+  const double free_term = __dsub_rn(1.0, __dmul_rn(r2, r2));
+  if (gap <= 0) return __dmul_rn(k.accel, free_term);
+  double dyn = __dadd_rn(__dmul_rn(v, k.headway_s),
+                         __ddiv_rn(__dmul_rn(v, dv),
+                                   __dmul_rn(2.0, __dsqrt_rn(__dmul_rn(k.accel, k.decel)))));
+  if (dyn < 0) dyn = 0;
+  const double q = __ddiv_rn(__dadd_rn(k.min_gap_m, dyn), gap);
+  return __dmul_rn(k.accel, __dsub_rn(free_term, __dmul_rn(q, q)));
+}
+
+/* Phase A for one lane, then the front's fate where no junction rule is
+ * needed; a front passing its arc's end towards a next arc is a contender
+ * and puts the junction vertex on the worklist. */
+__global__ void k_phase_a(K k, uint32_t stamp) {
+  const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (l >= k.nl) return;
+  k.fate[l] = F_STAY;
+  const uint32_t n = k.cnt[l];
+  if (n == 0) return;
+  const uint32_t arc = k.lane_arc[l];
+  const double dt = k.step_s, v0 = __ddiv_rn((double)k.v0_mms[arc], 1000.0);
+  const int32_t v0i = k.v0_mms[arc];
+  uint32_t ahead = NONE, vid0 = NONE;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t vid = lane_at(k, l, i);
+    const wg__veh v = k.veh[vid];
+    double gap = 0, dv = 0;
+    const double vm = __ddiv_rn((double)v.v, 1000.0);
+    if (i > 0) {
+      const wg__veh &a = k.veh[ahead];
+      gap = __ddiv_rn((double)((int64_t)a.pos - k.len_veh_mm - v.pos), 1000.0);
+      dv = __dsub_rn(vm, __ddiv_rn((double)a.v, 1000.0));
+    } else {
+      vid0 = vid;
+      k.ftl[l] = NONE;
+      if (v.next_arc != NONE) {
+        const uint64_t t = best_lane(k, v.next_arc);
+        k.ftl[l] = (uint32_t)t;
+        if (k.cnt[t]) {
+          const wg__veh &a = k.veh[lane_at(k, t, k.cnt[t] - 1)];
+          gap = __ddiv_rn(
+              (double)((int64_t)k.len_mm[arc] - v.pos + a.pos - k.len_veh_mm), 1000.0);
+          dv = __dsub_rn(vm, __ddiv_rn((double)a.v, 1000.0));
+          if (gap < 0.001) gap = 0.001;
+        }
+      }
+    }
+    if (i > 0 && gap < 0.001) gap = 0.001;
+    const double acc = idm(k, vm, v0, gap, dv);
+    double vn = __dadd_rn(vm, __dmul_rn(acc, dt)), dx;
+    if (vn < 0) {
+      dx = acc < 0 ? __ddiv_rn(-__dmul_rn(vm, vm), __dmul_rn(2.0, acc)) : 0;
+      vn = 0;
+    } else {
+      dx = __ddiv_rn(__dmul_rn(__dadd_rn(vm, vn), dt), 2.0);
+    }
+    if (dx > 1e7) dx = 1e7;
+    long long vi = llround(__dmul_rn(vn, 1000.0));
+    if (vi > v0i) vi = v0i;
+    k.np[vid] = v.pos + (int64_t)llround(__dmul_rn(dx, 1000.0));
+    k.nv[vid] = (int32_t)vi;
+    ahead = vid;
+  }
+  /* the front: sim.c's phase_c up to the junction rule */
+  const wg__veh &v = k.veh[vid0];
+  const int64_t L = k.len_mm[arc], np = k.np[vid0];
+  k.front[l] = vid0;
+  k.feff[l] = np;
+  if (np < L) {
+    if (k.nv[vid0] == 0 && v.wait + 1 >= k.lim_steps) k.fate[l] = F_GRIDLOCK;
+    return;
+  }
+  if (v.next_arc == NONE) {
+    k.fate[l] = v.kind == VK_WALKER ? F_DEADEND : F_ARRIVE;
+    return;
+  }
+  k.fate[l] = F_CONTEND;
+  const uint32_t h = k.tgt[arc];
+  if (atomicExch(&k.vstamp[h], stamp) != stamp) k.work[atomicAdd(k.nwork, 1u)] = h;
+}
+
+/* Phase C at the junction vertices with contenders: the CPU's rule, in
+ * ascending incoming lane id. */
+__global__ void k_junction(K k, uint32_t stamp) {
+  const uint32_t nw = *k.nwork;
+  for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < nw; w += gridDim.x * blockDim.x) {
+    const uint32_t h = k.work[w];
+    for (uint64_t i = k.in_off[h]; i < k.in_off[h + 1]; i++) {
+      const uint32_t a = k.in_arc[i];
+      const int64_t L = k.len_mm[a];
+      for (uint64_t l = k.lane0[a]; l < k.lane0[a + 1]; l++) {
+        if (k.fate[l] != F_CONTEND) continue;
+        const uint32_t vid = k.front[l];
+        const wg__veh &v = k.veh[vid];
+        const uint64_t t = k.ftl[l];
+        if (k.lim_at[t] != stamp) {
+          k.lim_at[t] = stamp;
+          k.lim[t] = k.cnt[t] ? (int64_t)k.veh[lane_at(k, t, k.cnt[t] - 1)].pos -
+                                    k.len_veh_mm - k.s0_mm
+                              : BIG;
+        }
+        int64_t p = k.np[vid] - L;
+        if (p > k.lim[t]) p = k.lim[t];
+        if (p > k.len_mm[v.next_arc]) p = k.len_mm[v.next_arc];
+        if (p >= 0) {
+          k.fate[l] = F_ENTER;
+          k.lim[t] = p - k.len_veh_mm - k.s0_mm;
+          k.feff[l] = L + p;
+          k.np[vid] = L + p;
+          if (k.nv[vid] > k.v0_mms[v.next_arc]) k.nv[vid] = k.v0_mms[v.next_arc];
+        } else {
+          k.np[vid] = L;
+          k.nv[vid] = 0;
+          k.feff[l] = L;
+          k.fate[l] = v.wait + 1 >= k.lim_steps ? F_GRIDLOCK : F_HELD;
+        }
+      }
+    }
+  }
+}
+
+/* Phase B and the commit of one lane, then what its front's fate implies
+ * (sim.c's phase_b_commit and the loop around it in step_once). */
+__global__ void k_phase_b(K k, uint64_t step) {
+  const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  ull moved = 0;
+  if (l < k.nl && k.cnt[l]) {
+    const uint32_t n = k.cnt[l], arc = k.lane_arc[l];
+    const int64_t L = k.len_mm[arc];
+    const int fate = k.fate[l];
+    const bool leaves =
+        fate == F_ENTER || fate == F_ARRIVE || fate == F_DEADEND || fate == F_GRIDLOCK;
+    int64_t lead = leaves && fate != F_ENTER ? BIG : k.feff[l];
+    const int64_t need = k.len_veh_mm + k.s0_mm;
+    uint32_t front = NONE;
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t vid = lane_at(k, l, i);
+      wg__veh &v = k.veh[vid];
+      int64_t np = k.np[vid];
+      int32_t nv = k.nv[vid];
+      if (i == 0) front = vid;
+      if (i > 0) {
+        int64_t cap = lead - need;
+        if (cap > L) cap = L;
+        if (np > cap) {
+          np = cap;
+          const int64_t vmax = (np - v.pos) * 1000 / k.dt_ms;
+          if (nv > vmax) nv = (int32_t)vmax;
+        }
+        lead = np;
+      }
+      if (i == 0 && (fate == F_GRIDLOCK || fate == F_ARRIVE || fate == F_DEADEND)) {
+        np = fate == F_GRIDLOCK ? v.pos : L;
+        if (np > L) np = L;
+      }
+      moved += (ull)(np - v.pos);
+      v.odo_mm += (uint64_t)(np - v.pos);
+      if (i == 0 && leaves) continue;
+      v.pos = (int32_t)np;
+      v.v = nv;
+      v.wait = v.v == 0 ? v.wait + 1 : 0;
+    }
+    if (leaves) {
+      k.head[l] = k.head[l] + 1 == k.cap[l] ? 0 : k.head[l] + 1;
+      k.cnt[l] = n - 1;
+    }
+    if (fate == F_ENTER) {
+      atomicAdd(&k.agg_exits[arc], 1u);
+    } else if (fate == F_ARRIVE || fate == F_DEADEND || fate == F_GRIDLOCK) {
+      wg__veh &v = k.veh[front];
+      v.state = VS_DONE;
+      v.arc = NONE;
+      atomicAdd(&k.ctr[WG__TC_RUNNING], (ull)-1ll);
+      if (fate == F_ARRIVE) {
+        atomicAdd(&k.agg_exits[arc], 1u);
+        atomicAdd(&k.ctr[WG__TC_ARRIVED], 1ull);
+        atomicAdd(&k.ctr[WG__TC_TRIP_STEPS], (ull)(step + 1 - v.depart_step));
+        atomicAdd(&k.ctr[WG__TC_TRIP_MM], (ull)v.odo_mm);
+      } else if (fate == F_DEADEND) {
+        atomicAdd(&k.ctr[WG__TC_DEAD_END], 1ull);
+      } else {
+        atomicAdd(&k.ctr[WG__TC_GRIDLOCK], 1ull);
+      }
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) moved += __shfl_down_sync(0xffffffffu, moved, o);
+  if ((threadIdx.x & 31) == 0 && moved) atomicAdd(&k.ctr[WG__TC_MOVED_MM], moved);
+}
+
+/* Entrants into their target lanes, per junction vertex in ascending
+ * incoming lane id (the CPU's entrant order for each target lane). */
+__global__ void k_entrants(K k) {
+  const uint32_t nw = *k.nwork;
+  for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < nw; w += gridDim.x * blockDim.x) {
+    const uint32_t h = k.work[w];
+    for (uint64_t i = k.in_off[h]; i < k.in_off[h + 1]; i++) {
+      const uint32_t a = k.in_arc[i];
+      for (uint64_t l = k.lane0[a]; l < k.lane0[a + 1]; l++) {
+        if (k.fate[l] != F_ENTER) continue;
+        const uint32_t vid = k.front[l];
+        const uint64_t t = k.ftl[l];
+        const uint32_t ta = k.lane_arc[t];
+        wg__veh v = k.veh[vid];
+        v.pos = (int32_t)(k.np[vid] - k.len_mm[v.arc]);
+        v.v = k.nv[vid];
+        v.wait = v.v == 0 ? v.wait + 1 : 0;
+        v.arc = ta;
+        v.lane = (uint8_t)(t - k.lane0[ta]);
+        v.route_idx++;
+        v.hops++;
+        v.next_arc = next_arc_of(k, v, vid);
+        k.veh[vid] = v;
+        if (k.cnt[t] >= k.cap[t]) {
+          atomicCAS(&k.ctr[WG__TC_ERROR], 0ull, (ull)t + 1);
+          continue;
+        }
+        uint32_t j = k.head[t] + k.cnt[t];
+        if (j >= k.cap[t]) j -= k.cap[t];
+        k.slots[k.slot0[t] + j] = vid;
+        k.cnt[t]++;
+      }
+    }
+  }
+}
+
+__global__ void k_aggregate(K k) {
+  const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (l >= k.nl) return;
+  const uint32_t n = k.cnt[l];
+  if (!n) return;
+  const uint32_t arc = k.lane_arc[l];
+  ull sum = 0;
+  for (uint32_t i = 0; i < n; i++) sum += (ull)k.veh[lane_at(k, l, i)].v;
+  atomicAdd(&k.agg_count[arc], (ull)n);
+  atomicAdd(&k.agg_speed[arc], sum);
+}
+
+__global__ void k_tail(K k) {
+  k.ctr[WG__TC_UPDATES] += k.ctr[WG__TC_RUNNING];
+  *k.nwork = 0;
+}
+
+template <typename T>
+cudaError_t dev_alloc(T **p, uint64_t count, uint64_t *bytes) {
+  const uint64_t b = (count ? count : 1) * sizeof(T);
+  *bytes += b;
+  return cudaMalloc((void **)p, b);
+}
+
+template <typename T>
+cudaError_t up(T *dst, const T *src, uint64_t count, cudaStream_t s) {
+  return count ? cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s)
+               : cudaSuccess;
+}
+
+template <typename T>
+cudaError_t down(T *dst, const T *src, uint64_t count, cudaStream_t s) {
+  return count ? cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost, s)
+               : cudaSuccess;
+}
+
+} // namespace
+
+struct wg__cuda_traffic {
+  int device;
+  cudaStream_t stream;
+  uint32_t n;
+  uint64_t m, nl, nslots;
+  uint64_t capveh, caproute;
+  int grid_work;
+  uint64_t bytes_net, bytes_veh;
+  K k;
+  /* owned device arrays not in K as const */
+  uint64_t *off, *in_off, *lane0, *slot0;
+  uint32_t *tgt, *tail, *in_arc, *cap, *lane_arc, *route;
+  int32_t *len_mm, *v0_mms;
+};
+
+static void free_all(wg__cuda_traffic *h) {
+  void *p[] = {h->off,      h->in_off,     h->lane0,       h->slot0,       h->tgt,
+               h->tail,     h->in_arc,     h->cap,         h->lane_arc,    h->route,
+               h->len_mm,   h->v0_mms,     h->k.veh,       h->k.np,        h->k.nv,
+               h->k.head,   h->k.cnt,      h->k.slots,     h->k.agg_exits, h->k.agg_count,
+               h->k.agg_speed, h->k.ctr,   h->k.ftl,       h->k.front,     h->k.fate,
+               h->k.feff,   h->k.lim,      h->k.lim_at,    h->k.vstamp,    h->k.work,
+               h->k.nwork};
+  for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+    if (p[i]) cudaFree(p[i]);
+}
+
+extern "C" wg_status wg__cuda_traffic_create(const wg__cuda_traffic_net *net,
+                                             wg__cuda_traffic **out, char *why,
+                                             size_t why_cap) {
+  wg_status st = WG_OK;
+  *out = NULL;
+  wg__cuda_traffic *h = (wg__cuda_traffic *)calloc(1, sizeof *h);
+  if (!h) {
+    snprintf(why, why_cap, "out of host memory");
+    return WG_ENOMEM;
+  }
+  h->device = net->device;
+  h->n = net->n;
+  h->m = net->m;
+  h->nl = net->nl;
+  h->nslots = net->nslots;
+  uint64_t *nb = &h->bytes_net;
+  const uint64_t n1 = (uint64_t)net->n + 1;
+  int sms = 0;
+  K &k = h->k;
+  WG_CK(cudaSetDevice(net->device));
+  WG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, net->device));
+  h->grid_work = sms * 8;
+  WG_CK(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+  WG_CK(dev_alloc(&h->off, n1, nb));
+  WG_CK(dev_alloc(&h->in_off, n1, nb));
+  WG_CK(dev_alloc(&h->tgt, net->m, nb));
+  WG_CK(dev_alloc(&h->tail, net->m, nb));
+  WG_CK(dev_alloc(&h->in_arc, net->m, nb));
+  WG_CK(dev_alloc(&h->len_mm, net->m, nb));
+  WG_CK(dev_alloc(&h->v0_mms, net->m, nb));
+  WG_CK(dev_alloc(&h->lane0, net->m + 1, nb));
+  WG_CK(dev_alloc(&h->slot0, net->nl, nb));
+  WG_CK(dev_alloc(&h->cap, net->nl, nb));
+  WG_CK(dev_alloc(&h->lane_arc, net->nl, nb));
+  WG_CK(dev_alloc(&k.head, net->nl, nb));
+  WG_CK(dev_alloc(&k.cnt, net->nl, nb));
+  WG_CK(dev_alloc(&k.slots, net->nslots, nb));
+  WG_CK(dev_alloc(&k.agg_exits, net->m, nb));
+  WG_CK(dev_alloc(&k.agg_count, net->m, nb));
+  WG_CK(dev_alloc(&k.agg_speed, net->m, nb));
+  WG_CK(dev_alloc(&k.ctr, WG__TC_N, nb));
+  WG_CK(dev_alloc(&k.ftl, net->nl, nb));
+  WG_CK(dev_alloc(&k.front, net->nl, nb));
+  WG_CK(dev_alloc(&k.fate, net->nl, nb));
+  WG_CK(dev_alloc(&k.feff, net->nl, nb));
+  WG_CK(dev_alloc(&k.lim, net->nl, nb));
+  WG_CK(dev_alloc(&k.lim_at, net->nl, nb));
+  WG_CK(dev_alloc(&k.vstamp, net->n, nb));
+  WG_CK(dev_alloc(&k.work, net->n, nb));
+  WG_CK(dev_alloc(&k.nwork, 1, nb));
+  WG_CK(up(h->off, net->off, n1, h->stream));
+  WG_CK(up(h->in_off, net->in_off, n1, h->stream));
+  WG_CK(up(h->tgt, net->tgt, net->m, h->stream));
+  WG_CK(up(h->tail, net->tail, net->m, h->stream));
+  WG_CK(up(h->in_arc, net->in_arc, net->m, h->stream));
+  WG_CK(up(h->len_mm, net->len_mm, net->m, h->stream));
+  WG_CK(up(h->v0_mms, net->v0_mms, net->m, h->stream));
+  WG_CK(up(h->lane0, net->lane0, net->m + 1, h->stream));
+  WG_CK(up(h->slot0, net->slot0, net->nl, h->stream));
+  WG_CK(up(h->cap, net->cap, net->nl, h->stream));
+  WG_CK(up(h->lane_arc, net->lane_arc, net->nl, h->stream));
+  WG_CK(cudaMemsetAsync(k.lim_at, 0, (net->nl ? net->nl : 1) * 4, h->stream));
+  WG_CK(cudaMemsetAsync(k.vstamp, 0, (net->n ? net->n : 1) * 4, h->stream));
+  WG_CK(cudaMemsetAsync(k.nwork, 0, 4, h->stream));
+  WG_CK(cudaMemsetAsync(k.ctr, 0, WG__TC_N * 8, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+  k.nl = net->nl;
+  k.off = h->off;
+  k.tgt = h->tgt;
+  k.tail = h->tail;
+  k.in_off = h->in_off;
+  k.in_arc = h->in_arc;
+  k.len_mm = h->len_mm;
+  k.v0_mms = h->v0_mms;
+  k.lane0 = h->lane0;
+  k.slot0 = h->slot0;
+  k.cap = h->cap;
+  k.lane_arc = h->lane_arc;
+  k.accel = net->accel;
+  k.decel = net->decel;
+  k.headway_s = net->headway_s;
+  k.min_gap_m = net->min_gap_m;
+  k.step_s = net->step_s;
+  k.s0_mm = net->s0_mm;
+  k.len_veh_mm = net->len_veh_mm;
+  k.dt_ms = net->dt_ms;
+  k.lim_steps = net->lim_steps;
+  k.seed = net->seed;
+  *out = h;
+  return WG_OK;
+done:
+  if (h->stream) cudaStreamDestroy(h->stream);
+  free_all(h);
+  free(h);
+  return st;
+}
+
+extern "C" void wg__cuda_traffic_destroy(wg__cuda_traffic *h) {
+  if (!h) return;
+  cudaSetDevice(h->device);
+  if (h->stream) {
+    cudaStreamSynchronize(h->stream);
+    cudaStreamDestroy(h->stream);
+  }
+  free_all(h);
+  free(h);
+}
+
+extern "C" wg_status wg__cuda_traffic_upload(wg__cuda_traffic *h, const wg__cuda_traffic_state *s,
+                                             int with_routes, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  K &k = h->k;
+  uint64_t scratch = 0;
+  WG_CK(cudaSetDevice(h->device));
+  if (s->nveh > h->capveh) {
+    WG_CK(cudaStreamSynchronize(h->stream));
+    uint64_t cap = h->capveh ? h->capveh : 1024;
+    while (cap < s->nveh) cap *= 2;
+    cudaFree(k.veh);
+    cudaFree(k.np);
+    cudaFree(k.nv);
+    k.veh = NULL, k.np = NULL, k.nv = NULL;
+    h->capveh = 0;
+    h->bytes_veh = 0;
+    WG_CK(dev_alloc(&k.veh, cap, &h->bytes_veh));
+    WG_CK(dev_alloc(&k.np, cap, &h->bytes_veh));
+    WG_CK(dev_alloc(&k.nv, cap, &h->bytes_veh));
+    h->capveh = cap;
+  }
+  if (with_routes && s->nroute > h->caproute) {
+    WG_CK(cudaStreamSynchronize(h->stream));
+    uint64_t cap = h->caproute ? h->caproute : 4096;
+    while (cap < s->nroute) cap *= 2;
+    cudaFree(h->route);
+    h->route = NULL;
+    h->caproute = 0;
+    WG_CK(dev_alloc(&h->route, cap, &scratch));
+    h->caproute = cap;
+    k.route = h->route;
+  }
+  WG_CK(up(k.veh, (const wg__veh *)s->veh, s->nveh, h->stream));
+  WG_CK(up(k.head, s->head, h->nl, h->stream));
+  WG_CK(up(k.cnt, s->cnt, h->nl, h->stream));
+  WG_CK(up(k.slots, s->slots, h->nslots, h->stream));
+  WG_CK(up(k.agg_exits, s->agg_exits, h->m, h->stream));
+  WG_CK(up(k.agg_count, (const ull *)s->agg_count, h->m, h->stream));
+  WG_CK(up(k.agg_speed, (const ull *)s->agg_speed, h->m, h->stream));
+  WG_CK(up(k.ctr, (const ull *)s->counters, (uint64_t)WG__TC_N, h->stream));
+  if (with_routes) WG_CK(up(h->route, s->route, s->nroute, h->stream));
+  /* the host's arrays may change once this returns */
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_download(wg__cuda_traffic *h, wg__cuda_traffic_state *s,
+                                               char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  K &k = h->k;
+  WG_CK(cudaSetDevice(h->device));
+  WG_CK(down((wg__veh *)s->veh, k.veh, s->nveh, h->stream));
+  WG_CK(down(s->head, k.head, h->nl, h->stream));
+  WG_CK(down(s->cnt, k.cnt, h->nl, h->stream));
+  WG_CK(down(s->slots, k.slots, h->nslots, h->stream));
+  WG_CK(down(s->agg_exits, k.agg_exits, h->m, h->stream));
+  WG_CK(down((ull *)s->agg_count, k.agg_count, h->m, h->stream));
+  WG_CK(down((ull *)s->agg_speed, k.agg_speed, h->m, h->stream));
+  WG_CK(down((ull *)s->counters, k.ctr, (uint64_t)WG__TC_N, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_counters(wg__cuda_traffic *h, uint64_t *counters,
+                                               char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  WG_CK(cudaSetDevice(h->device));
+  WG_CK(down((ull *)counters, h->k.ctr, (uint64_t)WG__TC_N, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_step(wg__cuda_traffic *h, uint64_t step, char *why,
+                                           size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t stamp = (uint32_t)(step + 1) ? (uint32_t)(step + 1) : 1;
+  const unsigned threads = 256;
+  const unsigned lanes_grid = (unsigned)((h->nl + threads - 1) / threads);
+  WG_CK(cudaSetDevice(h->device));
+  if (h->nl == 0) {
+    k_tail<<<1, 1, 0, h->stream>>>(h->k);
+    WG_CK(cudaGetLastError());
+    goto done;
+  }
+  k_phase_a<<<lanes_grid, threads, 0, h->stream>>>(h->k, stamp);
+  k_junction<<<h->grid_work, 128, 0, h->stream>>>(h->k, stamp);
+  k_phase_b<<<lanes_grid, threads, 0, h->stream>>>(h->k, step);
+  k_entrants<<<h->grid_work, 128, 0, h->stream>>>(h->k);
+  k_aggregate<<<lanes_grid, threads, 0, h->stream>>>(h->k);
+  k_tail<<<1, 1, 0, h->stream>>>(h->k);
+  WG_CK(cudaGetLastError());
+done:
+  return st;
+}
+
+extern "C" void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net,
+                                       uint64_t *per_vehicle, uint64_t *total) {
+  *net = h ? h->bytes_net : 0;
+  *per_vehicle = sizeof(wg__veh) + sizeof(int64_t) + sizeof(int32_t);
+  *total = h ? h->bytes_net + h->bytes_veh + h->caproute * 4 : 0;
+}
