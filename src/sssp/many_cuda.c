@@ -172,6 +172,14 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
   a.in_flight = o->in_flight;
   a.want_rows = o->on_source != NULL;
+  /* the mapping by the graph's shape: low-diameter, high-degree graphs
+   * (Kronecker, social) run a few wide bands that fill the GPU from one
+   * source, so the sources share each vertex's arcs (lanes); road graphs
+   * keep a thread per (source, vertex) item (docs/sssp-many.md) */
+  {
+    const int64_t map = wg__tune(wg__ctx_tuning(ctx), WG__TUNE_CUDA_MANY_MAP);
+    a.lanes = map == 2 || (map == 0 && d.n && (double)d.m / (double)d.n > 8.0);
+  }
   a.row_done = row_done;
   a.chunk_size = chunk_size;
   a.ud = &ud;
