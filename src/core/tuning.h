@@ -170,7 +170,8 @@ extern "C" {
     "many-source SSSP on the GPU: items (a thread per source and vertex, source-major) or "     \
     "lanes (a warp per vertex and 32 sources, vertex-major); auto: lanes when the mean "       \
     "degree is above 8",                                                                        \
-    "kept: tests run both mappings; " WG__KEEP_GPU)
+    "kept: tests run both; lanes lost on FLA (2.94 against 0.42 s), items on Kronecker 21 "   \
+    "(11.7 against 2.19 s), 1000 sources, H100")
 
 typedef enum wg__tune_id {
 #define WG__TUNE_ENUM(id, type, def, lo, hi, choices, doc, what, why) WG__TUNE_##id,

@@ -384,7 +384,9 @@ __device__ __forceinline__ void lanes_relax(unsigned long long b, unsigned long 
                                             unsigned long long thr, uint32_t *mnext,
                                             uint32_t *fmask, uint32_t *out,
                                             unsigned int *out_count, uint32_t *fq,
-                                            unsigned int *far_count) {
+                                            unsigned int *far_count, uint32_t *sn,
+                                            unsigned int &nn, uint32_t *sf,
+                                            unsigned int &nf) {
   const uint32_t lane = threadIdx.x & 31;
   const bool act = (m >> lane) & 1u;
   const size_t col = (size_t)g * 32 + lane;
@@ -429,8 +431,8 @@ __device__ __forceinline__ void lanes_relax(unsigned long long b, unsigned long 
     const uint32_t cw = tw * G + g;
     const bool pn = myn && atomicOr(&mnext[cw], myn) == 0u;
     const bool pf = myf && atomicOr(&fmask[cw], myf) == 0u;
-    push_warp(pn, cw, out, out_count);
-    push_warp(pf, cw, fq, far_count);
+    stage_push(pn, cw, sn, nn, out, out_count);
+    stage_push(pf, cw, sf, nf, fq, far_count);
   }
 }
 
@@ -480,7 +482,10 @@ __global__ void lanes_advance(const unsigned long long *off, const uint32_t *tgt
                               const uint32_t *wgt, uint32_t G, uint32_t S, D *dist,
                               uint32_t *const *nmask, uint32_t *fmask, uint32_t *const *near,
                               uint32_t *const *far, uint4 *pieces, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
   if (ctl->done) return;
+  uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
+  unsigned int nn = 0, nf = 0; /* staged near and far pushes (warp-uniform) */
   const int cur = ctl->cur, fcur = ctl->fcur;
   const unsigned int count = ctl->near_count[cur];
   const unsigned long long thr = ctl->thr;
@@ -529,9 +534,11 @@ __global__ void lanes_advance(const unsigned long long *off, const uint32_t *tgt
       const unsigned long long ek = __shfl_sync(0xffffffffu, e, k);
       const uint32_t vk = ck / G;
       lanes_relax<D>(bk, ek, vk, ck - vk * G, mk, G, S, tgt, wgt, dist, thr, mnext, fmask, out,
-                     out_count, fq, far_count);
+                     out_count, fq, far_count, sn, nn, sf, nf);
     }
   }
+  stage_flush(sn, nn, out, out_count);
+  stage_flush(sf, nf, fq, far_count);
 }
 
 /* The pieces of the heavy cells the advance set aside: a warp a piece. */
@@ -540,9 +547,12 @@ __global__ void lanes_heavy(const unsigned long long *off, const uint32_t *tgt,
                             const uint32_t *wgt, uint32_t G, uint32_t S, D *dist,
                             uint32_t *const *nmask, uint32_t *fmask, uint32_t *const *near,
                             uint32_t *const *far, const uint4 *pieces, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
   if (ctl->done) return;
   const unsigned int count = ctl->heavy_count;
   if (!count) return;
+  uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
+  unsigned int nn = 0, nf = 0;
   const int cur = ctl->cur, fcur = ctl->fcur;
   const unsigned long long thr = ctl->thr;
   uint32_t *mnext = nmask[cur ^ 1];
@@ -559,8 +569,10 @@ __global__ void lanes_heavy(const unsigned long long *off, const uint32_t *tgt,
     const unsigned long long b = off[v] + (unsigned long long)pc.y * kPiece;
     const unsigned long long e = b + kPiece < e0 ? b + kPiece : e0;
     lanes_relax<D>(b, e, v, pc.x - v * G, pc.z, G, S, tgt, wgt, dist, thr, mnext, fmask, out,
-                   out_count, fq, far_count);
+                   out_count, fq, far_count, sn, nn, sf, nf);
   }
+  stage_flush(sn, nn, out, out_count);
+  stage_flush(sf, nf, fq, far_count);
 }
 
 /* Far cells: lanes below the threshold go to the (empty) frontier, the rest
