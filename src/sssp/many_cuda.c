@@ -19,7 +19,7 @@
 #include "sssp/many_internal.h"
 
 /* The lanes mapping's band: this many times the graph's default delta. */
-#define LANES_DELTA_MULT 4
+#define LANES_DELTA_MULT 8
 
 typedef struct many_ud {
   wg__many_job *job;
@@ -184,8 +184,9 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     a.lanes = map == 2 || (map == 0 && d.n && (double)d.m / (double)d.n > 8.0);
   }
   /* lanes: bands LANES_DELTA_MULT x the graph's default (fewer, wider
-   * bands keep more of a cell's 32 lanes busy; Kronecker 21 on the H100:
-   * x4 1.27 s, x1 2.19 s for 1000 sources, docs/sssp-many.md) */
+   * bands keep more of a cell's 32 lanes busy; Kronecker 21, 1000 sources
+   * on the H100: x1 2.19 s, x4 1.27 s, x8 1.19 s, x16 1.20 s,
+   * docs/sssp-many.md) */
   a.delta = o->delta ? o->delta : wg__sssp_default_delta(g) * (a.lanes ? LANES_DELTA_MULT : 1);
   a.row_done = row_done;
   a.chunk_size = chunk_size;

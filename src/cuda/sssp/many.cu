@@ -48,6 +48,12 @@
  * (FLA, 1.07M vertices, 32-bit: 25 MB a slot; ~2600 fit in 70 GB, the
  * item limit caps K at 4012). a->in_flight and the chunk_size callback
  * (the power cap's knob) may ask for fewer.
+ *
+ * That is the items mapping (source-major, for roads). The lanes mapping
+ * (a->lanes: vertex-major, a warp per (vertex, group of 32 sources), for
+ * low-diameter graphs whose single SSSP already fills the GPU) is described
+ * above its kernels; both share control, after_drain and the host loop.
+ * docs/sssp-many.md has the measurements behind the choice.
  */
 #include <math.h>
 #include <stdio.h>
