@@ -7,7 +7,9 @@
  * road (wg_gen_road 1.5M), kron21. K random sources (WG_BENCH_K, 1000;
  * seed WG_BENCH_SEED, 1). Rows:
  *   many     wg_sssp_many, median of WG_BENCH_TRIALS (3) calls, each its own
- *            energy window (a call lasts well over the meter's 100 ms);
+ *            energy window (a call lasts well over the meter's 100 ms),
+ *            per mapping in WG_BENCH_MAPS (auto|items|lanes, comma-separated;
+ *            default auto, the graph's shape picks);
  *            per in-flight setting in WG_BENCH_IN_FLIGHT (comma-separated,
  *            0 = as many as fit; default "0") and band multiplier in
  *            WG_BENCH_MULTS (x the graph's default delta; default "1")
@@ -118,8 +120,26 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
   const int nm = env_list("WG_BENCH_MULTS", "1", mults, 8);
   wg_sssp_opts dflt;
   wg_sssp_opts_defaults(&dflt);
+  /* the engine's mappings: WG_BENCH_MAPS, comma-separated auto|items|lanes
+   * (default auto, the graph's shape picks) */
+  char maps[8][8];
+  int nmap = 0;
+  {
+    const char *ms = getenv("WG_BENCH_MAPS");
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", ms && *ms ? ms : "auto");
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && nmap < 8;
+         t = strtok_r(NULL, ",", &save))
+      snprintf(maps[nmap++], sizeof maps[0], "%.7s", t);
+  }
+  for (int mp = 0; mp < nmap; mp++)
   for (int a = 0; a < ni; a++)
     for (int b = 0; b < nm; b++) {
+      if (wg_ctx_set_tuning(ctx, "WG_CUDA_MANY_MAP", maps[mp]) != WG_OK) {
+        printf("# %s\n", wg_ctx_last_error(ctx));
+        failures++;
+        goto done;
+      }
       wg_sssp_many_opts o;
       wg_sssp_many_opts_defaults(&o);
       o.reduce = WG_REDUCE_ECC;
@@ -129,6 +149,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
       int tr = trials < 1 ? 1 : trials > 16 ? 16 : trials;
       wg_sssp_many_result *r = NULL;
       uint32_t used = 0, chunks = 0;
+      uint64_t steps = 0;
       const char *backend = "";
       for (int i = 0; i < tr; i++) {
         wg_meter_begin(meter);
@@ -143,6 +164,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
         jl[i] = window_joules(rd, nr);
         used = r->in_flight;
         chunks = r->chunks;
+        steps = r->iterations;
         backend = r->backend;
         uint32_t bad = 0;
         for (uint32_t s = 0; s < seq; s++)
@@ -156,10 +178,10 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
         wg_sssp_many_result_destroy(&r);
       }
       const double med = bench_median(t, tr), jmed = bench_median(jl, tr);
-      printf("%-9s many  %-4s x%-4g K %5u in flight %5u, %u chunk%s | %9.4f s for K | "
-             "%8.3f ms/source | %8.4f J/source\n",
-             gname, backend, mults[b], K, used, chunks, chunks == 1 ? "" : "s", med,
-             1e3 * med / K, jmed > 0 ? jmed / K : 0.0);
+      printf("%-9s many  %-4s %-5s x%-4g K %5u in flight %5u, %u chunk%s, %llu steps | "
+             "%9.4f s for K | %8.3f ms/source | %8.4f J/source\n",
+             gname, backend, maps[mp], mults[b], K, used, chunks, chunks == 1 ? "" : "s",
+             (unsigned long long)steps, med, 1e3 * med / K, jmed > 0 ? jmed / K : 0.0);
     }
 done:
   free(src);

@@ -8,7 +8,8 @@
 # enough sources for >= 20 s runs (K far above what fits in one chunk, so
 # the knob has chunks to steer).
 #   bench/power_sweep.sh [BUILD_DIR] [GRAPH] [K] [WATTS...]
-# GRAPH defaults to the shared FLA; WATTS defaults to 40..90% of the
+# GRAPH defaults to the shared FLA (unweighted files get [1, 255] weights,
+# seed 1: --weights auto, as the benchmarks); WATTS defaults to 40..90% of the
 # uncapped draw above idle (idle read from nvidia-smi before the runs).
 set -u
 B=${1:-build}
@@ -23,7 +24,7 @@ trap 'rm -rf "$TMP"' EXIT
 run() { # label, extra options...
   local label=$1
   shift
-  "$W" sssp "$G" --random-sources "$K" --reduce ecc --reduce-out "$TMP/red.csv" --json -q \
+  "$W" sssp "$G" --weights auto --random-sources "$K" --reduce ecc --reduce-out "$TMP/red.csv" --json -q \
     "$@" >"$TMP/out.json" || return 1
   python3 - "$label" "$TMP/out.json" "$TMP/trace.csv" <<'PY'
 import csv, json, os, sys

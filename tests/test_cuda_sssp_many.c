@@ -7,19 +7,28 @@
  * weights near 2^31, so 64-bit distances; a Kronecker graph with hubs),
  * Monaco and NY (shared data), with duplicated sources, sources in each
  * other's trees, one chunk and many (in_flight 1, 3, 7), and under a power
- * cap (the knob changes the chunk size between chunks; the trace is kept).
+ * cap (the knob changes the chunk size between chunks; the trace is kept);
+ * every check under both mappings (items and lanes).
  * Skips (exit 7) without a GPU. */
 #include "sssp_many_ref.h"
 
+/* Each check runs both mappings of the engine (WG_CUDA_MANY_MAP items and
+ * lanes: source-major with a thread per item, vertex-major with a warp per
+ * vertex and 32 sources), whatever the graph's shape would pick. */
 static void gpu_check(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *src, uint32_t k,
                       uint32_t in_flight, const char *name) {
-  wg_sssp_many_opts o;
-  wg_sssp_many_opts_defaults(&o);
-  o.backend = WG_BACKEND_CUDA;
-  o.in_flight = in_flight;
-  char what[128];
-  snprintf(what, sizeof what, "%s, in flight %u", name, in_flight);
-  many_check_opts(ctx, g, src, k, &o, 0, what);
+  static const char *const maps[] = {"items", "lanes"};
+  for (int m = 0; m < 2; m++) {
+    wgt_assert_status(ctx, wg_ctx_set_tuning(ctx, "WG_CUDA_MANY_MAP", maps[m]), WG_OK);
+    wg_sssp_many_opts o;
+    wg_sssp_many_opts_defaults(&o);
+    o.backend = WG_BACKEND_CUDA;
+    o.in_flight = in_flight;
+    char what[128];
+    snprintf(what, sizeof what, "%s, in flight %u, %s", name, in_flight, maps[m]);
+    many_check_opts(ctx, g, src, k, &o, 0, what);
+  }
+  wgt_assert_status(ctx, wg_ctx_set_tuning(ctx, "WG_CUDA_MANY_MAP", "auto"), WG_OK);
 }
 
 static void several_chunkings(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *src,
@@ -95,6 +104,12 @@ static void kronecker(void **state) {
   src[19] = src[17];
   gpu_check(ctx, g, src, 20, 0, "kronecker 14");
   gpu_check(ctx, g, src, 20, 6, "kronecker 14");
+  /* several groups of 32 lanes, the last one partial; hubs cut into pieces */
+  uint32_t many[100];
+  assert_int_equal(wg_sssp_random_sources(ctx, n, 90, 22, many), WG_OK);
+  for (int i = 90; i < 100; i++) many[i] = many[(i * 7) % 90];
+  gpu_check(ctx, g, many, 100, 0, "kronecker 14, 100 sources");
+  gpu_check(ctx, g, many, 100, 40, "kronecker 14, 100 sources");
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
 }

@@ -165,7 +165,13 @@ extern "C" {
     "kept: A/B against the old 512 shape; " WG__KEEP_GPU)                                       \
   X(COLL_LAUNCH_THREADS, BOOL, 1, 0, 1, "", "docs/coll.md",                                     \
     "a launching thread per GPU of a communicator (0: launch in turn)",                         \
-    "0 lost (global sum 0.48-0.51x NCCL against 0.36-0.42x); " WG__KEEP_GPU)
+    "0 lost (global sum 0.48-0.51x NCCL against 0.36-0.42x); " WG__KEEP_GPU)                   \
+  X(CUDA_MANY_MAP, CHOICE, 0, 0, 2, "auto|items|lanes", "docs/sssp-many.md",                    \
+    "many-source SSSP on the GPU: items (a thread per source and vertex, source-major) or "     \
+    "lanes (a warp per vertex and 32 sources, vertex-major); auto: lanes when the mean "       \
+    "degree is above 8",                                                                        \
+    "kept: tests run both; lanes lost on FLA (2.94 against 0.42 s), items on Kronecker 21 "   \
+    "(11.7 against 2.19 s), 1000 sources, H100")
 
 typedef enum wg__tune_id {
 #define WG__TUNE_ENUM(id, type, def, lo, hi, choices, doc, what, why) WG__TUNE_##id,

@@ -394,6 +394,10 @@ typedef struct wg__cuda_many_args {
   uint64_t iterations;     /* loop steps over all chunks */
   double seconds;          /* GPU computation (chunks) alone */
   int wide;
+  /* input: 1 the lanes mapping (vertex-major, a warp per vertex and 32
+   * sources), 0 the items mapping (source-major, a thread per (source,
+   * vertex)); the host picks (WG_CUDA_MANY_MAP) */
+  int lanes;
 } wg__cuda_many_args;
 
 wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap);

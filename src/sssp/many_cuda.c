@@ -18,6 +18,9 @@
 #include "cuda/gateway.h"
 #include "sssp/many_internal.h"
 
+/* The lanes mapping's band: this many times the graph's default delta. */
+#define LANES_DELTA_MULT 8
+
 typedef struct many_ud {
   wg__many_job *job;
   wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
@@ -169,9 +172,22 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   a.k = job->distinct;
   a.cols = (o->reduce & WG_REDUCE_MATRIX) ? job->sources : NULL;
   a.ncols = a.cols ? job->k : 0;
-  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g);
+
   a.in_flight = o->in_flight;
   a.want_rows = o->on_source != NULL;
+  /* the mapping by the graph's shape: low-diameter, high-degree graphs
+   * (Kronecker, social) run a few wide bands that fill the GPU from one
+   * source, so the sources share each vertex's arcs (lanes); road graphs
+   * keep a thread per (source, vertex) item (docs/sssp-many.md) */
+  {
+    const int64_t map = wg__tune(wg__ctx_tuning(ctx), WG__TUNE_CUDA_MANY_MAP);
+    a.lanes = map == 2 || (map == 0 && d.n && (double)d.m / (double)d.n > 8.0);
+  }
+  /* lanes: bands LANES_DELTA_MULT x the graph's default (fewer, wider
+   * bands keep more of a cell's 32 lanes busy; Kronecker 21, 1000 sources
+   * on the H100: x1 2.19 s, x4 1.27 s, x8 1.19 s, x16 1.20 s,
+   * docs/sssp-many.md) */
+  a.delta = o->delta ? o->delta : wg__sssp_default_delta(g) * (a.lanes ? LANES_DELTA_MULT : 1);
   a.row_done = row_done;
   a.chunk_size = chunk_size;
   a.ud = &ud;

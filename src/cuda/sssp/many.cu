@@ -48,7 +48,14 @@
  * (FLA, 1.07M vertices, 32-bit: 25 MB a slot; ~2600 fit in 70 GB, the
  * item limit caps K at 4012). a->in_flight and the chunk_size callback
  * (the power cap's knob) may ask for fewer.
+ *
+ * That is the items mapping (source-major, for roads). The lanes mapping
+ * (a->lanes: vertex-major, a warp per (vertex, group of 32 sources), for
+ * low-diameter graphs whose single SSSP already fills the GPU) is described
+ * above its kernels; both share control, after_drain and the host loop.
+ * docs/sssp-many.md has the measurements behind the choice.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +82,7 @@ struct Ctl {
   unsigned long long delta;
   unsigned int step;          /* advance steps run (stamps) */
   unsigned long long steps;   /* loop steps with work */
+  unsigned int heavy_count;   /* lanes mapping: pieces of heavy cells this step */
 };
 
 struct RowStat {
@@ -105,6 +113,36 @@ __device__ __forceinline__ void push_warp(bool want, uint32_t item, uint32_t *q,
   if (want) q[base + __popc(mask & ((1u << lane) - 1))] = item;
 }
 
+/* A warp's staging buffer in shared memory: pushes collect there and go to
+ * the queue kStage - 32 at a time, one queue atomic per flush instead of
+ * one per round of the warp's lists (the queue counters are the hottest
+ * addresses of a step). The whole warp calls both. */
+constexpr unsigned int kStage = 256;
+
+__device__ __forceinline__ void stage_flush(uint32_t *buf, unsigned int &cnt, uint32_t *q,
+                                            unsigned int *count) {
+  __syncwarp();
+  if (!cnt) return;
+  const unsigned int lane = threadIdx.x & 31;
+  unsigned int base = 0;
+  if (lane == 0) base = atomicAdd(count, cnt);
+  base = __shfl_sync(0xffffffffu, base, 0);
+  for (unsigned int i = lane; i < cnt; i += 32) q[base + i] = buf[i];
+  __syncwarp();
+  cnt = 0;
+}
+
+__device__ __forceinline__ void stage_push(bool want, uint32_t item, uint32_t *buf,
+                                           unsigned int &cnt, uint32_t *q,
+                                           unsigned int *count) {
+  const unsigned mask = __ballot_sync(0xffffffffu, want);
+  if (!mask) return;
+  const unsigned int lane = threadIdx.x & 31;
+  if (want) buf[cnt + __popc(mask & ((1u << lane) - 1))] = item;
+  cnt += __popc(mask);
+  if (cnt > kStage - 32) stage_flush(buf, cnt, q, count);
+}
+
 template <typename D>
 __global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K, uint32_t *near0,
                            Ctl *ctl) {
@@ -125,6 +163,7 @@ __global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K,
     ctl->thr = ctl->delta;
     ctl->step = 0;
     ctl->steps = 0;
+    ctl->heavy_count = 0;
   }
 }
 
@@ -134,11 +173,14 @@ template <typename D>
 __global__ void advance(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
                         uint32_t n, D *dist, uint32_t *stamp, uint32_t *infar, uint32_t *const *near,
                         uint32_t *const *far, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
   if (ctl->done) return;
   const int cur = ctl->cur, fcur = ctl->fcur;
   const unsigned int count = ctl->near_count[cur];
   const unsigned long long thr = ctl->thr;
   const uint32_t stepv = ctl->step + 1;
+  uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
+  unsigned int nn = 0, nf = 0; /* staged near and far pushes (warp-uniform) */
   const uint32_t *in = near[cur];
   uint32_t *out = near[cur ^ 1];
   uint32_t *fq = far[fcur];
@@ -187,10 +229,12 @@ __global__ void advance(const unsigned long long *off, const uint32_t *tgt, cons
           }
         }
       }
-      push_warp(to_near, y, out, out_count);
-      push_warp(to_far, y, fq, far_count);
+      stage_push(to_near, y, sn, nn, out, out_count);
+      stage_push(to_far, y, sf, nf, fq, far_count);
     }
   }
+  stage_flush(sn, nn, out, out_count);
+  stage_flush(sf, nf, fq, far_count);
 }
 
 /* One thread: the frontier just advanced is used up; when the next one is
@@ -198,6 +242,7 @@ __global__ void advance(const unsigned long long *off, const uint32_t *tgt, cons
 __global__ void control(Ctl *ctl) {
   if (ctl->done) return;
   const int cur = ctl->cur;
+  ctl->heavy_count = 0;
   if (ctl->near_count[cur]) ctl->steps++;
   ctl->near_count[cur] = 0;
   ctl->cur = cur ^ 1;
@@ -303,17 +348,329 @@ __global__ void row_stats(const D *dist, uint32_t n, RowStat *stat) {
   }
 }
 
-/* The matrix rows: out[i * ncols + j] = dist[i][cols[j]] as 64-bit. */
+/* The matrix rows: out[i * ncols + j] = dist of slot i at cols[j] as
+ * 64-bit; the distance of slot i at vertex v is dist[i * rs + v * cs] (items:
+ * rs n, cs 1; lanes: rs 1, cs the lane stride). */
 template <typename D>
-__global__ void gather(const D *dist, uint32_t n, uint32_t K, const uint32_t *cols,
+__global__ void gather(const D *dist, size_t rs, size_t cs, uint32_t K, const uint32_t *cols,
                        uint32_t ncols, unsigned long long *out) {
   const unsigned long long total = (unsigned long long)K * ncols;
   for (unsigned long long t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
        t < total; t += (unsigned long long)gridDim.x * blockDim.x) {
     const uint32_t i = (uint32_t)(t / ncols), j = (uint32_t)(t - (unsigned long long)i * ncols);
-    const D x = dist[(size_t)i * n + cols[j]];
+    const D x = dist[(size_t)i * rs + (size_t)cols[j] * cs];
     out[t] = x == inf_of<D>() ? ~0ull : (unsigned long long)x;
   }
+}
+
+/* ---- the lanes mapping ------------------------------------------------------
+ * Vertex-major: dist[v * S + l] for lane l of S = 32 G lanes (G groups of
+ * 32 sources). A cell (v, g) = v * G + g holds group g's sources at v; its
+ * near mask (one per frontier, nmask[2]) and far mask (fmask) say which of
+ * the 32 lanes wait there. The queues hold cells; a cell enters a queue
+ * when its mask turns non-zero (atomicOr returned 0), so each queue holds
+ * it at most once, and the far queue holds exactly the cells with a far
+ * mask. One warp advances a cell: lane l is source 32 g + l, the warp walks
+ * the cell's arcs once for all its lanes (the arcs are read once per 32
+ * sources, the distances of a target are one coalesced line). On a
+ * low-diameter graph the sources cross a vertex within few bands, so the
+ * lanes are busy; a cell of more than kPiece arcs is cut into pieces of
+ * kPiece arcs (a warp each, the heavy kernel), so a hub does not hold a
+ * step back. */
+constexpr uint32_t kPiece = 256;
+
+/* One warp (all 32 lanes) relaxes arcs [b, e) of vertex v for the lanes of
+ * group g in mask m; pushes improved cells to the next frontier or the far
+ * queue (the lane that read arc k keeps arc k's decision; one flush per 32
+ * arcs). */
+template <typename D>
+__device__ __forceinline__ void lanes_relax(unsigned long long b, unsigned long long e, uint32_t v,
+                                            uint32_t g, uint32_t m, uint32_t G, uint32_t S,
+                                            const uint32_t *tgt, const uint32_t *wgt, D *dist,
+                                            unsigned long long thr, uint32_t *mnext,
+                                            uint32_t *fmask, uint32_t *out,
+                                            unsigned int *out_count, uint32_t *fq,
+                                            unsigned int *far_count, uint32_t *sn,
+                                            unsigned int &nn, uint32_t *sf,
+                                            unsigned int &nf) {
+  const uint32_t lane = threadIdx.x & 31;
+  const bool act = (m >> lane) & 1u;
+  const size_t col = (size_t)g * 32 + lane;
+  const D du = act ? dist[(size_t)v * S + col] : (D)0;
+  for (unsigned long long base = b; base < e; base += 32) {
+    const unsigned long long a = base + lane;
+    const bool has = a < e;
+    const uint32_t tw = has ? tgt[a] : 0u, ww = has ? wgt[a] : 0u;
+    const uint32_t cnt = e - base < 32 ? (uint32_t)(e - base) : 32u;
+    uint32_t myn = 0, myf = 0;
+    for (uint32_t k0 = 0; k0 < cnt; k0 += 4) {
+      uint32_t w[4];
+      D nd[4], cv[4];
+      bool ok[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++) {
+        w[u] = __shfl_sync(0xffffffffu, tw, (int)(k0 + u) & 31);
+        const uint32_t wt = __shfl_sync(0xffffffffu, ww, (int)(k0 + u) & 31);
+        ok[u] = act && k0 + u < cnt;
+        nd[u] = (D)(du + (D)wt);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; u++) cv[u] = ok[u] ? dist[(size_t)w[u] * S + col] : (D)0;
+#pragma unroll
+      for (int u = 0; u < 4; u++) {
+        bool imp = false, nr = false;
+        if (ok[u] && nd[u] < cv[u]) {
+          const D old = atomic_min_d(&dist[(size_t)w[u] * S + col], nd[u]);
+          if (nd[u] < old) {
+            imp = true;
+            nr = (unsigned long long)nd[u] < thr;
+          }
+        }
+        const uint32_t nb = __ballot_sync(0xffffffffu, imp && nr);
+        const uint32_t fb = __ballot_sync(0xffffffffu, imp && !nr);
+        if (lane == k0 + u) {
+          myn = nb;
+          myf = fb;
+        }
+      }
+    }
+    const uint32_t cw = tw * G + g;
+    const bool pn = myn && atomicOr(&mnext[cw], myn) == 0u;
+    const bool pf = myf && atomicOr(&fmask[cw], myf) == 0u;
+    stage_push(pn, cw, sn, nn, out, out_count);
+    stage_push(pf, cw, sf, nf, fq, far_count);
+  }
+}
+
+template <typename D>
+__global__ void lanes_init(D *dist, uint32_t G, uint32_t S, const uint32_t *src, uint32_t K,
+                           uint32_t *nmask0, uint32_t *near0, Ctl *ctl) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < K) {
+    const uint32_t cell = src[i] * G + i / 32;
+    dist[(size_t)src[i] * S + i] = 0;
+    atomicOr(&nmask0[cell], 1u << (i & 31));
+  }
+  if (i == 0) {
+    ctl->near_count[0] = 0;
+    ctl->near_count[1] = 0;
+    ctl->far_count[0] = ctl->far_count[1] = 0;
+    ctl->cur = 0;
+    ctl->fcur = 0;
+    ctl->drain = 0;
+    ctl->done = 0;
+    ctl->thr = ctl->delta;
+    ctl->step = 0;
+    ctl->steps = 0;
+    ctl->heavy_count = 0;
+  }
+}
+
+/* After lanes_init: the cells with a mask go to the first frontier (the
+ * sources are distinct, so each lane's cell is its own; one entry a lane,
+ * written once its mask is complete). */
+__global__ void lanes_seed(uint32_t G, const uint32_t *src, uint32_t K, uint32_t *near0,
+                           Ctl *ctl) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < K) {
+    const uint32_t cell = src[i] * G + i / 32;
+    /* the lowest lane of the group at this cell pushes it */
+    bool first = true;
+    const uint32_t g0 = (i / 32) * 32;
+    for (uint32_t j = g0; j < i; j++)
+      if (src[j] == src[i]) first = false;
+    if (first) near0[atomicAdd(&ctl->near_count[0], 1u)] = cell;
+  }
+}
+
+template <typename D>
+__global__ void lanes_advance(const unsigned long long *off, const uint32_t *tgt,
+                              const uint32_t *wgt, uint32_t G, uint32_t S, D *dist,
+                              uint32_t *const *nmask, uint32_t *fmask, uint32_t *const *near,
+                              uint32_t *const *far, uint4 *pieces, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
+  if (ctl->done) return;
+  uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
+  unsigned int nn = 0, nf = 0; /* staged near and far pushes (warp-uniform) */
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const unsigned int count = ctl->near_count[cur];
+  const unsigned long long thr = ctl->thr;
+  const uint32_t *in = near[cur];
+  uint32_t *mcur = nmask[cur], *mnext = nmask[cur ^ 1];
+  uint32_t *out = near[cur ^ 1];
+  uint32_t *fq = far[fcur];
+  unsigned int *out_count = &ctl->near_count[cur ^ 1];
+  unsigned int *far_count = &ctl->far_count[fcur];
+  const uint32_t lane = threadIdx.x & 31;
+  const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const unsigned int nwarps = (gridDim.x * blockDim.x) >> 5;
+  for (unsigned int base = warp * 32; base < count; base += nwarps * 32) {
+    const unsigned int idx = base + lane;
+    const bool live = idx < count;
+    uint32_t cell = 0, m = 0;
+    unsigned long long b = 0, e = 0;
+    if (live) {
+      cell = in[idx];
+      const uint32_t v = cell / G;
+      m = mcur[cell];
+      mcur[cell] = 0;
+      b = off[v];
+      e = off[v + 1];
+    }
+    const bool heavy = live && m && e - b > kPiece;
+    const uint32_t np = heavy ? (uint32_t)((e - b + kPiece - 1) / kPiece) : 0u;
+    const uint32_t pbase = np ? atomicAdd(&ctl->heavy_count, np) : 0u;
+    uint32_t hm = __ballot_sync(0xffffffffu, heavy);
+    while (hm) {
+      const int k = __ffs(hm) - 1;
+      hm &= hm - 1;
+      const uint32_t ck = __shfl_sync(0xffffffffu, cell, k);
+      const uint32_t mk = __shfl_sync(0xffffffffu, m, k);
+      const uint32_t nk = __shfl_sync(0xffffffffu, np, k);
+      const uint32_t pk = __shfl_sync(0xffffffffu, pbase, k);
+      for (uint32_t j = lane; j < nk; j += 32) pieces[pk + j] = make_uint4(ck, j, mk, 0u);
+    }
+    uint32_t lm = __ballot_sync(0xffffffffu, live && m && !heavy);
+    while (lm) {
+      const int k = __ffs(lm) - 1;
+      lm &= lm - 1;
+      const uint32_t ck = __shfl_sync(0xffffffffu, cell, k);
+      const uint32_t mk = __shfl_sync(0xffffffffu, m, k);
+      const unsigned long long bk = __shfl_sync(0xffffffffu, b, k);
+      const unsigned long long ek = __shfl_sync(0xffffffffu, e, k);
+      const uint32_t vk = ck / G;
+      lanes_relax<D>(bk, ek, vk, ck - vk * G, mk, G, S, tgt, wgt, dist, thr, mnext, fmask, out,
+                     out_count, fq, far_count, sn, nn, sf, nf);
+    }
+  }
+  stage_flush(sn, nn, out, out_count);
+  stage_flush(sf, nf, fq, far_count);
+}
+
+/* The pieces of the heavy cells the advance set aside: a warp a piece. */
+template <typename D>
+__global__ void lanes_heavy(const unsigned long long *off, const uint32_t *tgt,
+                            const uint32_t *wgt, uint32_t G, uint32_t S, D *dist,
+                            uint32_t *const *nmask, uint32_t *fmask, uint32_t *const *near,
+                            uint32_t *const *far, const uint4 *pieces, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
+  if (ctl->done) return;
+  const unsigned int count = ctl->heavy_count;
+  if (!count) return;
+  uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
+  unsigned int nn = 0, nf = 0;
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const unsigned long long thr = ctl->thr;
+  uint32_t *mnext = nmask[cur ^ 1];
+  uint32_t *out = near[cur ^ 1];
+  uint32_t *fq = far[fcur];
+  unsigned int *out_count = &ctl->near_count[cur ^ 1];
+  unsigned int *far_count = &ctl->far_count[fcur];
+  const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const unsigned int nwarps = (gridDim.x * blockDim.x) >> 5;
+  for (unsigned int p = warp; p < count; p += nwarps) {
+    const uint4 pc = pieces[p];
+    const uint32_t v = pc.x / G;
+    const unsigned long long e0 = off[v + 1];
+    const unsigned long long b = off[v] + (unsigned long long)pc.y * kPiece;
+    const unsigned long long e = b + kPiece < e0 ? b + kPiece : e0;
+    lanes_relax<D>(b, e, v, pc.x - v * G, pc.z, G, S, tgt, wgt, dist, thr, mnext, fmask, out,
+                   out_count, fq, far_count, sn, nn, sf, nf);
+  }
+  stage_flush(sn, nn, out, out_count);
+  stage_flush(sf, nf, fq, far_count);
+}
+
+/* Far cells: lanes below the threshold go to the (empty) frontier, the rest
+ * stay (the cell kept in the other far queue while any lane stays). */
+template <typename D>
+__global__ void lanes_drain(uint32_t G, uint32_t S, const D *dist, uint32_t *const *nmask,
+                            uint32_t *fmask, uint32_t *const *near, uint32_t *const *far,
+                            Ctl *ctl) {
+  if (ctl->done || !ctl->drain) return;
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const unsigned int count = ctl->far_count[fcur];
+  const unsigned long long thr = ctl->thr;
+  const uint32_t *fq = far[fcur];
+  uint32_t *keep = far[fcur ^ 1];
+  uint32_t *out = near[cur];
+  uint32_t *mnear = nmask[cur];
+  const uint32_t lane = threadIdx.x & 31;
+  const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const unsigned int nwarps = (gridDim.x * blockDim.x) >> 5;
+  for (unsigned int base = warp * 32; base < count; base += nwarps * 32) {
+    const unsigned int idx = base + lane;
+    const bool live = idx < count;
+    const uint32_t mine = live ? fq[idx] : 0u;
+    const uint32_t mym = live ? fmask[mine] : 0u;
+    const uint32_t cnt = count - base < 32 ? count - base : 32u;
+    uint32_t myin = 0, mystay = 0;
+    unsigned long long mymin = ~0ull;
+#pragma unroll 4
+    for (uint32_t k = 0; k < cnt; k++) {
+      const uint32_t c = __shfl_sync(0xffffffffu, mine, (int)k);
+      const uint32_t m = __shfl_sync(0xffffffffu, mym, (int)k);
+      const uint32_t v = c / G;
+      const bool bit = (m >> lane) & 1u;
+      const D d = bit ? dist[(size_t)v * S + (size_t)(c - v * G) * 32 + lane] : (D)0;
+      const bool in = bit && (unsigned long long)d < thr;
+      const bool stay = bit && !in;
+      const uint32_t inm = __ballot_sync(0xffffffffu, in);
+      const uint32_t stm = __ballot_sync(0xffffffffu, stay);
+      unsigned long long dm = stay ? (unsigned long long)d : ~0ull;
+      for (int o = 16; o; o >>= 1) {
+        const unsigned long long x = __shfl_xor_sync(0xffffffffu, dm, o);
+        dm = x < dm ? x : dm;
+      }
+      if (lane == k) {
+        myin = inm;
+        mystay = stm;
+        mymin = dm;
+      }
+    }
+    if (myin) {
+      fmask[mine] = mystay;
+      mnear[mine] = myin;
+    }
+    for (int o = 16; o; o >>= 1) {
+      const unsigned long long x = __shfl_xor_sync(0xffffffffu, mymin, o);
+      mymin = x < mymin ? x : mymin;
+    }
+    if (lane == 0 && mymin != ~0ull) atomicMin(&ctl->far_min, mymin);
+    push_warp(myin != 0u, mine, out, &ctl->near_count[cur]);
+    push_warp(mystay != 0u, mine, keep, &ctl->far_count[fcur ^ 1]);
+  }
+}
+
+/* Row statistics of the lanes: block (32, 8), blockIdx.y the group; each
+ * thread keeps one lane's sums over a stride of vertices. */
+template <typename D>
+__global__ void lanes_stats(const D *dist, uint32_t n, uint32_t S, uint32_t K, RowStat *stat) {
+  const uint32_t l = blockIdx.y * 32 + threadIdx.x;
+  unsigned long long cnt = 0, mx = 0, lo = 0, hi = 0;
+  for (uint32_t v = blockIdx.x * blockDim.y + threadIdx.y; v < n; v += gridDim.x * blockDim.y) {
+    const D x = dist[(size_t)v * S + l];
+    if (x == inf_of<D>()) continue;
+    cnt++;
+    mx = (unsigned long long)x > mx ? (unsigned long long)x : mx;
+    const unsigned long long nl = lo + (unsigned long long)x;
+    hi += nl < lo;
+    lo = nl;
+  }
+  if (l < K && cnt) {
+    RowStat *s = stat + l;
+    atomicAdd(&s->reached, cnt);
+    atomicMax(&s->maxd, mx);
+    const unsigned long long old = atomicAdd(&s->sum_lo, lo);
+    atomicAdd(&s->sum_hi, hi + (old + lo < old));
+  }
+}
+
+/* One lane's row, contiguous: out[v] = dist[v * S + l]. */
+template <typename D>
+__global__ void lanes_row(const D *dist, uint32_t n, uint32_t S, uint32_t l, D *out) {
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
+    out[v] = dist[(size_t)v * S + l];
 }
 
 double now_s() {
@@ -322,16 +679,28 @@ double now_s() {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The chunk that fits (the formula at the top), 0 when not even one. */
+/* The chunk that fits (the formula at the top), 0 when not even one. The
+ * lanes mapping needs per group of 32 sources n (32 sizeof(D) + 12 + 16)
+ * bytes (distances, three masks, four cell queues) and the heavy pieces
+ * (2 m / kPiece + 1 of 16 bytes); cells v G + g must stay below 2^32. */
 template <typename D> uint32_t fits_of(const wg__cuda_many_args *a, size_t free_b, double *per_out) {
   const uint32_t n = a->n;
-  const double per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 + 8.0 * a->ncols + 32.0;
+  double per, item_cap;
+  if (a->lanes) {
+    const double group = (double)n * (32.0 * sizeof(D) + 12.0 + 16.0) +
+                         (2.0 * (double)a->m / kPiece + 1.0) * 16.0;
+    per = group / 32.0 + 8.0 * a->ncols + 32.0;
+    item_cap = 32.0 * floor(4294967295.0 / (n ? (double)n : 1.0));
+  } else {
+    per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 + 8.0 * a->ncols + 32.0;
+    item_cap = 4294967295.0 / (n ? (double)n : 1.0);
+  }
   double fit = 0.85 * (double)free_b / per;
-  const double item_cap = 4294967295.0 / (n ? (double)n : 1.0);
+  if (a->lanes) fit = 32.0 * floor(fit / 32.0); /* whole groups */
   if (fit > item_cap) fit = item_cap;
   if (fit > (double)a->k) fit = (double)a->k;
   if (fit > 65535.0) fit = 65535.0; /* a grid's y dimension (row_stats) */
-  if (per_out) *per_out = per;
+  if (per_out) *per_out = a->lanes ? per * 32.0 : per;
   return fit < 1 ? 0 : (uint32_t)fit;
 }
 
@@ -342,27 +711,40 @@ bool narrow_ok(const wg__cuda_many_args *a) {
          (unsigned long long)a->max_weight * (unsigned long long)a->n < 0xffffffffull;
 }
 
+/* The lanes mapping's chunk order: slots sorted by source id (neighbours
+ * in the file's order share a group; on a road graph numbered by place
+ * their waves cross a vertex at nearer times). */
+int by_key(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
 template <typename D>
 wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   const uint32_t n = a->n;
+  const bool lanes = a->lanes != 0;
   cudaStream_t s = nullptr;
   D *dist = nullptr;
   uint32_t *stamp = nullptr, *infar = nullptr, *q[4] = {nullptr, nullptr, nullptr, nullptr};
-  uint32_t **qp = nullptr; /* device: near[2], far[2] */
+  uint32_t *mk[3] = {nullptr, nullptr, nullptr}; /* lanes: near masks [2], far mask */
+  uint32_t **qp = nullptr; /* device: near[2], far[2], nmask[2] */
+  uint4 *pieces = nullptr;
   uint32_t *d_src = nullptr, *d_cols = nullptr;
+  uint32_t *h_src = nullptr, *perm = nullptr;
+  uint64_t *keys = nullptr;
   unsigned long long *d_gather = nullptr;
   RowStat *d_stat = nullptr;
   Ctl *ctl = nullptr;
   Ctl *h_ctl = nullptr; /* pinned */
   RowStat *h_stat = nullptr;
   unsigned long long *h_gather = nullptr;
-  D *h_row = nullptr;
+  D *h_row = nullptr, *d_row = nullptr;
   uint64_t *h_row64 = nullptr;
   int sms = 0;
   size_t free_b = 0, total_b = 0;
-  uint32_t K = 0;
-  size_t words = 0;
+  uint32_t K = 0, Gmax = 0;
+  size_t words = 0, qcap = 0, pcap = 0;
   double t0 = 0;
 
   WG_CK(cudaSetDevice(a->device));
@@ -381,16 +763,37 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     }
     if (a->in_flight && a->in_flight < K) K = a->in_flight;
   }
-  words = ((size_t)K * n + 31) / 32;
+  Gmax = (K + 31) / 32;
   WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  WG_CK(cudaMalloc(&dist, (size_t)K * n * sizeof(D)));
-  WG_CK(cudaMalloc(&stamp, (size_t)K * n * 4));
-  WG_CK(cudaMalloc(&infar, words * 4));
-  for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&q[i], (size_t)K * n * 4 + 4));
-  WG_CK(cudaMalloc(&qp, 4 * sizeof(uint32_t *)));
-  WG_CK(cudaMemcpy(qp, q, sizeof q, cudaMemcpyHostToDevice));
+  h_src = (uint32_t *)malloc((size_t)K * 4);
+  perm = (uint32_t *)malloc((size_t)K * 4);
+  keys = (uint64_t *)malloc((size_t)K * 8);
+  if (!h_src || !perm || !keys) {
+    snprintf(why, why_cap, "no host memory for %lu sources", (unsigned long)K);
+    st = WG_ENOMEM;
+    goto done;
+  }
+  if (lanes) {
+    qcap = (size_t)Gmax * n;
+    pcap = (size_t)Gmax * (2 * a->m / kPiece + 1) + 32;
+    WG_CK(cudaMalloc(&dist, (size_t)Gmax * 32 * n * sizeof(D)));
+    for (int i = 0; i < 3; i++) WG_CK(cudaMalloc(&mk[i], qcap * 4 + 4));
+    WG_CK(cudaMalloc(&pieces, pcap * sizeof(uint4)));
+  } else {
+    qcap = (size_t)K * n;
+    words = (qcap + 31) / 32;
+    WG_CK(cudaMalloc(&dist, qcap * sizeof(D)));
+    WG_CK(cudaMalloc(&stamp, qcap * 4));
+    WG_CK(cudaMalloc(&infar, words * 4));
+  }
+  for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&q[i], qcap * 4 + 4));
+  WG_CK(cudaMalloc(&qp, 6 * sizeof(uint32_t *)));
+  {
+    uint32_t *hp[6] = {q[0], q[1], q[2], q[3], mk[0], mk[1]};
+    WG_CK(cudaMemcpy(qp, hp, sizeof hp, cudaMemcpyHostToDevice));
+  }
   WG_CK(cudaMalloc(&d_src, (size_t)K * 4));
-  WG_CK(cudaMalloc(&d_stat, (size_t)K * sizeof(RowStat)));
+  WG_CK(cudaMalloc(&d_stat, (size_t)Gmax * 32 * sizeof(RowStat)));
   WG_CK(cudaMalloc(&ctl, sizeof(Ctl)));
   WG_CK(cudaMallocHost(&h_ctl, sizeof(Ctl)));
   WG_CK(cudaMallocHost(&h_stat, (size_t)K * sizeof(RowStat)));
@@ -402,6 +805,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   }
   if (a->want_rows) {
     WG_CK(cudaMallocHost(&h_row, (size_t)n * sizeof(D) + 1));
+    if (lanes) WG_CK(cudaMalloc(&d_row, (size_t)n * sizeof(D) + 1));
     h_row64 = (uint64_t *)malloc((size_t)n * 8 + 1);
     if (!h_row64) {
       snprintf(why, why_cap, "no host memory for a row of %lu distances", (unsigned long)n);
@@ -428,14 +832,36 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     }
     if (kc > a->k - c) kc = a->k - c;
     if (kc > a->max_in_flight) a->max_in_flight = kc;
-    const size_t cells = (size_t)kc * n;
-    WG_CK(cudaMemsetAsync(dist, 0xff, cells * sizeof(D), s));
-    WG_CK(cudaMemsetAsync(stamp, 0, cells * 4, s));
-    WG_CK(cudaMemsetAsync(infar, 0, ((cells + 31) / 32) * 4, s));
-    WG_CK(cudaMemsetAsync(d_stat, 0, (size_t)kc * sizeof(RowStat), s));
-    WG_CK(cudaMemcpyAsync(d_src, a->sources + c, (size_t)kc * 4, cudaMemcpyHostToDevice, s));
-    init_chunk<D><<<(kc + kThreads - 1) / kThreads, kThreads, 0, s>>>(dist, n, d_src, kc, q[0],
-                                                                       ctl);
+    for (uint32_t i = 0; i < kc; i++) perm[i] = c + i;
+    if (lanes) {
+      for (uint32_t i = 0; i < kc; i++) keys[i] = (uint64_t)a->sources[c + i] << 32 | (c + i);
+      qsort(keys, kc, sizeof *keys, by_key);
+      for (uint32_t i = 0; i < kc; i++) perm[i] = (uint32_t)keys[i];
+    }
+    for (uint32_t i = 0; i < kc; i++) h_src[i] = a->sources[perm[i]];
+    const uint32_t G = (kc + 31) / 32, S = 32 * G;
+    size_t rs = n, cs = 1;
+    if (lanes) {
+      rs = 1;
+      cs = S;
+      WG_CK(cudaMemsetAsync(dist, 0xff, (size_t)S * n * sizeof(D), s));
+      for (int i = 0; i < 3; i++) WG_CK(cudaMemsetAsync(mk[i], 0, (size_t)G * n * 4, s));
+    } else {
+      const size_t cells = (size_t)kc * n;
+      WG_CK(cudaMemsetAsync(dist, 0xff, cells * sizeof(D), s));
+      WG_CK(cudaMemsetAsync(stamp, 0, cells * 4, s));
+      WG_CK(cudaMemsetAsync(infar, 0, ((cells + 31) / 32) * 4, s));
+    }
+    WG_CK(cudaMemsetAsync(d_stat, 0, (size_t)S * sizeof(RowStat), s));
+    WG_CK(cudaMemcpyAsync(d_src, h_src, (size_t)kc * 4, cudaMemcpyHostToDevice, s));
+    if (lanes) {
+      lanes_init<D><<<(kc + kThreads - 1) / kThreads, kThreads, 0, s>>>(dist, G, S, d_src, kc,
+                                                                         mk[0], q[0], ctl);
+      lanes_seed<<<(kc + kThreads - 1) / kThreads, kThreads, 0, s>>>(G, d_src, kc, q[0], ctl);
+    } else {
+      init_chunk<D><<<(kc + kThreads - 1) / kThreads, kThreads, 0, s>>>(dist, n, d_src, kc, q[0],
+                                                                         ctl);
+    }
     WG_CK(cudaGetLastError());
     const int grid = sms * 8;
     /* a guard against a loop that never finishes (a bug, not a graph): a
@@ -451,10 +877,22 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
         goto done;
       }
       for (int j = 0; j < kStepBatch; j++) {
-        advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets, a->targets,
-                                             a->weights, n, dist, stamp, infar, qp, qp + 2, ctl);
-        control<<<1, 1, 0, s>>>(ctl);
-        drain<D><<<grid, kThreads, 0, s>>>(dist, infar, qp, qp + 2, ctl);
+        if (lanes) {
+          lanes_advance<D><<<grid, kThreads, 0, s>>>(
+              (const unsigned long long *)a->offsets, a->targets, a->weights, G, S, dist, qp + 4,
+              mk[2], qp, qp + 2, pieces, ctl);
+          lanes_heavy<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets,
+                                                   a->targets, a->weights, G, S, dist, qp + 4,
+                                                   mk[2], qp, qp + 2, pieces, ctl);
+          control<<<1, 1, 0, s>>>(ctl);
+          lanes_drain<D><<<grid, kThreads, 0, s>>>(G, S, dist, qp + 4, mk[2], qp, qp + 2, ctl);
+        } else {
+          advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets,
+                                               a->targets, a->weights, n, dist, stamp, infar, qp,
+                                               qp + 2, ctl);
+          control<<<1, 1, 0, s>>>(ctl);
+          drain<D><<<grid, kThreads, 0, s>>>(dist, infar, qp, qp + 2, ctl);
+        }
         after_drain<<<1, 1, 0, s>>>(ctl);
       }
       WG_CK(cudaGetLastError());
@@ -463,7 +901,12 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
       if (h_ctl->done) break;
     }
     a->iterations += h_ctl->steps;
-    {
+    if (lanes) {
+      uint32_t per = (n + 8 * 64 - 1) / (8 * 64);
+      per = per < 1 ? 1 : per > 256 ? 256 : per;
+      lanes_stats<D><<<dim3(per, G), dim3(32, 8), 0, s>>>(dist, n, S, kc, d_stat);
+      WG_CK(cudaGetLastError());
+    } else {
       uint32_t per_row = (n + kThreads * 8 - 1) / (kThreads * 8);
       per_row = per_row < 1 ? 1 : per_row > 64 ? 64 : per_row;
       const dim3 g2(per_row, kc);
@@ -473,7 +916,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     WG_CK(cudaMemcpyAsync(h_stat, d_stat, (size_t)kc * sizeof(RowStat), cudaMemcpyDeviceToHost,
                           s));
     if (a->ncols) {
-      gather<D><<<sms * 4, kThreads, 0, s>>>(dist, n, kc, d_cols, a->ncols, d_gather);
+      gather<D><<<sms * 4, kThreads, 0, s>>>(dist, rs, cs, kc, d_cols, a->ncols, d_gather);
       WG_CK(cudaGetLastError());
       WG_CK(cudaMemcpyAsync(h_gather, d_gather, (size_t)kc * a->ncols * 8,
                             cudaMemcpyDeviceToHost, s));
@@ -482,16 +925,23 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     for (uint32_t i = 0; i < kc; i++) {
       const uint64_t *row = nullptr;
       if (a->want_rows) {
-        WG_CK(cudaMemcpyAsync(h_row, dist + (size_t)i * n, (size_t)n * sizeof(D),
-                              cudaMemcpyDeviceToHost, s));
+        if (lanes) {
+          lanes_row<D><<<sms * 4, kThreads, 0, s>>>(dist, n, S, i, d_row);
+          WG_CK(cudaGetLastError());
+          WG_CK(cudaMemcpyAsync(h_row, d_row, (size_t)n * sizeof(D), cudaMemcpyDeviceToHost,
+                                s));
+        } else {
+          WG_CK(cudaMemcpyAsync(h_row, dist + (size_t)i * n, (size_t)n * sizeof(D),
+                                cudaMemcpyDeviceToHost, s));
+        }
         WG_CK(cudaStreamSynchronize(s));
         for (uint32_t v = 0; v < n; v++)
           h_row64[v] = h_row[v] == (D)~(D)0 ? ~(uint64_t)0 : (uint64_t)h_row[v];
         row = h_row64;
       }
-      const RowStat &rs = h_stat[i];
-      const double sum = (double)rs.sum_hi * 18446744073709551616.0 + (double)rs.sum_lo;
-      st = a->row_done(a->ud, c + i, (uint32_t)rs.reached, rs.maxd, sum,
+      const RowStat &rsx = h_stat[i];
+      const double sum = (double)rsx.sum_hi * 18446744073709551616.0 + (double)rsx.sum_lo;
+      st = a->row_done(a->ud, perm[i], (uint32_t)rsx.reached, rsx.maxd, sum,
                        a->ncols ? (const uint64_t *)h_gather + (size_t)i * a->ncols : nullptr,
                        row);
       if (st != WG_OK) goto done; /* the caller's status; why stays empty */
@@ -507,17 +957,23 @@ done:
   cudaFree(stamp);
   cudaFree(infar);
   for (int i = 0; i < 4; i++) cudaFree(q[i]);
+  for (int i = 0; i < 3; i++) cudaFree(mk[i]);
+  cudaFree(pieces);
   cudaFree(qp);
   cudaFree(d_src);
   cudaFree(d_cols);
   cudaFree(d_gather);
   cudaFree(d_stat);
   cudaFree(ctl);
+  cudaFree(d_row);
   cudaFreeHost(h_ctl);
   cudaFreeHost(h_stat);
   cudaFreeHost(h_gather);
   cudaFreeHost(h_row);
   free(h_row64);
+  free(h_src);
+  free(perm);
+  free(keys);
   if (s) cudaStreamDestroy(s);
   return st;
 }
