@@ -35,12 +35,13 @@ bash tests/test_cli.sh >"$LOGS/test_cli.log" 2>&1 && row test_cli.sh pass || row
 # 2. CUDA tests under compute-sanitizer, on their quick subsets (the full
 #    near-far matrix does not finish under racecheck in a call's time).
 export WG_TEST_QUICK=1 WG_PQ_QUICK=1
-# WG_SANITIZE_TESTS narrows the list (names without test_), e.g. "nearfar pq_sssp".
+# WG_SANITIZE_TESTS narrows the list (names without test_), e.g. "nearfar pq_sssp";
+# WG_SANITIZE_TOOLS the tools (default "memcheck racecheck synccheck").
 for t in "$B"/test_cuda_*; do
   if [ -n "${WG_SANITIZE_TESTS:-}" ]; then
     case " $WG_SANITIZE_TESTS " in *" ${t##*/test_cuda_} "*) ;; *) continue ;; esac
   fi
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${WG_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
     q=1; [ $tool = racecheck ] && q=2
     WG_TEST_QUICK=$q timeout "${WG_SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool $tool --error-exitcode 99 "$t" \
       >"$LOGS/$(basename "$t").$tool.log" 2>&1
@@ -126,6 +127,16 @@ if [ "${WG_GPU_ROUTE:-1}" != 0 ]; then
   tail -n 25 "$OUT/bench-route.txt" 2>/dev/null | tee -a "$summary"
   grep -E "^(RoutingKit|CH |CCH )" "$OUT/bench-route-peer.txt" 2>/dev/null | tee -a "$summary"
   tail -n 12 "$OUT/bench-many.txt" 2>/dev/null | tee -a "$summary"
+fi
+
+# 7. traffic (issue 24; WG_GPU_TRAFFIC=0 skips): the CUDA step with the
+#    router in the loop on a 1M-vertex generated road network, re-routing
+#    every 300 s and without, then the step alone at the issue's scale.
+if [ "${WG_GPU_TRAFFIC:-1}" != 0 ] && [ -x "$B/bench_traffic_gpu" ]; then
+  timeout 240 "$B"/bench_traffic_gpu --vertices 1000000 --trips 1000000 --walkers 1000000 \
+    --steps 600 --reroute 300 >"$OUT/bench-traffic.txt" 2>"$LOGS/bench-traffic.err"
+  row "bench traffic 1M reroute 300" "rc=$?"
+  tail -n 8 "$OUT/bench-traffic.txt" 2>/dev/null | tee -a "$summary"
 fi
 
 # 6. the route server (issue 23; WG_GPU_SERVE=0 skips): median latency of

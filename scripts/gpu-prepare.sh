@@ -17,7 +17,7 @@ mkdir -p .gpu/bin .gpu/lib .gpu/data
 # library with its CUDA code, about 3.6 MB): the CLI, the CUDA tests and the
 # GPU benchmarks. The CPU suite runs in CI.
 for bin in build-gpu/wattgraph build-gpu/tests/test_cuda_* build-gpu/bench_sssp_gpu build-gpu/bench_sssp_async build-gpu/bench_pq \
-           build-gpu/bench_route_gpu build-gpu/bench_sssp_many build-gpu/serve_load; do
+           build-gpu/bench_route_gpu build-gpu/bench_sssp_many build-gpu/serve_load build-gpu/bench_traffic_gpu; do
   [ -x "$bin" ] && [ -f "$bin" ] || continue
   ldd "$bin" | grep -q libigraph && continue
   cp "$bin" .gpu/bin/
