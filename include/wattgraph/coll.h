@@ -32,8 +32,8 @@
  * caller launches GPU 0's (a kernel launch costs several microseconds of
  * host time); the call returns once all are launched, so stream order is as
  * if it had launched them in turn. Each thread spins up to 100 us for the
- * next op, then sleeps. Not started when the host has fewer than N + 1 CPUs
- * or WG_COLL_LAUNCH_THREADS=0 is set; NCCL's calls stay on the caller.
+ * next op, then sleeps. Not started when the host has fewer than N + 1 CPUs;
+ * NCCL's calls stay on the caller.
  */
 #ifndef WATTGRAPH_COLL_H
 #define WATTGRAPH_COLL_H

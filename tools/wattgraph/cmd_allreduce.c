@@ -347,7 +347,7 @@ int cmd_allreduce(int argc, char **argv) {
       "divided by their number; CPU is the CPU time per operation of every process\n"
       "while it waits asleep. Each row's result is checked against the exact\n"
       "reduction. By default one process drives every GPU (a host thread per GPU\n"
-      "launches its kernels; WG_COLL_LAUNCH_THREADS=0 launches them in turn);\n"
+      "launches its kernels);\n"
       "--per-process runs one rank per process. NVLink multicast stays off\n"
       "(NCCL_NVLS_ENABLE=0).",
       opts, 0, 0};

@@ -131,7 +131,9 @@ typedef struct local_rank {
  * others' launches before it returns, so stream order is as if it had
  * launched them all. A helper spins briefly for the next op (back-to-back
  * ops), then sleeps on a condition variable. NCCL's group calls stay on
- * the caller's thread. WG_COLL_LAUNCH_THREADS=0 turns them off. */
+ * the caller's thread. Launching in turn gave 0.48-0.51x NCCL's time for a
+ * 4 KiB global sum against 0.36-0.42x with the helpers (2 x H200; the
+ * switch that chose it was removed on 2026-11-28, docs/journal/coll.md). */
 typedef wg_status (*gpu_job_fn)(void *arg, int local, char *why, size_t why_cap);
 typedef struct launch_helper {
   pthread_t thread;
@@ -1054,10 +1056,10 @@ static void stop_helpers(wg__cuda_coll *c) {
   c->helpers = NULL;
 }
 
-/* Helpers for a communicator that drives several GPUs, unless turned off or
- * the host has too few CPUs to give each launching thread its own. */
+/* Helpers for a communicator that drives several GPUs, unless the host has
+ * too few CPUs to give each launching thread its own. */
 static void start_helpers(wg__cuda_coll *c) {
-  if (c->nlocal < 2 || wg__tune(c->cfg.tuning, WG__TUNE_COLL_LAUNCH_THREADS) == 0) return;
+  if (c->nlocal < 2) return;
   if (sysconf(_SC_NPROCESSORS_ONLN) < c->nlocal + 1) return;
   c->helpers = new (std::nothrow) launch_helper[c->nlocal]();
   if (!c->helpers) return;
