@@ -242,6 +242,7 @@ typedef struct wg__cuda_coll_cfg {
   int max_blocks; /* 0: the multiprocessor count, at most 128 */
   const struct wg__tuning *tuning; /* the context's switches (WG_COLL_*,
                                       WG_NCCL_LIBRARY); NULL: defaults */
+  char nccl_library[512]; /* wg_comm_opts.nccl_library ("": the switch) */
 } wg__cuda_coll_cfg;
 
 /* Bytes of one rank's entry in the one-process-per-GPU rendezvous. */
