@@ -83,7 +83,8 @@ extern "C" {
     "a tie within the spread on the H100 (neither lost); re-measure on other GPUs")             \
   X(CUDA_FUSE, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                       \
     "1: fused control kernels in the CUDA graph; 0: the separate ones",                         \
-    "test hook: the unfused kernels are the reference the fused ones are checked against")     \
+    "test hook: tests run the unfused kernels against the oracle (0 lost: Kronecker 21 "      \
+    "self-tuned 6.54 against 6.38 ms)")                                                         \
   X(CUDA_REPLAY_LEFT, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                \
     "1: a self-tuned run ends on shorter CUDA graph replays sized by the iterations left",      \
     "profiling: 0 shows what the empty iterations of whole replays cost (a tie on roads, "      \
