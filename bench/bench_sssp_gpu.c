@@ -271,8 +271,9 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
     if (md && *md == '0') goto verify; /* BEST rows only */
   }
   /* loop modes: the multi-kernel loop alone (no persistent kernel: the
-   * loop before it existed); a host wait per iteration; controller on the
-   * host; iterations per CUDA graph replay */
+   * loop before it existed); iterations per CUDA graph replay. (A host
+   * wait per iteration and the controller on the host were removed on
+   * 2026-11-28: docs/journal/nearfar-cuda.md has their rows.) */
   wg_ctx_set_tuning(ctx, "WG_CUDA_PERSIST", "0");
   run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar nopersist", 1);
   run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
@@ -285,15 +286,6 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
       "MODE selftune gridonly", 0);
   wg_ctx_set_tuning(ctx, "WG_CUDA_BLOCK_ARCS", NULL);
   if (quick) goto verify;
-  wg_ctx_set_tuning(ctx, "WG_CUDA_SYNC", "1");
-  run(ctx, gname, g, src, oracle, WG_ALGO_NEARFAR, WG_LB_AUTO, bestD, 0, "MODE nearfar sync", 0);
-  run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
-      "MODE selftune sync", 0);
-  wg_ctx_set_tuning(ctx, "WG_CUDA_SYNC", NULL);
-  wg_ctx_set_tuning(ctx, "WG_CUDA_CONTROL", "host");
-  run(ctx, gname, g, src, oracle, WG_ALGO_SELFTUNE, WG_LB_AUTO, d0, bestP,
-      "MODE selftune hostctl", 0);
-  wg_ctx_set_tuning(ctx, "WG_CUDA_CONTROL", NULL);
   for (int k = 4; k <= 64; k *= 4) {
     char b[8];
     snprintf(b, sizeof b, "%d", k);

@@ -534,8 +534,43 @@ static void no_cuda(void **s) {
   wg_ctx_destroy(&ctx);
 }
 
+/* wg_comm_opts.nccl_library: a path too long for the gateway's copy is
+ * refused with a message naming the option, before any GPU is touched (so
+ * with or without CUDA); one that fits is taken (without CUDA the
+ * communicator is then refused for that reason alone). */
+static void nccl_library_option(void **s) {
+  (void)s;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_comm_opts o;
+  wg_comm_opts_defaults(&o);
+  assert_null(o.nccl_library);
+  char path[600];
+  memset(path, 'a', sizeof path - 1);
+  path[0] = '/';
+  path[sizeof path - 1] = '\0';
+  o.nccl_library = path;
+  wg_comm_t *c = NULL;
+  wgt_assert_status(ctx, wg_comm_create(ctx, &c, 2, NULL, &o), WG_ERANGE);
+  wgt_assert_error_has(ctx, "nccl_library is 599 bytes long (at most 511)");
+  assert_null(c);
+  wg_comm_id id;
+  memset(&id, 0, sizeof id);
+  wgt_assert_status(ctx, wg_comm_create_rank(ctx, &c, &id, 2, 0, 0, &o), WG_ERANGE);
+  wgt_assert_error_has(ctx, "nccl_library");
+  assert_null(c);
+  if (!wg_has_cuda()) {
+    path[511] = '\0'; /* 511 bytes: fits */
+    wgt_assert_status(ctx, wg_comm_create(ctx, &c, 2, NULL, &o), WG_ENOTSUP);
+    wgt_assert_error_has(ctx, "without CUDA");
+    assert_null(c);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(nccl_library_option),
       cmocka_unit_test(names),        cmocka_unit_test(splits),
       cmocka_unit_test(block_counts),
       cmocka_unit_test(bad_arguments), cmocka_unit_test(all_n1),

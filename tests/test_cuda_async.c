@@ -7,9 +7,9 @@
  * arcs and cycles, disconnected graphs, a single vertex, a sink source,
  * weights at the 32-bit edge and 64-bit distances, forced 64-bit distances,
  * small and odd grids (32 threads, 2 blocks), a tiny ring (its overflow
- * paths), the far stash off and flushed at 32, no idle back-off, 8 arcs
- * per lane, the per-lane expansion instead of the spread one (the default;
- * WG_CUDA_ASYNC_SPREAD=0), keeping 32 and 0 local items, both claim modes (tickets, the default, and the CAS on gq:
+ * paths), the far stash off and flushed at 32, no idle back-off, the
+ * per-lane expansion (4 arcs at once) instead of the spread one (the
+ * default; WG_CUDA_ASYNC_SPREAD=0), keeping 32 and 0 local items, both claim modes (tickets, the default, and the CAS on gq:
  * WG_CUDA_ASYNC_CLAIM), each with a tiny ring and odd chunk sizes, the old
  * warp-per-vertex predecessor pass, and 200 small random graphs (races show
  * up as rare mismatches).
@@ -151,10 +151,9 @@ static void random_graphs(void **state) {
     snprintf(what, sizeof what, "random %d (n %u, m %zu, w < %u)", t, n, m, wmax);
     const uint64_t delta = 1 + wg__bounded(wg__rng_next(&r), 4 * (uint64_t)wmax);
     const double P = (double)(1 + wg__bounded(wg__rng_next(&r), 2000));
-    /* far pushes published at once (the stash off) and flushed often; 8 arcs
-     * per lane */
+    /* far pushes published at once (the stash off) and flushed often; each
+     * lane walking its own list */
     if (t % 5 >= 3) wgt_tune(ctx, "WG_CUDA_ASYNC_FSTASH", t % 5 == 3 ? "0" : "32");
-    if (t % 5 == 1) wgt_tune(ctx, "WG_CUDA_ASYNC_UNROLL", "8");
     if (t % 5 == 2) wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", "0");
     /* claims: a third by CAS; tickets with small chunks and small rings */
     if (t % 3 == 1) wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", "cas");
@@ -162,7 +161,6 @@ static void random_graphs(void **state) {
     if (t % 11 == 4) wgt_tune(ctx, "WG_CUDA_ASYNC_RING", t % 2 ? "17" : "64");
     run_one(ctx, g, src, t % 2 ? WG_ALGO_SELFTUNE : WG_ALGO_NEARFAR, delta, P, what);
     wgt_tune(ctx, "WG_CUDA_ASYNC_FSTASH", NULL);
-    wgt_tune(ctx, "WG_CUDA_ASYNC_UNROLL", NULL);
     wgt_tune(ctx, "WG_CUDA_ASYNC_SPREAD", NULL);
     wgt_tune(ctx, "WG_CUDA_ASYNC_CLAIM", NULL);
     wgt_tune(ctx, "WG_CUDA_ASYNC_CHUNK", NULL);
@@ -193,7 +191,7 @@ static void generated(void **state) {
       {"WG_CUDA_ASYNC_THREADS", "512"}, {"WG_CUDA_ASYNC_RING", "300"},
       {"WG_CUDA_WIDE", "1"},            {"WG_CUDA_ASYNC_FSTASH", "0"},
       {"WG_CUDA_ASYNC_FSTASH", "32"},   {"WG_CUDA_ASYNC_SLEEP_MAX", "0"},
-      {"WG_CUDA_ASYNC_UNROLL", "8"},    {"WG_CUDA_ASYNC_SPREAD", "0"},
+      {"WG_CUDA_ASYNC_SPREAD", "0"},
       {"WG_CUDA_ASYNC_KEEP", "32"},     {"WG_CUDA_ASYNC_KEEP", "0"},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {

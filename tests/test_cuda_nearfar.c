@@ -4,8 +4,9 @@
  * Kronecker scales 10..20, zero-weight edges (and zero-weight cycles),
  * disconnected graphs, a single vertex, a source without out-arcs, weights
  * at the 32-bit edge and beyond it, the bundled OSM map, the shared road
- * graphs when the loader is there. Also the slower measurement modes (host
- * controller, no CUDA graph, forced 64-bit distances), each engine of the
+ * graphs when the loader is there. Also forced 64-bit distances, one
+ * iteration per graph replay, the unfused kernels, the fit's own range
+ * pass (LB_CULL) beside the kept range, each engine of the
  * loop forced alone (grid and single-block persistent kernels, multi-kernel
  * path) and frequent hand-overs between them, and the self-tuning
  * property on traces (median advance_out near P, smaller spread than the
@@ -256,13 +257,6 @@ static void modes_and_errors(void **state) {
   wg_gen_opts_defaults(&go);
   wg_graph_t *g = NULL;
   wgt_assert_status(ctx, wg_gen_road(ctx, &g, 20000, &go), WG_OK);
-  wgt_tune(ctx, "WG_CUDA_CONTROL", "host");
-  run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 0, "host control");
-  wgt_tune(ctx, "WG_CUDA_CONTROL", NULL);
-  wgt_tune(ctx, "WG_CUDA_SYNC", "1");
-  run_one(ctx, g, 3, WG_ALGO_NEARFAR, WG_LB_TWC, 0, 0, "sync each");
-  run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "sync each");
-  wgt_tune(ctx, "WG_CUDA_SYNC", NULL);
   wgt_tune(ctx, "WG_CUDA_WIDE", "1");
   run_matrix(ctx, g, 3, "forced 64-bit");
   wgt_tune(ctx, "WG_CUDA_WIDE", NULL);
@@ -285,12 +279,13 @@ static void modes_and_errors(void **state) {
       run_one(ctx, g, 3, algos[a], WG_LB_LB, 0, 300, "unfused");
     }
     wgt_tune(ctx, "WG_CUDA_FUSE", NULL);
-    /* the fit's own min/max pass instead of the range the filter and the
-     * far pass keep (FITRANGE=0) */
-    wgt_tune(ctx, "WG_CUDA_FITRANGE", "0");
-    run_one(ctx, k, ks, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "fit range pass");
-    run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 300, "fit range pass");
-    wgt_tune(ctx, "WG_CUDA_FITRANGE", NULL);
+    /* fused, the fit takes its range from what the filter and the far
+     * pass kept, except under LB_CULL, whose advance queues the frontier
+     * itself: there the fit's own min/max pass runs */
+    run_one(ctx, k, ks, WG_ALGO_SELFTUNE, WG_LB_LB, 0, 0, "fit range kept");
+    run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_THREAD, 0, 300, "fit range kept");
+    run_one(ctx, k, ks, WG_ALGO_SELFTUNE, WG_LB_LB_CULL, 0, 0, "fit range pass");
+    run_one(ctx, g, 3, WG_ALGO_SELFTUNE, WG_LB_LB_CULL, 0, 300, "fit range pass");
     wg_graph_destroy(&k);
   }
   /* errors: source out of range */

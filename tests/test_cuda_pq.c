@@ -4,7 +4,8 @@
  * in ticket order against the serial heap (each delete must return exactly
  * the smallest keys then held), and bulk calls from several host threads on
  * their own streams (every key out exactly once, each operation's output
- * sorted). Skips (exit 7) without a GPU. */
+ * sorted); the kept tuning switches (hold bits, threads, no slot ring)
+ * against the oracle. Skips (exit 7) without a GPU. */
 #define PQ_BACKEND WG_BACKEND_CUDA
 #define PQ_NO_MAIN
 #include "test_pq.c"
@@ -259,6 +260,42 @@ static void combined_partial_ops(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The heap's kept tuning switches (docs/tuning.md), each run against the
+ * oracle: hold bits as the journal measured them (127: the heap as the
+ * ninth session found it, 383, 0: the earliest code), 128 threads per
+ * block, no combining slot ring. Heap sorts of every key type and pairs,
+ * and a verified mixed workload of partial operations. */
+static void kept_switches(void **state) {
+  (void)state;
+  static const char *set[][2] = {{"WG_PQ_HOLD", "127"},  {"WG_PQ_HOLD", "383"},
+                                 {"WG_PQ_HOLD", "0"},    {"WG_PQ_THREADS", "128"},
+                                 {"WG_PQ_SLOTS", "0"}};
+  uint64_t seed = 4000;
+  for (size_t i = 0; i < sizeof set / sizeof *set; i++) {
+    wg_ctx_t *ctx = NULL;
+    assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+    wgt_tune(ctx, set[i][0], set[i][1]);
+    printf("%s=%s\n", set[i][0], set[i][1]);
+    for (int t = 0; t < 3; t++)
+      for (int pairs = 0; pairs < 2; pairs++) {
+        heap_sort_case(ctx, 1024, (wg_pq_key_type)t, pairs, ORD_RANDOM, 1024 * 60 + 5, 0,
+                       1024, seed++);
+        heap_sort_case(ctx, 64, (wg_pq_key_type)t, pairs, ORD_EQUAL, 64 * 100 + 1, 17, 300,
+                       seed++);
+      }
+    wg_pq_mixed_opts mo;
+    wg_pq_mixed_opts_defaults(&mo);
+    mo.prefill = 256 * 20 + 3;
+    mo.ops = 3000;
+    mo.op_keys = 50;
+    mo.insert_fraction = 0.6;
+    mo.seed = seed++;
+    mo.verify = 1;
+    mixed_checked(ctx, 256, mo.prefill + mo.ops * mo.op_keys, WG_PQ_KEY_U32, 1, &mo);
+    wg_ctx_destroy(&ctx);
+  }
+}
+
 /* A small run for compute-sanitizer (WG_PQ_QUICK=1): the tools slow kernels
  * by orders of magnitude. */
 static void quick_under_sanitizer(void **state) {
@@ -314,6 +351,7 @@ int main(void) {
       cmocka_unit_test(mixed_many_blocks),
       cmocka_unit_test(slow_root_readers),
       cmocka_unit_test(combined_partial_ops),
+      cmocka_unit_test(kept_switches),
 #ifdef WG_HAS_CUDA
       cmocka_unit_test(streams_exactly_once),
       cmocka_unit_test(big_heap_sort_device_arrays),

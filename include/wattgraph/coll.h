@@ -32,8 +32,8 @@
  * caller launches GPU 0's (a kernel launch costs several microseconds of
  * host time); the call returns once all are launched, so stream order is as
  * if it had launched them in turn. Each thread spins up to 100 us for the
- * next op, then sleeps. Not started when the host has fewer than N + 1 CPUs
- * or WG_COLL_LAUNCH_THREADS=0 is set; NCCL's calls stay on the caller.
+ * next op, then sleeps. Not started when the host has fewer than N + 1 CPUs;
+ * NCCL's calls stay on the caller.
  */
 #ifndef WATTGRAPH_COLL_H
 #define WATTGRAPH_COLL_H
@@ -102,11 +102,16 @@ typedef struct wg_comm_opts {
   double timeout_s;
   /* Make an NCCL communicator too (the baseline; the fallback without peer
    * access). 1 by default; NCCL is loaded at run time (libnccl.so.2, or the
-   * file named by WG_NCCL_LIBRARY), so a machine without it still works. */
+   * file named by nccl_library), so a machine without it still works. */
   int use_nccl;
   /* Most thread blocks per GPU for one collective (default: the number of
    * multiprocessors, at most 128). */
   int max_blocks;
+  /* Path of libnccl.so.2 (at most 511 bytes; copied). NULL or "": the
+   * context's WG_NCCL_LIBRARY switch (the environment's fallback), then the
+   * usual places. NCCL is loaded once per process, by the first
+   * communicator that needs it: a later path is not used. */
+  const char *nccl_library;
 } wg_comm_opts;
 
 void wg_comm_opts_defaults(wg_comm_opts *opts);

@@ -163,7 +163,7 @@ void wg_outfile_abort(wg_outfile_t **f);
 int wg_outfile_same(const char *a, const char *b);
 /* ---- tuning switches ------------------------------------------------------ */
 
-/* The library's tuning switches (WG_CUDA_SYNC, WG_PQ_HOLD, ...): variants
+/* The library's tuning switches (WG_CUDA_WIDE, WG_PQ_HOLD, ...): variants
  * and limits kept for measuring, each listed with its type, default, range,
  * the page that explains it and why it stays (docs/tuning.md is the same
  * table; `wattgraph --tuning` lists a context's values). A context reads
@@ -179,7 +179,7 @@ typedef enum wg_tuning_source {
 } wg_tuning_source;
 
 typedef struct wg_tuning_info {
-  const char *name;     /* "WG_CUDA_SYNC" */
+  const char *name;     /* "WG_CUDA_WIDE" */
   const char *type;     /* "bool", "int", "choice", "ties", "path" */
   const char *doc;      /* the page that explains it, "docs/nearfar-cuda.md" */
   const char *what;     /* one line: what it changes */
@@ -192,7 +192,7 @@ typedef struct wg_tuning_info {
 int wg_tuning_count(void);
 /* Fills *out for switch `index`. WG_ERANGE outside 0..count-1. */
 wg_status wg_tuning_info_at(int index, wg_tuning_info *out);
-/* Sets switch `name` ("WG_CUDA_SYNC", or "CUDA_SYNC") for this context from
+/* Sets switch `name` ("WG_CUDA_WIDE", or "CUDA_WIDE") for this context from
  * text as the environment would give it ("1", "0x7ff", "async", "short8",
  * a path); value NULL returns it to its default. WG_ENOENT for an unknown
  * name, WG_ERANGE or WG_EPARSE for a bad value, with a message naming the

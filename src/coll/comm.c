@@ -145,11 +145,17 @@ static wg_status check_opts(wg_ctx_t *ctx, const wg_comm_opts *in, wg_comm_opts 
   if (o->max_blocks < 0 || o->max_blocks > WG__COLL_MAX_BLOCKS)
     return wg__error(ctx, WG_ERANGE, "comm: max_blocks %d is not in [0, %d]",
                      o->max_blocks, WG__COLL_MAX_BLOCKS);
+  if (o->nccl_library && strlen(o->nccl_library) >= sizeof ((wg__cuda_coll_cfg *)0)->nccl_library)
+    return wg__error(ctx, WG_ERANGE, "comm: nccl_library is %zu bytes long (at most %zu)",
+                     strlen(o->nccl_library),
+                     sizeof ((wg__cuda_coll_cfg *)0)->nccl_library - 1);
   return WG_OK;
 }
 
 static wg__cuda_coll_cfg cfg_of(const wg_comm_opts *o) {
   wg__cuda_coll_cfg c = {o->round_bytes, o->timeout_s, o->use_nccl, o->max_blocks};
+  if (o->nccl_library) /* check_opts checked its length */
+    snprintf(c.nccl_library, sizeof c.nccl_library, "%s", o->nccl_library);
   return c;
 }
 
@@ -185,6 +191,7 @@ wg_status wg_comm_create(wg_ctx_t *ctx, wg_comm_t **out, int ndev, const int *de
   if (st != WG_OK) goto done;
   wg__cuda_coll_cfg cfg = cfg_of(&c->opts);
   cfg.tuning = wg__ctx_tuning(ctx);
+  c->opts.nccl_library = NULL; /* copied into cfg: the caller's string is not kept */
   st = wg__cuda_coll_create(ord, ndev, &cfg, &c->g, why, sizeof why);
   if (st != WG_OK) {
     st = wg__error(ctx, st, "comm: %s", why);
@@ -232,6 +239,7 @@ wg_status wg_comm_create_rank(wg_ctx_t *ctx, wg_comm_t **out, const wg_comm_id *
   if (st != WG_OK) goto done;
   wg__cuda_coll_cfg cfg = cfg_of(&c->opts);
   cfg.tuning = wg__ctx_tuning(ctx);
+  c->opts.nccl_library = NULL; /* copied into cfg: the caller's string is not kept */
   memset(blob, 0, sizeof blob);
   st = wg__cuda_coll_prepare_rank(device, nranks, rank, &cfg, &c->g, blob, why, sizeof why);
   if (st != WG_OK) {
@@ -344,7 +352,8 @@ static wg_status collective(wg_comm_t *c, const void *const *send, void *const *
     if (!wg__cuda_coll_has_nccl(c->g))
       return wg__error(c->ctx, WG_ENOTSUP,
                        "%s: NCCL is not available (libnccl.so.2 not found or its "
-                       "start failed; set WG_NCCL_LIBRARY to its path)",
+                       "start failed; give its path in wg_comm_opts.nccl_library, "
+                       "wattgraph allreduce --nccl-library or WG_NCCL_LIBRARY)",
                        what);
   } else if (!wg__cuda_coll_peer_ok(c->g, NULL)) {
     const char *pw = "";

@@ -13,7 +13,7 @@
 #include "wattgraph/control.h"
 
 typedef struct entry {
-  const char *name; /* "WG_CUDA_SYNC" */
+  const char *name; /* "WG_CUDA_WIDE" */
   int type;         /* WG__TT_* */
   int64_t def, lo, hi;
   const char *choices, *doc, *what, *why;

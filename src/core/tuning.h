@@ -28,9 +28,13 @@ extern "C" {
 #define WG__TT_TIES 3
 #define WG__TT_TEXT 4
 
-/* Kept-because notes (the last column), short so the table reads. */
-#define WG__KEEP_GPU "kept: GPU measurement pending"
-#define WG__KEEP_TEST "kept: tests run the other path"
+/* Why-it-stays notes (the last column) used by several rows, short so the
+ * table reads. Every switch here either is an option, a test hook, a
+ * profiling aid, or a size or variant whose default was measured on one
+ * card; the variants that lost their measurement were removed on
+ * 2026-11-28 (docs/tuning.md lists them, the journals keep the numbers). */
+#define WG__KEEP_SIZE "a size whose default was measured on the H100; re-tune on other GPUs"
+#define WG__KEEP_TEST "test hook: the CUDA tests run the other path against the oracle"
 
 /* X(id, TYPE, default, lo, hi, choices, doc, what, why it stays)
  * The name is "WG_" #id. Add new switches at the end of their group. */
@@ -38,134 +42,117 @@ extern "C" {
   X(MEMORY_LIMIT_MB, INT, 0, 1, INT64_C(1) << 40, "", "docs/core.md",                           \
     "cap in MiB on any one allocation sized by input; 0: 90% of RAM "                           \
     "(wg_ctx_set_memory_limit sets it in bytes)",                                               \
-    "option: a user's guard against lying headers")                                             \
+    "option: a user's guard against lying headers; wattgraph --memory-limit MB sets it, "       \
+    "the variable is the fallback")                                                             \
   X(FIT_TIES, TIES, 4, 0, 1024, "split|keep|short|shortK", "docs/control.md",                   \
     "self-tuning's frontier fit: what to do with the vertices at its cut distance "             \
     "(default short4: keep them when the advance fell 4x short of P)",                          \
-    "kept: both backends' tests compare the three rules")                                       \
+    "a rule whose default was measured on Kronecker and roads; both backends' tests "           \
+    "compare the three rules")                                                                  \
   X(CUDA_ENGINE, CHOICE, 0, 0, 2, "auto|sync|async", "docs/nearfar-cuda.md",                    \
     "GPU near-far engine: auto picks async for low-degree graphs (mean degree <= 8, "           \
     "no sync-engine switch set)",                                                               \
-    "kept: tests and bench_sssp_async pick the engine")                                         \
-  X(CUDA_CONTROL, CHOICE, 0, 0, 1, "device|host", "docs/nearfar-cuda.md",                       \
-    "self-tuning controller on the device, or on the host with a round trip per iteration",     \
-    "host lost (+14 us an iteration on roads); " WG__KEEP_GPU)                                                   \
-  X(CUDA_SYNC, BOOL, 0, 0, 1, "", "docs/nearfar-cuda.md",                                       \
-    "1: no CUDA graph, the host waits for every iteration (measures the round trip)",           \
-    "1 lost (a host round trip per iteration); " WG__KEEP_GPU)                                                        \
+    "test hook: tests and bench_sssp_async pick the engine")                                    \
   X(CUDA_GRAPH_ITERS, INT, 0, 0, 1048576, "", "docs/nearfar-cuda.md",                           \
-    "iterations per CUDA graph replay; 0: 16", WG__KEEP_GPU)                                    \
+    "iterations per CUDA graph replay; 0: 16", WG__KEEP_SIZE)                                   \
   X(CUDA_WIDE, BOOL, 0, 0, 1, "", "docs/nearfar-cuda.md",                                       \
-    "1: 64-bit distances even when 32 bits suffice", WG__KEEP_TEST)                             \
+    "1: 64-bit distances even when 32 bits suffice",                                            \
+    "test hook: small graphs run the 64-bit kernels")                                           \
   X(CUDA_REPEAT, INT, 1, 0, 1048576, "", "docs/nearfar-cuda.md",                                \
     "run the GPU computation this many times back to back, report the median "                  \
     "(at most 4096; the sssp repeats option wins)",                                             \
-    "kept: benchmarks")                                                                         \
+    "benchmarks: energy over a long window without per-call setup")                             \
   X(CUDA_PERSIST, INT, 1, 0, 2, "", "docs/nearfar-cuda.md",                                     \
     "persistent kernels: 0 never, 1 for the THREAD/WARP/CTA policies, 2 for the LB "            \
     "policies too",                                                                             \
-    "lost for LB policies (Kronecker 21 8.46 against 7.63 ms); " WG__KEEP_GPU)                  \
+    "profiling: 0 times the multi-kernel loop alone; test hook: 2 runs LB in the persistent "   \
+    "kernels (2 lost on Kronecker 21, 8.46 against 7.63 ms)")                                   \
   X(CUDA_PERSIST_ARCS, INT, 0, 0, 1048576, "", "docs/nearfar-cuda.md",                          \
     "the persistent kernel keeps the loop while the next frontier has at most this many "       \
     "arcs; 0: 2^18",                                                                            \
-    WG__KEEP_GPU)                                                                               \
+    WG__KEEP_SIZE "; tests move it to run the hand-overs")                                      \
   X(CUDA_BLOCK_ARCS, INT, 0, 0, 1048576, "", "docs/nearfar-cuda.md",                            \
     "the single-block persistent kernel keeps frontiers of at most this many arcs; 0: 4096",    \
-    WG__KEEP_GPU)                                                                               \
+    WG__KEEP_SIZE "; tests move it to run the hand-overs")                                      \
   X(CUDA_PERSIST_BLOCKS, INT, 0, 0, 1048576, "", "docs/nearfar-cuda.md",                        \
-    "blocks of the grid persistent kernel; 0: one per SM", WG__KEEP_GPU)                        \
+    "blocks of the grid persistent kernel; 0: one per SM", WG__KEEP_SIZE)                       \
   X(CUDA_SGRID, INT, 4, 1, 64, "", "docs/nearfar-cuda.md",                                      \
-    "blocks per SM of the filter, push-back and far pass", WG__KEEP_GPU)                        \
-  X(CUDA_PRED, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                       \
-    "1: arc-parallel predecessor pass; 0: the vertex-parallel one",                             \
-    "0 lost (Kronecker 21 7.46 against 4.69 ms); " WG__KEEP_GPU)                                 \
+    "blocks per SM of the filter, push-back and far pass", WG__KEEP_SIZE)                       \
   X(CUDA_LB_SEARCH, BOOL, 0, 0, 1, "", "docs/frontier-cuda.md",                                 \
     "1: LB finds arcs' owners by binary search instead of the owner array",                     \
-    "1 a tie within the spread (the owner array is kept); " WG__KEEP_GPU)                                                                      \
+    "a tie within the spread on the H100 (neither lost); re-measure on other GPUs")             \
   X(CUDA_FUSE, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                       \
-    "1: fused control kernels in the CUDA graph; 0: the separate ones", WG__KEEP_TEST)          \
-  X(CUDA_FITRANGE, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                   \
-    "1: the filter and far pass keep the fit's min/max; 0: the fit's own pass",                 \
-    "0 lost (0.05-0.1 ms); " WG__KEEP_TEST)                                                                     \
-  X(CUDA_PREFETCH, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                   \
-    "1: control and finish prefetch to L1",                                  \
-    "0 lost (0.05 ms); " WG__KEEP_GPU)                              \
-  X(CUDA_PARTAGG, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                    \
-    "1: far-queue partition counts aggregated per warp (match_any)",        \
-    "0 lost (0.85 ms on Kronecker 21); " WG__KEEP_GPU)     \
+    "1: fused control kernels in the CUDA graph; 0: the separate ones",                         \
+    "test hook: tests run the unfused kernels against the oracle (0 lost: Kronecker 21 "      \
+    "self-tuned 6.54 against 6.38 ms)")                                                         \
   X(CUDA_REPLAY_LEFT, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                \
     "1: a self-tuned run ends on shorter CUDA graph replays sized by the iterations left",      \
-    "tie on roads, -1.3..-2.8% on Kronecker; " WG__KEEP_GPU)                                    \
+    "profiling: 0 shows what the empty iterations of whole replays cost (a tie on roads, "      \
+    "1 saves 1.3-2.8% on Kronecker)")                                                           \
   X(CUDA_ASYNC_RING, INT, 0, 1, 0x7fffffff, "", "docs/nearfar-cuda.md",                         \
     "async engine: ring slots; 0: 2n + 4096 (tests shrink it to run the overflow paths)",       \
-    "kept: test hook")                                                                          \
+    "test hook")                                                                                \
   X(CUDA_ASYNC_THREADS, INT, 64, 32, 512, "", "docs/nearfar-cuda.md",                           \
-    "async engine: threads per block (rounded down to a multiple of 32)", WG__KEEP_GPU)         \
+    "async engine: threads per block (rounded down to a multiple of 32)", WG__KEEP_SIZE)        \
   X(CUDA_ASYNC_BPS, INT, 1, 1, 32, "", "docs/nearfar-cuda.md",                                  \
-    "async engine: blocks per SM", WG__KEEP_GPU)                                                \
+    "async engine: blocks per SM", WG__KEEP_SIZE)                                               \
   X(CUDA_ASYNC_BLOCKS, INT, 0, 1, 1048576, "", "docs/nearfar-cuda.md",                          \
-    "async engine: grid size, at most SMs x blocks per SM; 0: that maximum", WG__KEEP_GPU)      \
+    "async engine: grid size, at most SMs x blocks per SM; 0: that maximum",                    \
+    WG__KEEP_SIZE "; tests run small grids")                                                    \
   X(CUDA_ASYNC_CLAIM, CHOICE, 0, 0, 1, "ticket|cas", "docs/nearfar-cuda.md",                    \
     "async engine: how warps claim ring slots",                                                 \
-    "cas lost to tickets (round 3); " WG__KEEP_TEST)                                            \
+    "not shown to lose: cas beat tickets on road 1.5M at keep 32 (6.95 against 7.31 ms) "       \
+    "and lost 20% on FLA; cas at keep 16 is unmeasured. Tests run both")                        \
   X(CUDA_ASYNC_PROFILE, BOOL, 0, 0, 1, "", "docs/nearfar-cuda.md",                              \
-    "async engine: print the split of the last run's time on stderr", "kept: profiling")        \
+    "async engine: print the split of the last run's time on stderr", "profiling")              \
   X(CUDA_ASYNC_PRED, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                                 \
-    "async engine: 1 a thread per vertex in the predecessor pass, 0 a warp",                    \
-    WG__KEEP_TEST)                                                                              \
+    "async engine: 1 a thread per vertex in the predecessor pass, 0 a warp", WG__KEEP_TEST)     \
   X(CUDA_ASYNC_KEEP, INT, 16, 0, 512, "", "docs/nearfar-cuda.md",                               \
-    "async engine: items a warp keeps when it spills (32 and 64 lost)", WG__KEEP_TEST)          \
+    "async engine: items a warp keeps when it spills (32 and 64 lost)",                         \
+    WG__KEEP_SIZE " (below 16 unmeasured); tests run 0 and 32")                                 \
   X(CUDA_ASYNC_CLAIM_DIV, INT, 4, 1, 1048576, "", "docs/nearfar-cuda.md",                       \
-    "async engine: claim size divisor (CAS claims only)", WG__KEEP_GPU)                         \
+    "async engine: claim size divisor (CAS claims only)", WG__KEEP_SIZE)                        \
   X(CUDA_ASYNC_SLEEP, INT, 64, 0, 100000, "", "docs/nearfar-cuda.md",                           \
-    "async engine: first back-off of an idle warp, ns", WG__KEEP_GPU)                           \
+    "async engine: first back-off of an idle warp, ns", WG__KEEP_SIZE)                          \
   X(CUDA_ASYNC_SLEEP_MAX, INT, 512, 0, 1000000, "", "docs/nearfar-cuda.md",                     \
-    "async engine: longest back-off, ns", WG__KEEP_TEST)                                        \
+    "async engine: longest back-off, ns", WG__KEEP_SIZE "; tests run 0")                        \
   X(CUDA_ASYNC_FSTASH, INT, 64, 0, 64, "", "docs/nearfar-cuda.md",                              \
     "async engine: far pushes a warp stashes before flushing (0: none; else at least 32)",      \
-    WG__KEEP_TEST)                                                                              \
-  X(CUDA_ASYNC_UNROLL, INT, 4, 4, 8, "", "docs/nearfar-cuda.md",                                \
-    "async engine: arcs per lane at once when lanes walk their own lists (4 or 8); "            \
-    "setting it turns SPREAD off",                                                              \
-    "lost to spread arcs; " WG__KEEP_TEST)                                                      \
+    WG__KEEP_SIZE "; tests run 0")                                                              \
   X(CUDA_ASYNC_SPREAD, BOOL, 1, 0, 1, "", "docs/nearfar-cuda.md",                               \
-    "async engine: 1 a batch's arcs spread over the lanes, 0 each lane walks its list",         \
-    WG__KEEP_TEST)                                                                              \
+    "async engine: 1 a batch's arcs spread over the lanes, 0 each lane walks its list "         \
+    "(4 arcs at once)",                                                                         \
+    WG__KEEP_TEST " (0 lost on FLA, 6.57 against 6.16 ms, and is the shape CAS claims "         \
+    "were measured with)")                                                                      \
   X(CUDA_ASYNC_CHUNK, INT, 32, 1, 32, "", "docs/nearfar-cuda.md",                               \
-    "async engine: items per spilled chunk (tickets)", WG__KEEP_TEST)                           \
+    "async engine: items per spilled chunk (tickets)", WG__KEEP_SIZE "; tests run 1, 3, 5")     \
   X(CUDA_ASYNC_REST, BOOL, 1, 0, 1, "", "docs/control.md",                                      \
     "async self-tuning: the controller sees what is left and takes the rest in one band",       \
-    WG__KEEP_GPU)                                                                               \
+    "profiling: 0 shows the bands the rule saves (0 lost: FLA 5.46-5.54 against "               \
+    "5.35-5.41 ms, more energy at every P)")                                                    \
   X(CUDA_ASYNC_BALL, BOOL, 1, 0, 1, "", "docs/control.md",                                      \
     "async self-tuning: the first bands may grow as a ball in a plane would",                   \
-    "time a tie, energy a tie on roads; " WG__KEEP_GPU)                                         \
-  X(PQ_SPREAD, BOOL, 1, 0, 1, "", "docs/pq.md",                                                 \
-    "GPU heap: spread each level's nodes (0: fill in order)",                 \
-    "0 lost (inserts 311 against 492 M keys/s with the shorter hold); " WG__KEEP_GPU)            \
+    "a tie (time and energy on roads and FLA): neither lost; re-measure on other graphs")       \
   X(PQ_THREADS, INT, 0, 64, 1024, "", "docs/pq.md",                                             \
-    "GPU heap: threads per block, a multiple of 32; 0: k (at least 64)", WG__KEEP_GPU)          \
+    "GPU heap: threads per block, a multiple of 32; 0: k (at least 64)",                        \
+    WG__KEEP_SIZE)                                                                              \
   X(PQ_HOLD, INT, 16383, 0, 16383, "", "docs/pq.md",                                            \
-    "GPU heap: the HOLD_* bits of pq_device.cuh (0: the earliest code)", WG__KEEP_GPU)          \
-  X(PQ_DELETE_AHEAD, CHOICE, 0, 0, 1, "lock|early", "docs/pq.md",                               \
-    "GPU heap: the sift-down's look-ahead, a blocking lock or an early relaxed CAS",            \
-    "early lost (6% slower deletes); " WG__KEEP_TEST)                                           \
+    "GPU heap: the HOLD_* bits of pq_device.cuh (0: the earliest code)",                        \
+    "profiling: each bit's share of the root hold (the journal's 127 and 383 runs)")           \
   X(PQ_SLOTS, BOOL, 1, 0, 1, "", "docs/pq.md",                                                  \
     "GPU heap: 0 creates the heap without the combining slot ring",                             \
-    "0 a tie (heap sort 242.6-243.5 against 243.0-243.8); " WG__KEEP_GPU)                                                              \
+    "a tie (heap sort 242.6-243.5 against 243.0-243.8 M keys/s): 0 saves the ring's memory")    \
   X(PQ_TEST_READ_DELAY_NS, INT, 0, 0, 1000000, "", "docs/pq.md",                                \
-    "GPU heap: deferred root reads wait this long (tests)", "kept: test hook")                  \
+    "GPU heap: deferred root reads wait this long (tests)", "test hook")                        \
   X(PQ_PROFILE, BOOL, 0, 0, 1, "", "docs/pq.md",                                                \
-    "GPU heap: stamp the root hold's phases, print mean cycles per bulk call",                  \
-    "kept: profiling")                                                                          \
+    "GPU heap: stamp the root hold's phases, print mean cycles per bulk call", "profiling")     \
   X(NCCL_LIBRARY, TEXT, 0, 0, 0, "", "docs/coll.md",                                            \
     "path of libnccl.so.2 (read at the first NCCL load of the process)",                        \
-    "option: where NCCL is")                                                                    \
+    "option: where NCCL is; wg_comm_opts.nccl_library and wattgraph allreduce "                 \
+    "--nccl-library set it, the variable is the fallback")                                      \
   X(COLL_LL_THREADS, INT, 0, 32, 512, "", "docs/coll.md",                                       \
     "LL allreduce: fixed block size (rounded down to a multiple of 32); 0: by message size",    \
-    "kept: A/B against the old 512 shape; " WG__KEEP_GPU)                                       \
-  X(COLL_LAUNCH_THREADS, BOOL, 1, 0, 1, "", "docs/coll.md",                                     \
-    "a launching thread per GPU of a communicator (0: launch in turn)",                         \
-    "0 lost (global sum 0.48-0.51x NCCL against 0.36-0.42x); " WG__KEEP_GPU)                   \
+    WG__KEEP_SIZE " (512 restores the old shape for A/B runs)")                                  \
   X(CUDA_MANY_MAP, CHOICE, 0, 0, 2, "auto|items|lanes", "docs/sssp-many.md",                    \
     "many-source SSSP on the GPU: items (a thread per source and vertex, source-major) or "     \
     "lanes (a warp per vertex and 32 sources, vertex-major); auto: lanes when the mean "       \

@@ -85,10 +85,6 @@ typedef struct wg__cuda_nearfar_args {
   int trace;               /* call trace_push once per iteration */
   int fit_ties;            /* the fit's rule for ties at its cut
                               (WG_SELFTUNE_TIES_*, wg__fit_ties_mode) */
-  int host_control;        /* 1: controller on the host, a round trip each
-                              iteration; 0: on the device */
-  int sync_each;           /* 1: no CUDA graph, the host waits for every
-                              iteration (measures the round-trip cost) */
   int graph_iters;         /* iterations per CUDA graph replay (0: 16) */
   int force_wide;          /* 64-bit distances even when 32 bits suffice */
   int repeats;             /* run the computation this many times back to
@@ -119,7 +115,7 @@ typedef struct wg__cuda_nearfar_args {
 wg_status wg__cuda_nearfar(wg__cuda_nearfar_args *a, char *why, size_t why_cap);
 
 /* The asynchronous engine (src/cuda/sssp/async.cu): the same arguments and
- * outputs; lb, host_control, sync_each, graph_iters and the persistent-kernel
+ * outputs; lb, graph_iters and the persistent-kernel
  * bounds are ignored (it has one engine of its own). Its knobs are the
  * WG_CUDA_ASYNC_* tuning switches in a->tuning (core/tuning.h):
  * WG_CUDA_ASYNC_THREADS (threads per block, 64), WG_CUDA_ASYNC_BPS (blocks
@@ -246,6 +242,7 @@ typedef struct wg__cuda_coll_cfg {
   int max_blocks; /* 0: the multiprocessor count, at most 128 */
   const struct wg__tuning *tuning; /* the context's switches (WG_COLL_*,
                                       WG_NCCL_LIBRARY); NULL: defaults */
+  char nccl_library[512]; /* wg_comm_opts.nccl_library ("": the switch) */
 } wg__cuda_coll_cfg;
 
 /* Bytes of one rank's entry in the one-process-per-GPU rendezvous. */

@@ -7,10 +7,9 @@
  * of arcs ignores skew; an even-degree graph (roads, grids) gets THREAD,
  * whose one vertex per thread has the least overhead per iteration.
  *
- * Environment knobs for measurement (read per call, not part of the API):
- * WG_CUDA_CONTROL=host runs the self-tuning controller on the host;
- * WG_CUDA_SYNC=1 waits for every iteration instead of replaying a CUDA
- * graph; WG_CUDA_GRAPH_ITERS=K iterations per graph replay (default 16);
+ * Tuning switches for measurement (the context's registry, core/tuning.h;
+ * not part of the API): WG_CUDA_GRAPH_ITERS=K iterations per graph replay
+ * (default 16);
  * WG_CUDA_WIDE=1 forces 64-bit distances; WG_CUDA_REPEAT=R repeats the
  * computation R times inside the call (seconds = the median), so energy
  * can be measured over a long window without per-call setup in it;
@@ -30,9 +29,9 @@
  * THREAD: roads, grids) with a mean degree of at most ASYNC_MEAN_DEG to the
  * asynchronous engine, everything else (skewed graphs: Kronecker) and every
  * explicit --lb policy to the synchronous one. WG_CUDA_ENGINE=sync|async
- * forces one; the synchronous engine's measurement knobs (WG_CUDA_CONTROL,
- * _SYNC, _PERSIST, _PERSIST_ARCS, _BLOCK_ARCS, _PERSIST_BLOCKS,
- * _GRAPH_ITERS) select it too unless WG_CUDA_ENGINE=async.
+ * forces one; the synchronous engine's measurement knobs (WG_CUDA_PERSIST,
+ * _PERSIST_ARCS, _BLOCK_ARCS, _PERSIST_BLOCKS, _GRAPH_ITERS, _FUSE) select
+ * it too unless WG_CUDA_ENGINE=async.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +81,9 @@ static int tune(const wg_ctx_t *ctx, wg__tune_id id) {
 
 /* True when a knob of the synchronous engine is set: a measurement of it. */
 static int sync_knobs(const wg_ctx_t *ctx) {
-  static const wg__tune_id ids[] = {WG__TUNE_CUDA_CONTROL,     WG__TUNE_CUDA_SYNC,
-                                    WG__TUNE_CUDA_PERSIST,     WG__TUNE_CUDA_PERSIST_ARCS,
-                                    WG__TUNE_CUDA_BLOCK_ARCS,  WG__TUNE_CUDA_PERSIST_BLOCKS,
-                                    WG__TUNE_CUDA_GRAPH_ITERS, WG__TUNE_CUDA_FUSE};
+  static const wg__tune_id ids[] = {WG__TUNE_CUDA_PERSIST,       WG__TUNE_CUDA_PERSIST_ARCS,
+                                    WG__TUNE_CUDA_BLOCK_ARCS,    WG__TUNE_CUDA_PERSIST_BLOCKS,
+                                    WG__TUNE_CUDA_GRAPH_ITERS,   WG__TUNE_CUDA_FUSE};
   for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
     if (wg__tune_set(wg__ctx_tuning(ctx), ids[i])) return 1;
   return 0;
@@ -142,9 +140,7 @@ wg_status wg__sssp_nearfar_cuda(wg_ctx_t *ctx, wg__sssp_job *job) {
   a.lb = (int)lb;
   a.predecessors = job->pred != NULL;
   a.trace = o->trace;
-  a.host_control = a.selftune && tune(ctx, WG__TUNE_CUDA_CONTROL) == 1; /* device|host */
   a.fit_ties = wg__fit_ties_mode(ctx);
-  a.sync_each = tune(ctx, WG__TUNE_CUDA_SYNC) != 0;
   a.graph_iters = tune(ctx, WG__TUNE_CUDA_GRAPH_ITERS);
   a.force_wide = tune(ctx, WG__TUNE_CUDA_WIDE) != 0;
   a.repeats = job->repeats > 1 ? (int)job->repeats : tune(ctx, WG__TUNE_CUDA_REPEAT);

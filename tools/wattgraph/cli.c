@@ -328,10 +328,13 @@ static void on_log(void *user, wg_log_level level, const char *msg) {
   fprintf(stderr, "wattgraph: %s: %s\n", names[level], msg);
 }
 
+uint64_t cli_memory_limit_mb; /* --memory-limit; 0: not given */
+
 wg_status cli_ctx(wg_ctx_t **ctx, int threads, int quiet) {
   wg_status st = wg_ctx_create(ctx);
   if (st != WG_OK) return st;
   wg_ctx_set_threads(*ctx, threads);
+  if (cli_memory_limit_mb) wg_ctx_set_memory_limit(*ctx, cli_memory_limit_mb << 20);
   wg_ctx_set_log(*ctx, on_log, NULL, quiet ? WG_LOG_ERROR : WG_LOG_WARN);
   progress.quiet = quiet;
   progress.tty = !quiet && isatty(STDERR_FILENO);

@@ -214,4 +214,15 @@ void cli_tuning_warnings(const wg_ctx_t *ctx);
 
 #define CLI_THREADS_OPT(var)                                                       \
   {"threads", 't', OPT_INT, &(var), "N", "CPU threads, 0 for all cores", "0", 0,   \
-   4096, NULL}
+   4096, NULL},                                                                     \
+  CLI_MEMORY_LIMIT_OPT
+
+/* --memory-limit MB, beside --threads in every command that has it: cli_ctx
+ * gives it to wg_ctx_set_memory_limit. Without the flag the library takes
+ * WG_MEMORY_LIMIT_MB from the environment (the fallback), else 90% of RAM. */
+extern uint64_t cli_memory_limit_mb;
+#define CLI_MEMORY_LIMIT_OPT                                                        \
+  {"memory-limit", 0, OPT_U64, &cli_memory_limit_mb, "MB",                         \
+   "cap in MiB on any one allocation sized by the input (a guard against lying "   \
+   "headers; WG_MEMORY_LIMIT_MB is the fallback)", "90% of RAM", 1,                \
+   1099511627776.0, NULL}

@@ -8,6 +8,7 @@
  * the selection table (auto) picks. Then the global-sum benchmark. With
  * --per-process, one forked process per GPU runs its own rank (as MPI jobs
  * run NCCL), NCCL included; rank 0 prints. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -50,12 +51,15 @@ typedef struct ar_plan {
   int want[WG_COLL_ALGO_COUNT];
   int iters, json, no_graph, gsum_iters, gpus, per_process, max_blocks;
   double energy_s;
+  const char *nccl_library; /* --nccl-library, or NULL */
 } ar_plan;
 
-/* The communicator's options: the library's defaults and --max-blocks. */
+/* The communicator's options: the library's defaults, --max-blocks and
+ * --nccl-library. */
 static void plan_comm_opts(const ar_plan *p, wg_comm_opts *o) {
   wg_comm_opts_defaults(o);
   o->max_blocks = p->max_blocks;
+  o->nccl_library = p->nccl_library;
 }
 
 /* The rows (and the global sum) on a communicator made already; `print`:
@@ -69,7 +73,8 @@ static int run_rows(wg_ctx_t *ctx, wg_comm_t *comm, const ar_plan *p, wg_meter_t
   if (!wg_comm_has_nccl(comm) && want[WG_COLL_NCCL]) {
     if (print)
       fprintf(stderr,
-              "wattgraph: NCCL is not available: no baseline rows (set WG_NCCL_LIBRARY)\n");
+              "wattgraph: NCCL is not available: no baseline rows (give its path with "
+              "--nccl-library or WG_NCCL_LIBRARY)\n");
     want[WG_COLL_NCCL] = 0;
   }
   {
@@ -307,7 +312,7 @@ int cmd_allreduce(int argc, char **argv) {
   int iters = 100, json = 0, gpus = 0, no_graph = 0, gsum_iters = 200, per_process = 0;
   int max_blocks = 0;
   double energy_s = 0.2;
-  const char *gsum_s = "4K";
+  const char *gsum_s = "4K", *nccl_library = NULL;
   const cli_opt opts[] = {
       {"op", 0, OPT_STRING, &op_s, "OP", "sum, min or max", "sum", 0, 0, NULL},
       {"type", 0, OPT_STRING, &type_s, "T", "i32, u32, i64, u64, f32 or f64", "f32", 0, 0, NULL},
@@ -333,6 +338,9 @@ int cmd_allreduce(int argc, char **argv) {
        "bytes per GPU of the global-sum benchmark (0 skips it)", "4K", 0, 0, NULL},
       {"gsum-iters", 0, OPT_INT, &gsum_iters, "N", "iterations of the global sum", "200", 1,
        100000, NULL},
+      {"nccl-library", 0, OPT_STRING, &nccl_library, "PATH",
+       "path of libnccl.so.2 (without it: WG_NCCL_LIBRARY, then the usual places)", NULL, 0,
+       0, NULL},
       {"json", 0, OPT_FLAG, &json, NULL, "one JSON object per row", NULL, 0, 0, NULL},
       {0}};
   const cli_command cmd = {
@@ -347,7 +355,7 @@ int cmd_allreduce(int argc, char **argv) {
       "divided by their number; CPU is the CPU time per operation of every process\n"
       "while it waits asleep. Each row's result is checked against the exact\n"
       "reduction. By default one process drives every GPU (a host thread per GPU\n"
-      "launches its kernels; WG_COLL_LAUNCH_THREADS=0 launches them in turn);\n"
+      "launches its kernels);\n"
       "--per-process runs one rank per process. NVLink multicast stays off\n"
       "(NCCL_NVLS_ENABLE=0).",
       opts, 0, 0};
@@ -363,6 +371,17 @@ int cmd_allreduce(int argc, char **argv) {
   p.per_process = per_process;
   p.max_blocks = max_blocks;
   p.energy_s = energy_s;
+  if (nccl_library) {
+    if (!*nccl_library || strlen(nccl_library) > 511) {
+      cli_error("allreduce: --nccl-library needs a path of 1 to 511 bytes");
+      return CLI_USAGE;
+    }
+    if (access(nccl_library, R_OK) != 0) {
+      cli_error("allreduce: --nccl-library '%s': %s", nccl_library, strerror(errno));
+      return CLI_USAGE;
+    }
+    p.nccl_library = nccl_library;
+  }
   if (wg_coll_op_parse(op_s, &p.op) != WG_OK) {
     cli_error("allreduce: unknown --op '%s' (sum, min or max)", op_s);
     return CLI_USAGE;

@@ -98,7 +98,7 @@ int cmd_tuning(int argc, char **argv) {
     json_arr_close(&j);
     json_end(&j);
   } else {
-    printf("\nSet one for a run with its environment variable (WG_CUDA_SYNC=1 wattgraph ...),\n"
+    printf("\nSet one for a run with its environment variable (WG_CUDA_WIDE=1 wattgraph ...),\n"
            "in a program with wg_ctx_set_tuning; docs/tuning.md says what each does.\n");
   }
   wg_ctx_destroy(&ctx);

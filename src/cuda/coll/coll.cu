@@ -52,8 +52,13 @@ static wg__nccl_api g_nccl;
 static int g_nccl_tried;
 static char g_nccl_why[256];
 
-/* path: the WG_NCCL_LIBRARY switch of the first context that loads it
- * (NULL: the usual places); the library is loaded once per process. */
+/* path: wg_comm_opts.nccl_library, else the WG_NCCL_LIBRARY switch, of the
+ * first communicator that loads it (NULL: the usual places); the library
+ * is loaded once per process. */
+static const char *nccl_path(const wg__cuda_coll_cfg *cfg) {
+  return cfg->nccl_library[0] ? cfg->nccl_library : wg__tune_text(cfg->tuning, WG__TUNE_NCCL_LIBRARY);
+}
+
 static int nccl_load(const char *path) {
   if (g_nccl_tried) return g_nccl.lib != NULL;
   g_nccl_tried = 1;
@@ -79,7 +84,9 @@ static int nccl_load(const char *path) {
   }
   if (!h) {
     snprintf(g_nccl_why, sizeof g_nccl_why,
-             "libnccl.so.2 not found (set WG_NCCL_LIBRARY to its path)");
+             "libnccl.so.2 not found%s%.100s%s (give its path: wg_comm_opts.nccl_library, "
+             "--nccl-library or WG_NCCL_LIBRARY)",
+             path && *path ? " (nor " : "", path && *path ? path : "", path && *path ? ")" : "");
     return 0;
   }
 #define SYM(name)                                                                 \
@@ -131,7 +138,9 @@ typedef struct local_rank {
  * others' launches before it returns, so stream order is as if it had
  * launched them all. A helper spins briefly for the next op (back-to-back
  * ops), then sleeps on a condition variable. NCCL's group calls stay on
- * the caller's thread. WG_COLL_LAUNCH_THREADS=0 turns them off. */
+ * the caller's thread. Launching in turn gave 0.48-0.51x NCCL's time for a
+ * 4 KiB global sum against 0.36-0.42x with the helpers (2 x H200; the
+ * switch that chose it was removed on 2026-11-28, docs/journal/coll.md). */
 typedef wg_status (*gpu_job_fn)(void *arg, int local, char *why, size_t why_cap);
 typedef struct launch_helper {
   pthread_t thread;
@@ -297,7 +306,7 @@ extern "C" wg_status wg__cuda_coll_create(const int *devices, int n,
     for (int j = 0; j < n; j++) c->r[i].peer[j] = c->r[j].stage;
   set_blocks(c);
   if (cfg->use_nccl && n > 1) {
-    if (nccl_load(wg__tune_text(cfg->tuning, WG__TUNE_NCCL_LIBRARY))) {
+    if (nccl_load(nccl_path(cfg))) {
       ncclComm_t comms[WG__COLL_MAX_RANKS];
       ncclResult_t nr = g_nccl.CommInitAll(comms, n, devices);
       if (nr == ncclSuccess) {
@@ -360,7 +369,7 @@ extern "C" wg_status wg__cuda_coll_prepare_rank(int device, int nranks, int rank
   WG_CK(cudaDeviceGetPCIBusId(b.pci, sizeof b.pci, device));
   WG_CK(cudaIpcGetMemHandle(&b.handle, c->r[0].stage));
   if (rank == 0 && cfg->use_nccl && nranks > 1 &&
-      nccl_load(wg__tune_text(cfg->tuning, WG__TUNE_NCCL_LIBRARY)) &&
+      nccl_load(nccl_path(cfg)) &&
       g_nccl.GetUniqueId(&b.nccl_id) == ncclSuccess)
     b.has_nccl_id = 1;
   memcpy(blob, &b, sizeof b);
@@ -431,7 +440,7 @@ extern "C" wg_status wg__cuda_coll_connect_rank(wg__cuda_coll *c, const void *bl
     lr->ipc_opened[r] = 1;
   }
   if (c->cfg.use_nccl && c->nranks > 1 && b0.has_nccl_id &&
-      nccl_load(wg__tune_text(c->cfg.tuning, WG__TUNE_NCCL_LIBRARY))) {
+      nccl_load(nccl_path(&c->cfg))) {
     ncclResult_t nr = g_nccl.CommInitRank(&lr->nccl, c->nranks, b0.nccl_id, lr->rank);
     if (nr == ncclSuccess)
       c->has_nccl = 1;
@@ -1054,10 +1063,10 @@ static void stop_helpers(wg__cuda_coll *c) {
   c->helpers = NULL;
 }
 
-/* Helpers for a communicator that drives several GPUs, unless turned off or
- * the host has too few CPUs to give each launching thread its own. */
+/* Helpers for a communicator that drives several GPUs, unless the host has
+ * too few CPUs to give each launching thread its own. */
 static void start_helpers(wg__cuda_coll *c) {
-  if (c->nlocal < 2 || wg__tune(c->cfg.tuning, WG__TUNE_COLL_LAUNCH_THREADS) == 0) return;
+  if (c->nlocal < 2) return;
   if (sysconf(_SC_NPROCESSORS_ONLN) < c->nlocal + 1) return;
   c->helpers = new (std::nothrow) launch_helper[c->nlocal]();
   if (!c->helpers) return;

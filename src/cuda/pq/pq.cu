@@ -36,7 +36,6 @@ struct wg__cuda_pq {
   int key_type; /* 0 u32, 1 u64, 2 f32 */
   int pairs;
   uint32_t k, threads, blocks, op_keys;
-  unsigned early; /* the delete's look-ahead (Heap::early) */
   uint64_t capacity;
   uint32_t max_nodes;
   size_t smem;
@@ -48,7 +47,7 @@ struct wg__cuda_pq {
   unsigned read_delay_ns;   /* WG_PQ_TEST_READ_DELAY_NS (Heap::read_delay_ns) */
   unsigned hold;            /* WG_PQ_HOLD (Heap::hold, HOLD_* bits) */
   int threads_set;          /* WG_PQ_THREADS gave the block size */
-  unsigned spread, last_base, last_m, last_stride; /* node placement (Heap) */
+  unsigned last_base, last_m, last_stride; /* node placement (Heap) */
   /* HOLD_COMBINE's slot ring (Heap::slot_head): heads, items (the key
    * array for KV) and KV values */
   unsigned long long *slot_head, *slot_reply;
@@ -131,9 +130,7 @@ template <typename T> static void view_common(Heap<T> &h, const wg__cuda_pq *q) 
   h.k = q->k;
   h.max_nodes = q->max_nodes;
   h.capacity = q->capacity;
-  h.early = q->early;
   h.hold = q->hold;
-  h.spread = q->spread;
   h.last_base = q->last_base;
   h.last_m = q->last_m;
   h.last_stride = q->last_stride;
@@ -254,11 +251,10 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
   q->max_nodes = (uint32_t)nodes;
   q->op_keys = op_keys ? op_keys : k;
   /* Node placement (node_of in pq_device.cuh): each level's nodes spread
-   * over it, so that consecutive inserts' paths part near the root;
-   * WG_PQ_SPREAD=0 fills each level in order (for comparisons). The last
-   * level may be partial: its stride must be coprime to its node count. */
+   * over it, so that consecutive inserts' paths part near the root. The
+   * last level may be partial: its stride must be coprime to its node
+   * count. */
   {
-    q->spread = wg__tune(tuning, WG__TUNE_PQ_SPREAD) != 0;
     unsigned base = 1;
     while (base <= q->max_nodes / 2) base <<= 1;
     const unsigned m = q->max_nodes - base + 1;
@@ -295,13 +291,6 @@ extern "C" wg_status wg__cuda_pq_create(int device, uint32_t k, uint64_t capacit
     q->hold = wg__tune_set(tuning, WG__TUNE_PQ_HOLD)
                   ? (unsigned)wg__tune(tuning, WG__TUNE_PQ_HOLD) & HOLD_ALL
                   : HOLD_DEFAULT;
-  }
-  /* The sift-down's look-ahead: a blocking lock before the merge unless
-   * WG_PQ_DELETE_AHEAD=early (a relaxed CAS issued before the merge,
-   * finished at the next level: 6% slower deletes on the H100's heap sort,
-   * docs/pq.md). The insert's path always locks early. */
-  {
-    q->early = wg__tune(tuning, WG__TUNE_PQ_DELETE_AHEAD) == 1; /* lock|early */
   }
   q->smem = smem_bytes<unsigned char>(k) * item_bytes(q->mode);
   nbytes = (size_t)(nodes + 1) * k * item_bytes(q->mode);

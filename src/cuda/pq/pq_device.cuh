@@ -174,19 +174,16 @@ template <typename T> struct Heap {
   unsigned k;
   unsigned max_nodes;
   unsigned long long capacity;
-  unsigned early; /* the sift-down's look-ahead: an early relaxed CAS finished
-                     at the next level (1), or a blocking lock taken before
-                     the merge (0); block-uniform, set on the host */
   unsigned long long *prof; /* optional per-phase cycle sums (WG_PQ_PROFILE) */
   unsigned read_delay_ns;   /* tests: deferred root reads wait this long first,
                                widening the window wait_readers closes */
   unsigned hold; /* HOLD_* bits (WG_PQ_HOLD, default all): block-uniform,
                     set on the host; 0 gives the earlier code, to compare */
-  /* Where the c-th node lives (node_of): spread (nonzero) or in order. The
-   * last level, which the capacity may leave partial, holds last_m nodes
-   * from last_base on, placed with stride last_stride (coprime to
-   * last_m); every full level uses a stride of its own. */
-  unsigned spread, last_base, last_m, last_stride;
+  /* Where the c-th node lives (node_of). The last level, which the
+   * capacity may leave partial, holds last_m nodes from last_base on,
+   * placed with stride last_stride (coprime to last_m); every full level
+   * uses a stride of its own. */
+  unsigned last_base, last_m, last_stride;
   /* HOLD_COMBINE: a ring of `slots` (a power of two, 0: none) slots of
    * slot_cap items, where a partial insert waiting for the root publishes
    * its sorted items; slot_head[i] = (ticket + 1) << 32 | count, stored
@@ -365,18 +362,6 @@ __device__ __forceinline__ void lock_any_finish_warp(unsigned *w, unsigned old, 
   } else {
     lock_any_warp(w, guess);
   }
-}
-/* As lock_avail_warp(w, false), given try_lock(w, AVAIL)'s result. An
- * unlocked non-AVAIL child seen early stays absent: its insert is above the
- * parent, which this block holds throughout. */
-__device__ __forceinline__ unsigned lock_avail_finish_warp(unsigned *w, unsigned old) {
-  old = from_lane0(old);
-  if (old == AVAIL << 1) {
-    if (lane0()) fence_acquire();
-    return 1;
-  }
-  if (!(old & 1u)) return 0;
-  return lock_avail_warp(w, false);
 }
 /* After a __syncthreads that follows the block's stores to the node (the
  * release orders them before the next holder's acquire; no extra fence). */
@@ -587,11 +572,12 @@ __device__ __forceinline__ unsigned depth_of(unsigned i) { return 31 - __clz(i);
  * level, of m nodes: j * stride mod m, stride about 0.618 m and coprime to
  * m) rather than to offset j, so consecutive inserts go to far-apart
  * subtrees and their paths part near the root instead of at the bottom,
- * where batches merge and the insert ahead would hold each node
- * (Heap::spread; identity when 0). */
+ * where batches merge and the insert ahead would hold each node (filling
+ * each level in order gave 311 against 399 M keys/s of heap-sort inserts,
+ * H200; removed 2026-11-28, docs/journal/pq.md). */
 template <typename T>
 __device__ __forceinline__ unsigned node_of(const Heap<T> &h, unsigned c) {
-  if (!h.spread || c < 4) return c;
+  if (c < 4) return c;
   const unsigned base = 1u << depth_of(c), j = c - base;
   if (base == h.last_base && h.last_m != base) /* a partial last level */
     return base + (unsigned)(((unsigned long long)j * h.last_stride) % h.last_m);
@@ -1123,45 +1109,25 @@ template <typename T> __device__ __forceinline__ void lock_children(const Heap<T
 }
 
 /* The look-ahead of a sift-down level that goes on at small: its children
- * are locked now (lock_children, read after the caller's next barrier), or,
- * with h.early, lanes 0 and 32 issue relaxed CASes into pend that the next
- * level finishes (lock_avail_finish_warp). */
+ * are locked now (lock_children, read after the caller's next barrier). An
+ * early relaxed CAS finished at the next level instead gave 6% slower
+ * deletes (H100 heap sort; removed 2026-11-28, docs/journal/pq.md). */
 template <typename T> __device__ __forceinline__ void lock_ahead(const Heap<T> &h,
-                                                                 unsigned small, Shared &sh,
-                                                                 unsigned &pend) {
-  const unsigned tid = threadIdx.x;
-  if (!h.early) {
-    lock_children(h, small, sh);
-  } else if (tid == 0 || tid == 32) {
-    const unsigned ch = 2 * small + (tid == 32);
-    if (ch <= h.max_nodes) pend = try_lock(&h.word[ch], AVAIL);
-  }
+                                                                 unsigned small, Shared &sh) {
+  lock_children(h, small, sh);
 }
 
 /* One level of the sift-down: node cur (locked by this block) gets its
  * final content, left in *fin. Its children were locked by lock_children a
- * barrier ago (ahead = false), or try_lock'ed by the level above, whose
- * results threads 0 and 32 hold in pend (ahead = true). Returns the child
- * to continue at (locked; its incoming content in *c) or 0, with its own
- * children already being locked, so that round trip overlaps this level's
- * merge: try_lock'ed into pend (h.early; the next level calls with ahead =
- * true), or locked by lock_children before the merge (!h.early; ahead =
- * false). ws pointers rotate. *released says whether the level already let
- * cur go (HOLD_LETGO; the caller then must not). */
+ * barrier ago (sh.a, sh.b). Returns the child to continue at (locked; its
+ * incoming content in *c) or 0, with its own children already being
+ * locked by lock_children before the merge, so that round trip overlaps
+ * this level's merge. ws pointers rotate. *released says whether the
+ * level already let cur go (HOLD_LETGO; the caller then must not). */
 template <typename T>
 __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, T *A, T *B,
-                                T *X, T *Y, T **Z, Shared &sh, unsigned &pend, bool ahead,
-                                bool *released) {
+                                T *X, T *Y, T **Z, Shared &sh, bool *released) {
   const unsigned k = h.k, tid = threadIdx.x, last_tid = blockDim.x - 1;
-  if (ahead) {
-    if (tid < 64) { /* pend: lanes 0 and 32's early CAS */
-      const unsigned ch = 2 * cur + (tid >= 32);
-      const unsigned p = ch <= h.max_nodes ? lock_avail_finish_warp(&h.word[ch], pend) : 0u;
-      if (tid == 0) sh.a = p;
-      else if (tid == 32) sh.b = p;
-    }
-    __syncthreads();
-  }
   const unsigned l = 2 * cur, r = l + 1, pl = sh.a, pr = sh.b;
   /* HOLD_AHEAD: small's children are locked before the merge */
   const bool ahead_now = (h.hold & HOLD_AHEAD) != 0;
@@ -1177,7 +1143,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     small = left_large ? r : l;
     /* the sift goes on at small unless c is all <= both children (the test
      * below, on S[0] = min(A[0], B[0])) */
-    if (ahead_now && lt(lt(B[0], A[0]) ? B[0] : A[0], (*c)[k - 1])) lock_ahead(h, small, sh, pend);
+    if (ahead_now && lt(lt(B[0], A[0]) ? B[0] : A[0], (*c)[k - 1])) lock_ahead(h, small, sh);
     if (h.hold & HOLD_STRAIGHT) {
       merge_children(h, A, B, X, cur, large);
       cur_has_s = true;
@@ -1191,7 +1157,7 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
     small = pl ? l : r;
     load(h, small, 0, A, k);
     __syncthreads();
-    if (ahead_now && lt(A[0], (*c)[k - 1])) lock_ahead(h, small, sh, pend);
+    if (ahead_now && lt(A[0], (*c)[k - 1])) lock_ahead(h, small, sh);
   }
   /* every thread has read sh.a, sh.b (a barrier ago) */
   T *C = *c;
@@ -1219,11 +1185,11 @@ __device__ unsigned sift_locked(const Heap<T> &h, unsigned cur, T **c, T **fin, 
       }
       *released = true;
     }
-    if (!ahead_now) lock_ahead(h, small, sh, pend);
+    if (!ahead_now) lock_ahead(h, small, sh);
     *fin = S; /* S is next written after the caller's barrier */
     return small;
   }
-  if (!ahead_now) lock_ahead(h, small, sh, pend);
+  if (!ahead_now) lock_ahead(h, small, sh);
   merge_split(C, k, S, k, B, k, *Z); /* cur keeps the smaller half */
   if (tid == last_tid && large) unlock_node(&h.word[large], AVAIL); /* stored before the barrier */
   store(h, cur, 0, B, k);
@@ -1283,8 +1249,7 @@ __device__ __forceinline__ void answer_deletes(const Heap<T> &h, unsigned t, uns
  * Latency, as for insert: warp 1 locks the last node while the others load
  * the root's items; the root's children are locked while the last node and
  * the buffer merge; every level of the sift-down starts locking the next
- * level's children before its own merge and unlock (h.early: a try_lock
- * finished at the next level; else a blocking lock_children). */
+ * level's children before its own merge and unlock (lock_children). */
 template <typename T, bool COMBINE = true>
 __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
                                  unsigned *ticket, unsigned long long *cursor,
@@ -1428,7 +1393,6 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     stamp(h, sh, 5); /* moved on by the root's sift when it loads children */
     /* the root level: the root is final after it */
     T *fin = NULL;
-    unsigned pend = 0;
     const unsigned need = n - got;
     rc = k - need;
     if (tid == 0) { /* the control words the root is handed on with */
@@ -1438,7 +1402,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
     }
     bool released = false;
     stamp(h, sh, 6); /* moved on by the root's sift after its merge */
-    unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, pend, false, &released);
+    unsigned cur = sift_locked(h, 1, &c, &fin, W, B, X, Y, &Z, sh, &released);
     stamp(h, sh, 7);
     for (unsigned i = tid; i < need; i += blockDim.x) out[got + i] = fin[i];
     got = n;
@@ -1457,7 +1421,7 @@ __device__ unsigned block_delete(const Heap<T> &h, T *out, unsigned n, T *ws,
       T *fin2 = NULL;
       const unsigned prev = cur;
       bool let = false;
-      cur = sift_locked(h, prev, &c, &fin2, W, B, X, Y, &Z, sh, pend, h.early != 0, &let);
+      cur = sift_locked(h, prev, &c, &fin2, W, B, X, Y, &Z, sh, &let);
       __syncthreads();
       if (tid == 0 && !let) unlock_node(&h.word[prev], AVAIL);
     }

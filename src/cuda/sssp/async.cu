@@ -16,7 +16,8 @@
  * a warp scan of the degrees and spread over the lanes, kSpread per lane at
  * once, so one lane of degree 5-8 no longer costs its warp a second round of
  * loads and atomics (WG_CUDA_ASYNC_SPREAD=0: each lane walks its own list, 4
- * or 8 arcs at once, WG_CUDA_ASYNC_UNROLL).
+ * arcs at once; 8 at once measured 4-5% slower and was removed on
+ * 2026-11-28, docs/journal/nearfar-cuda.md, round 2).
  *
  * Sharing goes through one global ring per band. Tickets (the default): the
  * ring holds chunks of up to 32 items, each with a descriptor (band epoch,
@@ -174,7 +175,7 @@ template <typename D> struct Kx {
   uint32_t sleep_ns;  /* idle poll interval, first */
   uint32_t sleep_max; /* ... doubled while nothing comes, up to this */
   uint32_t fstash;    /* far pushes a warp stashes before it publishes them (0: at once) */
-  uint32_t unroll;    /* arcs a lane loads at once: 4 or 8; 0: spread (kSpread) */
+  uint32_t unroll;    /* arcs a lane loads at once: 4; 0: spread (kSpread) */
   unsigned long long *desc; /* ticket: chunk descriptors, epoch << 32 | start << 6 | count */
   uint32_t dcap;            /* ticket: descriptors (and items, in ring) per band */
   uint32_t chunk;           /* ticket: items per spilled chunk (1..32) */
@@ -965,8 +966,7 @@ __global__ void __launch_bounds__(512, 1) async_kernel(Kx<D> k) {
     for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x)
       sbound[i] = ld_vol(&S->bound[i]);
     __syncthreads();
-    if (k.unroll == 8) band<D, 8, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
-    else if (k.unroll == 0) band<D, 0, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
+    if (k.unroll == 0) band<D, 0, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
     else band<D, 4, Tk, Pr>(k, lq, fv, fd, s_thr, par, sbound, nparts, s_epoch);
     grid.sync();
     if (clock) c1 = global_ns();
@@ -1155,13 +1155,8 @@ static wg_status run_async(wg__cuda_nearfar_args *a, char *why, size_t why_cap) 
   k.fstash = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_FSTASH); /* 0..kFs */
   if (k.fstash && k.fstash < 32) k.fstash = 32;
   /* the batch's arcs spread over the lanes (band<D, 0>, the default), or
-   * each lane walks its own list, 4 or 8 arcs at once (WG_CUDA_ASYNC_SPREAD=0,
-   * or WG_CUDA_ASYNC_UNROLL set) */
-  k.unroll = tune(a, WG__TUNE_CUDA_ASYNC_UNROLL) == 8 ? 8 : 4;
-  if (wg__tune_set(a->tuning, WG__TUNE_CUDA_ASYNC_SPREAD)
-          ? tune(a, WG__TUNE_CUDA_ASYNC_SPREAD)
-          : !wg__tune_set(a->tuning, WG__TUNE_CUDA_ASYNC_UNROLL))
-    k.unroll = 0;
+   * each lane walks its own list, 4 arcs at once (WG_CUDA_ASYNC_SPREAD=0) */
+  k.unroll = tune(a, WG__TUNE_CUDA_ASYNC_SPREAD) ? 0 : 4;
   k.desc = desc;
   k.dcap = dcap;
   k.chunk = (uint32_t)tune(a, WG__TUNE_CUDA_ASYNC_CHUNK);

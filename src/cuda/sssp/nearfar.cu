@@ -22,10 +22,12 @@
  * grid (a block per SM) for medium ones; the multi-kernel graph takes the
  * large ones (see "the persistent loop" below and docs/nearfar-cuda.md).
  *
- * Two slower modes exist to measure that choice: sync_each (no graph, the
- * host waits for every iteration) and host_control (the controller runs on
- * the host: the state goes down and back up every iteration); neither uses
- * the persistent kernels.
+ * The controller runs on the device, inside the graph: a host wait per
+ * iteration (no graph) and a controller on the host (the state down and
+ * back up every iteration) were measured slower (roads 100-105 ms against
+ * 60-62 ms with the graph; the host controller +14 us an iteration) and
+ * removed on 2026-11-28 (docs/journal/nearfar-cuda.md; the host controller
+ * is docs/experiments/nearfar-variants.patch).
  *
  * Fixed delta (Davidson et al.'s near-far): the threshold starts at delta;
  * when the next frontier is empty it rises by whole deltas past the far
@@ -154,9 +156,7 @@ struct LoopShape {
                      candidates' range from State::rng (kept by the filter
                      and the far pass) and plans inside its first histogram
                      kernel: no min/max pass over the candidates, one launch
-                     fewer (WG_CUDA_FITRANGE=0 turns it off) */
-  int prefetch;   /* control and finish pull the Run into L1 first
-                     (prefetch_run; WG_CUDA_PREFETCH=0 turns it off) */
+                     fewer (0.05-0.1 ms on Kronecker 21) */
 };
 
 struct Run {
@@ -186,9 +186,8 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
-/* The decision between two iterations; the same code runs in one GPU
- * thread or on the host (host_control). */
-__host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
+/* The decision between two iterations, in one GPU thread. */
+__device__ void control_step(Run *r, wg_sssp_iter *ring,
                                       unsigned long long now_ns) {
   State *q = &r->q;
   if (q->done || q->mode) return;
@@ -271,15 +270,15 @@ __host__ __device__ void control_step(Run *r, wg_sssp_iter *ring,
  * control 10 us, finish 9.4 us a launch, against ~3 us for an empty
  * one). So the warp first asks for every 128-byte line of it at once, a
  * prefetch into this SM's L1 per lane; the thread's loads then hit L1 or
- * a line already on its way. */
+ * a line already on its way (~0.05 ms of a self-tuned Kronecker 21 run). */
 __device__ __forceinline__ void prefetch_run(const Run *r) {
   const char *p = (const char *)r;
   for (size_t o = (size_t)threadIdx.x * 128; o < sizeof(Run); o += (size_t)blockDim.x * 128)
     asm volatile("prefetch.global.L1 [%0];" ::"l"(p + o));
 }
 
-__global__ void control_kernel(Run *r, wg_sssp_iter *ring, int prefetch) {
-  if (prefetch) prefetch_run(r);
+__global__ void control_kernel(Run *r, wg_sssp_iter *ring) {
+  prefetch_run(r);
   if (threadIdx.x) return;
   control_step(r, ring, global_ns());
 }
@@ -334,7 +333,7 @@ __host__ __device__ void finish_step(Run *r) {
 __device__ void fit_end(Run *r); /* the frontier fit, below */
 
 __global__ void finish_kernel(Run *r, LoopShape c) {
-  if (c.prefetch) prefetch_run(r);
+  prefetch_run(r);
   if (threadIdx.x) return;
   if (c.fuse) fit_end(r); /* returns at once when no fit ran */
   finish_step(r);
@@ -1196,8 +1195,9 @@ __device__ __forceinline__ uint32_t warp_gallop_ub(const unsigned long long *a, 
  * its own. A tile's owners are found as in the LB advance (owner array +
  * block max-scan; the first by galloping from the previous tile's last
  * owner), staged 256 at a time while they start inside the tile. The
- * vertex-parallel pass (pred_kernel, WG_CUDA_PRED=0) left a hub's list to
- * one warp: 3.3 ms of a 7.6 ms Kronecker 21 run (H100, ncu). A tile
+ * vertex-parallel pass (pred_kernel, which the async engine still uses)
+ * left a hub's list to one warp: 3.3 ms of a 7.6 ms Kronecker 21 run
+ * (H100, ncu; 7.46 against 4.69 ms for the whole run). A tile
  * spanning more than kPredStage vertices (long runs of isolated ones)
  * falls back to a binary search per arc. */
 constexpr int kPredItems = 8;
@@ -1362,12 +1362,10 @@ static cudaError_t enqueue_part(int part, const wgf::Graph &g, Bufs<D> &b, const
   return cudaGetLastError();
 }
 
-/* Enqueues one iteration (device control, or host control when
- * host_control). */
+/* Enqueues one iteration (captured into the loop's CUDA graph). */
 template <typename D>
 static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
-                                     const Launch &L, cudaStream_t s, int host_control,
-                                     Run *host_run, wg_sssp_iter *host_ring, const LoopShape &c) {
+                                     const Launch &L, cudaStream_t s, const LoopShape &c) {
   State *q = &b.run->q;
   cudaError_t e = cudaSuccess;
   const int T = wgf::kThreads;
@@ -1386,16 +1384,7 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   default: wgf::advance_lb<D, true><<<L.grid, T, 0, s>>>(g, q, b.vx); break;
   }
   if (lb != wgf::POL_LB_CULL) wgf::filter_bisect<D><<<L.sgrid, T, 0, s>>>(q, b.vx);
-  if (host_control) {
-    e = cudaMemcpyAsync(host_run, b.run, sizeof(Run), cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    if (e != cudaSuccess) return e;
-    control_step(host_run, host_ring, (unsigned long long)(host_now() * 1e9));
-    e = cudaMemcpyAsync(b.run, host_run, sizeof(Run), cudaMemcpyHostToDevice, s);
-    if (e != cudaSuccess) return e;
-  } else {
-    control_kernel<<<1, 32, 0, s>>>(b.run, b.ring, c.prefetch);
-  }
+  control_kernel<<<1, 32, 0, s>>>(b.run, b.ring);
   /* only the controller lowers the threshold: fixed delta never pushes
    * back, so its iterations skip that launch */
   if (selftune && !c.fuse) {
@@ -1418,7 +1407,7 @@ static cudaError_t enqueue_iteration(const wgf::Graph &g, Bufs<D> &b, int lb, in
   return cudaGetLastError();
 }
 
-/* Captures `iters` iterations (device control) as one CUDA graph and
+/* Captures `iters` iterations as one CUDA graph and
  * instantiates it into *exec; the graph itself is not kept. */
 template <typename D>
 static cudaError_t capture_replay(const wgf::Graph &g, Bufs<D> &b, int lb, int selftune,
@@ -1427,7 +1416,7 @@ static cudaError_t capture_replay(const wgf::Graph &g, Bufs<D> &b, int lb, int s
   cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) return e;
   for (int k = 0; k < iters && e == cudaSuccess; k++)
-    e = enqueue_iteration<D>(g, b, lb, selftune, L, s, 0, nullptr, nullptr, shape);
+    e = enqueue_iteration<D>(g, b, lb, selftune, L, s, shape);
   cudaGraph_t graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(s, &graph);
   if (e == cudaSuccess) e = end;
@@ -1456,7 +1445,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   unsigned long long drained = 0;
   double t0 = 0;
   int sms = 0, K = a->graph_iters > 0 ? a->graph_iters : 16;
-  int pgrid = 0, mode = 0, pred_vertex = 0, replay = 0, trust_left = 1;
+  int pgrid = 0, mode = 0, replay = 0, trust_left = 1;
   unsigned long long src_off[2] = {0, 0};
   Launch L;
   LoopShape shape{};
@@ -1474,9 +1463,6 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     const int per = (int)wg__tune(a->tuning, WG__TUNE_CUDA_SGRID); /* 1..64 */
     L.sgrid = sms * per;
   }
-  /* measurement knob: WG_CUDA_PRED=0 runs the vertex-parallel predecessor
-   * pass instead of the arc-parallel one */
-  pred_vertex = wg__tune(a->tuning, WG__TUNE_CUDA_PRED) == 0;
   if (K > (int)kRing / 2) K = kRing / 2; /* a replay must fit the trace ring */
   WG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   WG_CK(cudaMalloc(&b.vx.dist, nq * sizeof(D)));
@@ -1558,7 +1544,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
    * engines only slow their tail down (H100, 2026-11-22: Kronecker 21
    * 8.46 ms with them, 7.63 ms without; Kronecker 22 17.9 vs 15.4 ms).
    * WG_CUDA_PERSIST=2 keeps them on for those policies (tests, measuring). */
-  if (!a->no_persist && !a->host_control && !a->sync_each && !a->selftune &&
+  if (!a->no_persist && !a->selftune &&
       (lb < wgf::POL_LB || wg__tune(a->tuning, WG__TUNE_CUDA_PERSIST) >= 2)) {
     int coop = 0, occ = 0;
     WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
@@ -1583,31 +1569,29 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
         loop_for(init.p, kMulti, deg, deg > ~0u ? ~0u : (uint32_t)deg, 0);
   }
 
-  /* The loop's CUDA graph (device control): K iterations captured once,
+  /* The loop's CUDA graph: K iterations captured once,
    * replayed until done. */
   {
     const int fuse = wg__tune(a->tuning, WG__TUNE_CUDA_FUSE) != 0;
     shape.fuse = a->selftune && fuse;
     shape.fuse_scan = fuse;
-    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL &&
-                wg__tune(a->tuning, WG__TUNE_CUDA_FITRANGE) != 0;
+    shape.rng = shape.fuse && lb != wgf::POL_LB_CULL;
     init.q.rng_on = shape.rng;
-    shape.prefetch = wg__tune(a->tuning, WG__TUNE_CUDA_PREFETCH) != 0;
-    init.q.part_agg = wg__tune(a->tuning, WG__TUNE_CUDA_PARTAGG) != 0;
+    /* far partition counts aggregated per warp (~0.85 ms on Kronecker 21
+     * against one shared atomic per entry) */
+    init.q.part_agg = 1;
   }
-  if (!a->host_control && !a->sync_each) {
-    WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, K, &exec));
-    /* A replay runs all its K iterations: those after `done` still launch
-     * their ~13 kernels (~11 us an iteration, ~0.12 ms of a 19-iteration
-     * self-tuned Kronecker 21 run). A self-tuned run knows roughly how many
-     * iterations are left (Head::left), so it also gets replays of K/2, K/4,
-     * ..., 1 iterations to end on (docs/nearfar-cuda.md, "Replays that end
-     * with the run"). WG_CUDA_REPLAY_LEFT=0 turns this off. */
-    if (a->selftune && wg__tune(a->tuning, WG__TUNE_CUDA_REPLAY_LEFT) != 0) {
-      for (int len = 1; len < K && nexec < 8; len *= 2) {
-        WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, len, &execs[nexec]));
-        lens[nexec++] = len;
-      }
+  WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, K, &exec));
+  /* A replay runs all its K iterations: those after `done` still launch
+   * their ~13 kernels (~11 us an iteration, ~0.12 ms of a 19-iteration
+   * self-tuned Kronecker 21 run). A self-tuned run knows roughly how many
+   * iterations are left (Head::left), so it also gets replays of K/2, K/4,
+   * ..., 1 iterations to end on (docs/nearfar-cuda.md, "Replays that end
+   * with the run"). WG_CUDA_REPLAY_LEFT=0 turns this off. */
+  if (a->selftune && wg__tune(a->tuning, WG__TUNE_CUDA_REPLAY_LEFT) != 0) {
+    for (int len = 1; len < K && nexec < 8; len *= 2) {
+      WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, len, &execs[nexec]));
+      lens[nexec++] = len;
     }
   }
   WG_CK(cudaStreamSynchronize(s));
@@ -1633,30 +1617,25 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     } else if (mode == kBlock) {
       persist_kernel<D, true><<<1, kBThreads, 0, s>>>(g, b.run, b.vx, b.ring, b.cnt);
       WG_CK(cudaGetLastError());
-    } else if (exec) {
+    } else {
       cudaGraphExec_t x = exec;
       for (int j = 0; j < nexec; j++)
         if (lens[j] == replay) x = execs[j];
       WG_CK(cudaGraphLaunch(x, s));
-    } else {
-      WG_CK(enqueue_iteration<D>(g, b, lb, a->selftune, L, s, a->host_control, hrun, hring,
-                                 shape));
     }
     WG_CK(cudaMemcpyAsync(hrun, b.run, sizeof(Head), cudaMemcpyDeviceToHost, s));
     WG_CK(cudaStreamSynchronize(s));
     /* a persistent launch may have written up to kRing / 2 rows: drain */
     if (a->trace && hrun->h.trace_count > drained &&
         (mode || hrun->h.trace_count - drained >= kRing / 2)) {
-      /* drain the ring (host control writes it on the host) */
-      if (!a->host_control) {
-        WG_CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
-        WG_CK(cudaStreamSynchronize(s));
-      }
+      /* drain the ring */
+      WG_CK(cudaMemcpyAsync(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost, s));
+      WG_CK(cudaStreamSynchronize(s));
       for (; drained < hrun->h.trace_count; drained++)
         if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
     }
     if (hrun->h.done) break;
-    if (nexec && mode == kMulti && exec) {
+    if (nexec && mode == kMulti) {
       /* the next replay: the shortest power of two above what is left. A
        * short replay that did not end the run means the estimate fell
        * short (it misses vertices not reached yet): the next one is twice
@@ -1677,10 +1656,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   }
   if (a->predecessors) {
     WG_CK(cudaMemsetAsync(b.pred, 0xff, nq * 4, s));
-    if (pred_vertex)
-      pred_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(g, b.vx.dist, a->source, b.pred);
-    else
-      pred_arcs_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(g, b.vx.dist, a->source, b.pred);
+    pred_arcs_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(g, b.vx.dist, a->source, b.pred);
     WG_CK(cudaMemsetAsync(b.count, 0, 8, s));
     unanchored_kernel<D><<<L.vgrid, wgf::kThreads, 0, s>>>(b.vx.dist, n, a->source, b.pred, b.count);
     uint32_t left = 0;
@@ -1724,8 +1700,7 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
   a->iterations = hrun->h.iter;
   a->loops = hrun->h.loops;
   if (a->trace && drained < hrun->h.trace_count) {
-    if (!a->host_control)
-      WG_CK(cudaMemcpy(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost));
+    WG_CK(cudaMemcpy(hring, b.ring, kRing * sizeof(wg_sssp_iter), cudaMemcpyDeviceToHost));
     for (; drained < hrun->h.trace_count; drained++)
       if ((st = a->trace_push(a->trace_ud, &hring[drained % kRing])) != WG_OK) goto done;
   }
