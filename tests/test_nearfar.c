@@ -395,6 +395,33 @@ static void fit_ties_rules(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Fixed delta far below the weights: most pushes land beyond the window of
+ * bands each thread keeps (1,024 bands) and wait in its overflow list until
+ * the window reaches them; the one-region loop of several threads (THREAD)
+ * and the per-iteration paths (the others), on 1, 2 and 3 threads. */
+static void far_bands(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.weight_hi = 1000000;
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 60, 80, &go), WG_OK);
+  const uint32_t s[] = {0, 2430};
+  for (int t = 1; t <= 3; t++) {
+    wg_ctx_set_threads(ctx, t);
+    for (int p = 0; p < 5; p++)
+      for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+          wg_sssp_result *r = run_verified(ctx, g, s[i], WG_ALGO_NEARFAR, policies[p],
+                                           k ? 300 : 1, 0.0, "grid, weights to 1e6, delta 1 / 300");
+          wg_sssp_result_destroy(&r);
+        }
+  }
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_graphs),
@@ -402,6 +429,7 @@ int main(void) {
       cmocka_unit_test(largest_weights),
       cmocka_unit_test(zero_weights_disconnected),
       cmocka_unit_test(grids_and_roads),
+      cmocka_unit_test(far_bands),
       cmocka_unit_test(kronecker),
       cmocka_unit_test(monaco),
       cmocka_unit_test(kronecker_20),
