@@ -7,8 +7,8 @@
  * preempted (issue 28: GAP 3.5 s instead of 68 ms at load 2.5); passive
  * (sleep at once) costs a futex round trip on every barrier of an idle
  * machine. This one does not read the policy: a waiter spins for about
- * WG_BARRIER_SPIN_NS (a partner that is running arrives within
- * microseconds), then sleeps on a futex (Linux; elsewhere it yields) until
+ * WG_BARRIER_SPIN_NS (a partner that is running and nearly done arrives
+ * within it), then sleeps on a futex (Linux; elsewhere it yields) until
  * the last thread arrives. The last arriver wakes sleepers only when there
  * are some, so an idle machine makes no system call at all.
  *
@@ -19,7 +19,13 @@
 
 #include <stdint.h>
 
-#define WG_BARRIER_SPIN_NS 50000 /* spin this long, then sleep */
+/* Spin this long, then sleep. Short on purpose: on a loaded machine the
+ * scheduler favours threads that sleep and wake (a waker preempts the
+ * batch work around it) over threads that burn their slice spinning. NY,
+ * 2 threads, passive, load ~15, medians of 5 runs over 4 alternating
+ * rounds (ms): spin 0: 48 / 204 / 79 / 59; 5 us: 53 / 41 / 23 / 30; 50 us:
+ * 101 / 53 / 408 / 52; GAP (libgomp, passive) 83 / 25 / 24 / 52. */
+#define WG_BARRIER_SPIN_NS 5000
 
 typedef struct wg__barrier {
   _Alignas(64) uint32_t arrived; /* threads arrived in this generation */
