@@ -620,6 +620,8 @@ typedef struct tbins {
   uint64_t hi;       /* highest band ever pushed into the window */
   uint64_t vote;     /* band_loop: lowest own non-empty band (UINT64_MAX: none) */
   int vfail;         /* band_loop: `failed` as it stood at the vote */
+  uint64_t vpushed;  /* band_loop: `pushed` as it stood at the vote (a
+                        flush moves entries through band_push after it) */
   char pad[64];
 } tbins;
 
@@ -918,6 +920,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
       }
     tb->vote = vote;
     tb->vfail = tb->failed;
+    tb->vpushed = tb->pushed;
     tb->count = improved;
     wg__barrier_wait(&P->bar); /* A */
     uint64_t next = UINT64_MAX, x2 = 0, x3 = 0;
@@ -926,7 +929,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
       if (q->tb[u].vote < next) next = q->tb[u].vote;
       failed |= q->tb[u].vfail;
       x2 += q->tb[u].count;
-      x3 += q->tb[u].pushed;
+      x3 += q->tb[u].vpushed;
     }
     if (failed || next == UINT64_MAX) {
       if (t == 0) P->iters = it + 1;
