@@ -44,9 +44,10 @@
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
  *   advance and filter + bisect are parallel (src/frontier).
- * - AUTO load balancing: a fixed-delta run takes THREAD (its one-region
- *   loop, GAP's); a self-tuned one chooses once per graph: LB_CULL when the
- *   degrees are skewed (max >= 512 or > 8 x mean + 8), THREAD otherwise.
+ * - AUTO load balancing: a fixed-delta run takes THREAD (on skewed graphs
+ *   and several threads its one-region loop, GAP's); a self-tuned one
+ *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
+ *   or > 8 x mean + 8), THREAD otherwise.
  * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), see
  *   default_p().
  */
@@ -979,7 +980,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
 }
 
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
-                           uint64_t delta) {
+                           uint64_t delta, int one_region) {
   wg_status st = WG_OK;
   fixq q;
   memset(&q, 0, sizeof q);
@@ -997,7 +998,7 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   const uint64_t cutoff = s->ws.par_cutoff;
   uint64_t iter = 0;
   q.cur = 0; /* the source, at distance 0, is the frontier */
-  if (q.threads > 1 && lb == WG_LB_THREAD) {
+  if (one_region) {
     /* a band holds each vertex at most once (its mark), so n entries hold
      * any frontier of band_loop */
     st = wg__frontier_reserve(s->ctx, &s->front, (uint64_t)s->c.n + 1);
@@ -1237,15 +1238,29 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;
-  const uint64_t delta = o->delta                     ? o->delta
-                         : o->algo == WG_ALGO_SELFTUNE ? wg__sssp_default_delta(g)
-                                                       : wg__sssp_cpu_fixed_delta(g);
-  /* AUTO: a fixed-delta run takes the one-region loop (THREAD) on every
-   * graph, as GAP does: on Kronecker 18 it executes 147M instructions
-   * against 180M for LB_CULL's advance + binning (callgrind, 2 threads) */
+  /* Skewed degrees (Kronecker): a fixed-delta run on several threads takes
+   * the one-region loop (band_loop) with THREAD; AUTO names THREAD for it.
+   * Road-like graphs keep the per-iteration path, whose small bands run on
+   * the calling thread: on FLA (2 threads, load ~1, medians of 5) that is
+   * 61-83 ms against 78-134 ms for the one-region loop (GAP: 73 ms). */
+  const int skewed = pick_graph_lb(&s.c) == WG_LB_LB_CULL;
   wg_lb_policy lb = o->lb != WG_LB_AUTO        ? o->lb
                     : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
-                                                 : pick_graph_lb(&s.c);
+                    : skewed                     ? WG_LB_LB_CULL
+                                                 : WG_LB_THREAD;
+  const int one_region =
+      o->algo == WG_ALGO_NEARFAR && threads > 1 && lb == WG_LB_THREAD && skewed;
+  /* default delta: the self-tuned run starts from the generic one; the
+   * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
+   * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
+   * 17 503.3 / 123.4, 24 551.6 / 182.2, 34 (a quarter) 565 on Kronecker
+   * 20; GAP's best 433 there); the per-iteration path a quarter
+   * (wg__sssp_cpu_fixed_delta) */
+  uint64_t delta = o->delta;
+  if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
+  if (!delta && one_region) delta = wg__sssp_default_delta(g) / 12;
+  if (!delta) delta = wg__sssp_cpu_fixed_delta(g);
+  if (!delta) delta = 1;
   job->delta = delta;
   job->lb = lb;
 
@@ -1278,7 +1293,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
-    st = run_fixed(&s, job, lb, delta);
+    st = run_fixed(&s, job, lb, delta, one_region);
   }
   if (st != WG_OK) goto done;
   if (job->pred)
