@@ -594,7 +594,9 @@ static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) 
  *   band instead of several;
  * - larger ones run the advance of the chosen load-balancing policy over
  *   all threads, then one parallel pass bins the improved heads by their
- *   final distance (filter and bisect in one pass).
+ *   final distance (filter and bisect in one pass);
+ * - on a graph of skewed degrees with several threads and THREAD (AUTO's
+ *   choice), the whole run is one region instead: band_loop below.
  * A vertex is queued at most once per band: stamp[v] = band + 1 while an
  * entry of v waits in that band's slot (cleared when it is taken), so
  * duplicates are dropped at the push (this replaces the filter's rounds;
