@@ -395,6 +395,39 @@ static void fit_ties_rules(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Fixed delta far below the weights: most pushes land beyond the window of
+ * bands each thread keeps (1,024 bands) and wait in its overflow list until
+ * the window reaches them; on a grid (the per-iteration path) and a
+ * Kronecker graph (skewed: THREAD on several threads is the one-region
+ * loop), every policy, on 1, 2 and 3 threads. */
+static void far_bands(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.weight_hi = 1000000;
+  for (int kind = 0; kind < 2; kind++) {
+    wg_graph_t *g = NULL;
+    if (kind == 0) wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 60, 80, &go), WG_OK);
+    else wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 11, 16, &go), WG_OK);
+    const uint32_t s[] = {0, kind == 0 ? 2430 : 1};
+    for (int t = 1; t <= 3; t++) {
+      wg_ctx_set_threads(ctx, t);
+      for (int p = 0; p < 5; p++)
+        for (int i = 0; i < 2; i++)
+          for (int k = 0; k < 2; k++) {
+            wg_sssp_result *r =
+                run_verified(ctx, g, s[i], WG_ALGO_NEARFAR, policies[p], k ? 300 : 1, 0.0,
+                             kind == 0 ? "grid, weights to 1e6, delta 1 / 300"
+                                       : "Kronecker 11, weights to 1e6, delta 1 / 300");
+            wg_sssp_result_destroy(&r);
+          }
+    }
+    wg_graph_destroy(&g);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_graphs),
@@ -402,6 +435,7 @@ int main(void) {
       cmocka_unit_test(largest_weights),
       cmocka_unit_test(zero_weights_disconnected),
       cmocka_unit_test(grids_and_roads),
+      cmocka_unit_test(far_bands),
       cmocka_unit_test(kronecker),
       cmocka_unit_test(monaco),
       cmocka_unit_test(kronecker_20),

@@ -44,8 +44,10 @@
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
  *   advance and filter + bisect are parallel (src/frontier).
- * - AUTO load balancing is chosen once per graph: LB_CULL when the degrees
- *   are skewed (max >= 512 or > 8 x mean + 8), THREAD otherwise.
+ * - AUTO load balancing: a fixed-delta run takes THREAD (on skewed graphs
+ *   and several threads its one-region loop, GAP's); a self-tuned one
+ *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
+ *   or > 8 x mean + 8), THREAD otherwise.
  * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), see
  *   default_p().
  */
@@ -54,6 +56,7 @@
 
 #include <omp.h>
 
+#include "frontier/barrier.h"
 #include "frontier/frontier.h"
 #include "sssp/sssp_internal.h"
 #include "wattgraph/control.h"
@@ -591,7 +594,9 @@ static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) 
  *   band instead of several;
  * - larger ones run the advance of the chosen load-balancing policy over
  *   all threads, then one parallel pass bins the improved heads by their
- *   final distance (filter and bisect in one pass).
+ *   final distance (filter and bisect in one pass);
+ * - on a graph of skewed degrees with several threads and THREAD (AUTO's
+ *   choice), the whole run is one region instead: band_loop below.
  * A vertex is queued at most once per band: stamp[v] = band + 1 while an
  * entry of v waits in that band's slot (cleared when it is taken), so
  * duplicates are dropped at the push (this replaces the filter's rounds;
@@ -615,6 +620,11 @@ typedef struct tbins {
   uint64_t count;    /* improving relaxations of the current iteration */
   vbuf work;         /* the band being drained by this thread's fused loop */
   int failed;        /* a push could not grow its array */
+  uint64_t hi;       /* highest band ever pushed into the window */
+  uint64_t vote;     /* band_loop: lowest own non-empty band (UINT64_MAX: none) */
+  int vfail;         /* band_loop: `failed` as it stood at the vote */
+  uint64_t vpushed;  /* band_loop: `pushed` as it stood at the vote (a
+                        flush moves entries through band_push after it) */
   char pad[64];
 } tbins;
 
@@ -642,9 +652,9 @@ static inline int vb_push(vbuf *b, uint32_t v, uint64_t limit) {
 
 /* Queues v in band b (>= q->cur) of thread buffer tb; stamp dedupes within
  * the window. `atomic`: other threads push at the same time. */
-static inline void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t v,
-                             uint64_t b, int atomic) {
-  if (b - q->cur < FIX_BINS) {
+static inline __attribute__((always_inline)) void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t v,
+                             uint64_t b, uint64_t cur, int atomic) {
+  if (b - cur < FIX_BINS) {
     const uint32_t mark = (uint32_t)b + 1;
     if (mark) {
       if (atomic) { /* seq_cst: pairs with the mark's clearing in fused_relax */
@@ -657,6 +667,7 @@ static inline void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t
       }
     }
     tb->pushed++;
+    if (b > tb->hi) tb->hi = b;
     if (!vb_push(&tb->slot[b % FIX_BINS], v, q->limit)) tb->failed = 1;
     return;
   }
@@ -688,7 +699,7 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
       if (nd < dist[v]) {
         dist[v] = nd;
         improved++;
-        band_push(q, tb, stamp, v, nd / delta, 0);
+        band_push(q, tb, stamp, v, nd / delta, cur, 0);
       }
     }
   }
@@ -702,7 +713,8 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
  * again: never lost. */
 static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
                                    wg_dist_t *dist, uint32_t *stamp, uint32_t u,
-                                   uint64_t lo, uint32_t cur_mark, int taken) {
+                                   uint64_t cur, uint64_t lo, uint32_t cur_mark,
+                                   int taken) {
   if (taken) {
     uint32_t m = cur_mark;
     __atomic_compare_exchange_n(&stamp[u], &m, 0, 0, __ATOMIC_SEQ_CST,
@@ -719,39 +731,12 @@ static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
       if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
                                       __ATOMIC_RELAXED)) {
         improved++;
-        band_push(q, tb, stamp, v, nd / q->delta, 1);
+        band_push(q, tb, stamp, v, nd / q->delta, cur, 1);
         break;
       }
     }
   }
   return improved;
-}
-
-/* Region body of a banded iteration on several threads (GAP's loop): the
- * frontier dealt out in chunks of 64, then each thread drains its own part
- * of the current band while it holds fewer than FIX_FUSE entries (bucket
- * fusion; a larger part waits for the next iteration, where all threads
- * share it). */
-#define FIX_FUSE 1000
-static void band_fused(fixq *q, const wg_csr *c, wg_dist_t *dist, uint32_t *stamp,
-                       const wg__frontier *in) {
-  tbins *tb = &q->tb[omp_get_thread_num()];
-  const uint64_t cur = q->cur, lo = cur * q->delta;
-  const uint32_t cur_mark = (uint32_t)cur + 1;
-  uint64_t improved = 0;
-#pragma omp for schedule(dynamic, 64) nowait
-  for (uint64_t i = 0; i < in->len; i++)
-    improved += fused_relax(q, tb, c, dist, stamp, in->v[i], lo, cur_mark, 0);
-  vbuf *cb = &tb->slot[cur % FIX_BINS];
-  while (cb->len > 0 && cb->len < FIX_FUSE && !tb->failed) {
-    vbuf tmp = *cb;
-    *cb = tb->work;
-    tb->work = tmp;
-    for (uint64_t j = 0; j < tb->work.len; j++)
-      improved += fused_relax(q, tb, c, dist, stamp, tb->work.v[j], lo, cur_mark, 1);
-    tb->work.len = 0;
-  }
-  tb->count = improved;
 }
 
 /* Region body: this thread's share of the advance output, binned by final
@@ -765,7 +750,7 @@ static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist,
   const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
   for (uint64_t i = lo; i < hi; i++) {
     const uint32_t v = adv->v[i];
-    band_push(q, tb, stamp, v, dist[v] / q->delta, 1);
+    band_push(q, tb, stamp, v, dist[v] / q->delta, q->cur, 1);
   }
 }
 
@@ -795,17 +780,20 @@ static wg_status band_gather(nf *s, fixq *q) {
   return WG_OK;
 }
 
-/* Thread t's overflow entries of bands below the window [cur, cur +
- * FIX_BINS) come in (settled ones dropped); the rest stay. */
-static void over_flush(nf *s, fixq *q, int t) {
-  tbins *tb = &q->tb[t];
+/* Thread buffer tb's overflow entries of bands inside the window [cur, cur +
+ * FIX_BINS) come in (settled ones dropped, the band marks deduplicate as
+ * pushes do); the rest stay. `atomic`: other threads flush or push at the
+ * same time. */
+static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist,
+                          uint32_t *stamp, uint64_t cur, int atomic) {
+  const uint64_t pushed = tb->pushed;
   uint64_t keep = 0, mn = UINT64_MAX;
   for (uint64_t j = 0; j < tb->over.len; j++) {
     const uint32_t v = tb->over.v[j];
-    const uint64_t b = s->dist[v] / q->delta;
-    if (b < q->cur) continue;
-    if (b - q->cur < FIX_BINS) {
-      if (!vb_push(&tb->slot[b % FIX_BINS], v, q->limit)) tb->failed = 1;
+    const uint64_t b = dist[v] / q->delta;
+    if (b < cur) continue;
+    if (b - cur < FIX_BINS) {
+      band_push(q, tb, stamp, v, b, cur, atomic);
       continue;
     }
     tb->over.v[keep++] = v;
@@ -813,6 +801,11 @@ static void over_flush(nf *s, fixq *q, int t) {
   }
   tb->over.len = keep;
   tb->over_min = mn;
+  tb->pushed = pushed; /* moved, not pushed: X3 counts pushes once */
+}
+
+static void over_flush(nf *s, fixq *q, int t) {
+  over_flush_tb(q, &q->tb[t], s->dist, s->ws.stamp, q->cur, 0);
 }
 
 /* The lowest band >= cur holding an entry (UINT64_MAX: none left); the
@@ -850,8 +843,146 @@ static uint64_t queued_total(const fixq *q) {
   return n;
 }
 
+/* ---- fixed delta, several threads, THREAD policy: one region per solve ---
+ *
+ * GAP's loop (its DeltaStep, written anew): the whole run is one parallel
+ * region, each iteration two barriers (barrier.h, which holds on a busy
+ * machine whatever OMP_WAIT_POLICY says). An iteration:
+ *   1. the frontier (band `cur`, every thread's part copied together) is
+ *      dealt out in chunks of 64 from a shared counter; each vertex clears
+ *      its band mark and relaxes its arcs (CAS) into this thread's bands;
+ *   2. the thread drains its own part of band `cur` while that holds fewer
+ *      than FIX_FUSE entries (bucket fusion: no barrier between bands of a
+ *      road graph's wavefront);
+ *   3. it votes its lowest non-empty band; barrier A;
+ *   4. every thread takes the minimum vote (the same everywhere), brings
+ *      its overflow entries into the window when it reaches them and
+ *      copies its part of the next band into the frontier at a shared
+ *      offset; barrier B.
+ * The frontier counters are double-buffered by iteration parity: thread 0
+ * resets the pair of the next iteration at the start of this one, when no
+ * thread can still read them (after B of the previous iteration) and none
+ * writes them yet (before A of this one). A failed push is sticky and
+ * voted, so every thread leaves the loop at the same barrier. With a trace
+ * thread 0 writes the row after B and a third barrier holds the others
+ * until it has (the queue is counted whole). */
+#define FIX_CHUNK 64u /* frontier vertices dealt at a time */
+#define FIX_FUSE 1000 /* a thread drains its part of a band below this */
+
+typedef struct fixpar {
+  wg__barrier bar;
+  _Alignas(64) uint64_t chunk[2]; /* next frontier index to deal, by parity */
+  _Alignas(64) uint64_t tail[2];  /* frontier length, by parity */
+  uint64_t iters;
+  wg_status st;                   /* trace failure, set by thread 0 */
+} fixpar;
+
+static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
+  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+  tbins *tb = &q->tb[t];
+  const wg_csr *c = &s->c;
+  wg_dist_t *dist = s->dist;
+  uint32_t *stamp = s->ws.stamp, *front = s->front.v;
+  const uint64_t cap = s->front.cap;
+  const int trace = job->opts->trace;
+  uint64_t cur = 0;
+  for (uint64_t it = 0;; it++) {
+    const unsigned par = (unsigned)(it & 1);
+    const double t0 = trace && t == 0 ? wg__now() : 0.0;
+    if (t == 0) {
+      __atomic_store_n(&P->chunk[par ^ 1], 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&P->tail[par ^ 1], 0, __ATOMIC_RELAXED);
+    }
+    const uint64_t len = __atomic_load_n(&P->tail[par], __ATOMIC_RELAXED);
+    const uint64_t lo = cur * q->delta;
+    const uint32_t mark = (uint32_t)cur + 1;
+    uint64_t improved = 0;
+    tb->pushed = 0;
+    for (;;) {
+      const uint64_t i0 = __atomic_fetch_add(&P->chunk[par], FIX_CHUNK, __ATOMIC_RELAXED);
+      if (i0 >= len) break;
+      const uint64_t i1 = i0 + FIX_CHUNK < len ? i0 + FIX_CHUNK : len;
+      for (uint64_t i = i0; i < i1; i++)
+        improved += fused_relax(q, tb, c, dist, stamp, front[i], cur, lo, mark, 1);
+    }
+    vbuf *cb = &tb->slot[cur % FIX_BINS];
+    while (cb->len > 0 && cb->len < FIX_FUSE && !tb->failed) {
+      vbuf tmp = *cb;
+      *cb = tb->work;
+      tb->work = tmp;
+      for (uint64_t j = 0; j < tb->work.len; j++)
+        improved += fused_relax(q, tb, c, dist, stamp, tb->work.v[j], cur, lo, mark, 1);
+      tb->work.len = 0;
+    }
+    uint64_t vote = tb->over_min;
+    /* no slot above `hi` was ever filled: the scan stops there */
+    for (uint64_t b = cur; b <= tb->hi && b - cur < FIX_BINS && b < vote; b++)
+      if (tb->slot[b % FIX_BINS].len) {
+        vote = b;
+        break;
+      }
+    tb->vote = vote;
+    tb->vfail = tb->failed;
+    tb->vpushed = tb->pushed;
+    tb->count = improved;
+    wg__barrier_wait(&P->bar); /* A */
+    uint64_t next = UINT64_MAX, x2 = 0, x3 = 0;
+    int failed = 0;
+    for (int u = 0; u < nth; u++) {
+      if (q->tb[u].vote < next) next = q->tb[u].vote;
+      failed |= q->tb[u].vfail;
+      x2 += q->tb[u].count;
+      x3 += q->tb[u].vpushed;
+    }
+    if (failed || next == UINT64_MAX) {
+      if (t == 0) P->iters = it + 1;
+      if (t == 0 && trace && !failed) {
+        wg_sssp_iter row = {0};
+        row.iter = it;
+        row.frontier_in = len;
+        row.advance_out = x2;
+        row.filter_out = x3;
+        row.delta = (double)q->delta;
+        row.time_us = (wg__now() - t0) * 1e6;
+        P->st = wg__sssp_trace_push(s->ctx, job, &row);
+      }
+      break;
+    }
+    if (tb->over_min != UINT64_MAX && tb->over_min - next < FIX_BINS)
+      over_flush_tb(q, tb, dist, stamp, next, 1);
+    vbuf *nb = &tb->slot[next % FIX_BINS];
+    if (nb->len) {
+      const uint64_t off = __atomic_fetch_add(&P->tail[par ^ 1], nb->len, __ATOMIC_RELAXED);
+      if (off + nb->len <= cap) memcpy(front + off, nb->v, (size_t)nb->len * sizeof *nb->v);
+      else tb->failed = 1;
+      nb->len = 0;
+    }
+    wg__barrier_wait(&P->bar); /* B */
+    if (trace) {
+      if (t == 0) {
+        wg_sssp_iter row = {0};
+        row.iter = it;
+        row.frontier_in = len;
+        row.advance_out = x2;
+        row.filter_out = x3;
+        row.near_out = next == cur ? __atomic_load_n(&P->tail[par ^ 1], __ATOMIC_RELAXED) : 0;
+        row.far_size = queued_total(q);
+        row.delta = (double)q->delta;
+        row.time_us = (wg__now() - t0) * 1e6;
+        P->st = wg__sssp_trace_push(s->ctx, job, &row);
+      }
+      wg__barrier_wait(&P->bar); /* the row is written */
+      if (P->st != WG_OK) {
+        if (t == 0) P->iters = it + 1;
+        break;
+      }
+    }
+    cur = next;
+  }
+}
+
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
-                           uint64_t delta) {
+                           uint64_t delta, int one_region) {
   wg_status st = WG_OK;
   fixq q;
   memset(&q, 0, sizeof q);
@@ -869,6 +1000,31 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   const uint64_t cutoff = s->ws.par_cutoff;
   uint64_t iter = 0;
   q.cur = 0; /* the source, at distance 0, is the frontier */
+  if (one_region) {
+    /* a band holds each vertex at most once (its mark), so n entries hold
+     * any frontier of band_loop */
+    st = wg__frontier_reserve(s->ctx, &s->front, (uint64_t)s->c.n + 1);
+    if (st != WG_OK) goto done;
+    fixpar P;
+    memset(&P, 0, sizeof P);
+    P.tail[0] = s->front.len;
+#pragma omp parallel num_threads(q.threads)
+    {
+#pragma omp single
+      wg__barrier_init(&P.bar, (uint32_t)omp_get_num_threads());
+      band_loop(s, &q, &P, job);
+    }
+    for (int t = 0; t < q.threads; t++)
+      if (q.tb[t].failed) {
+        st = wg__error(s->ctx, WG_ENOMEM, "sssp bands: cannot grow a band's array "
+                                          "(memory limit or out of memory)");
+        goto done;
+      }
+    st = P.st;
+    if (st != WG_OK) goto done;
+    job->iterations = P.iters;
+    goto done;
+  }
   while (s->front.len > 0) {
     const double t0 = job->opts->trace ? wg__now() : 0.0;
     wg_sssp_iter row = {0};
@@ -877,12 +1033,7 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     for (int t = 0; t < q.threads; t++) q.tb[t].pushed = 0;
     const uint64_t band = q.cur;
     const int small = (double)s->front.len * mean_deg < (double)cutoff;
-    if (q.threads > 1 && lb == WG_LB_THREAD && !small) {
-      for (int t = 0; t < q.threads; t++) q.tb[t].count = 0;
-#pragma omp parallel num_threads(q.threads)
-      band_fused(&q, &s->c, s->dist, s->ws.stamp, &s->front);
-      for (int t = 0; t < q.threads; t++) row.advance_out += q.tb[t].count;
-    } else if (q.threads == 1 || small) {
+    if (q.threads == 1 || small) {
       row.advance_out = serial_relax(&q, &s->c, s->dist, s->ws.stamp, s->front.v,
                                      s->front.len);
       /* bucket fusion: drain the current band while it stays small */
@@ -1089,10 +1240,29 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   wg_graph_csr(g, &s.c);
   const int threads = wg__threads(ctx);
   const uint32_t n = g->n;
-  const uint64_t delta = o->delta                     ? o->delta
-                         : o->algo == WG_ALGO_SELFTUNE ? wg__sssp_default_delta(g)
-                                                       : wg__sssp_cpu_fixed_delta(g);
-  wg_lb_policy lb = o->lb == WG_LB_AUTO ? pick_graph_lb(&s.c) : o->lb;
+  /* Skewed degrees (Kronecker): a fixed-delta run on several threads takes
+   * the one-region loop (band_loop) with THREAD; AUTO names THREAD for it.
+   * Road-like graphs keep the per-iteration path, whose small bands run on
+   * the calling thread: on FLA (2 threads, load ~1, medians of 5) that is
+   * 61-83 ms against 78-134 ms for the one-region loop (GAP: 73 ms). */
+  const int skewed = pick_graph_lb(&s.c) == WG_LB_LB_CULL;
+  wg_lb_policy lb = o->lb != WG_LB_AUTO        ? o->lb
+                    : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
+                    : skewed                     ? WG_LB_LB_CULL
+                                                 : WG_LB_THREAD;
+  const int one_region =
+      o->algo == WG_ALGO_NEARFAR && threads > 1 && lb == WG_LB_THREAD && skewed;
+  /* default delta: the self-tuned run starts from the generic one; the
+   * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
+   * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
+   * 17 503.3 / 123.4, 24 551.6 / 182.2, 34 (a quarter) 565 on Kronecker
+   * 20; GAP's best 433 there); the per-iteration path a quarter
+   * (wg__sssp_cpu_fixed_delta) */
+  uint64_t delta = o->delta;
+  if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
+  if (!delta && one_region) delta = wg__sssp_default_delta(g) / 12;
+  if (!delta) delta = wg__sssp_cpu_fixed_delta(g);
+  if (!delta) delta = 1;
   job->delta = delta;
   job->lb = lb;
 
@@ -1125,7 +1295,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
-    st = run_fixed(&s, job, lb, delta);
+    st = run_fixed(&s, job, lb, delta, one_region);
   }
   if (st != WG_OK) goto done;
   if (job->pred)
