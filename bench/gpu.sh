@@ -25,9 +25,11 @@ cp .gpu/commit.txt "$OUT/commit.txt" 2>/dev/null || echo unknown >"$OUT/commit.t
 # 1. every test program (CUDA ones run for real here)
 for t in "$B"/test_*; do
   name=$(basename "$t")
-  "$t" >"$LOGS/$name.log" 2>&1
+  s0=$(date +%s)
+  timeout "${WG_TEST_TIMEOUT:-300}" "$t" >"$LOGS/$name.log" 2>&1
   rc=$?
-  case $rc in 0) r=pass ;; 7) r=skip ;; *) r="FAIL ($rc)" ;; esac
+  case $rc in 0) r=pass ;; 7) r=skip ;; 124) r="timed out" ;; *) r="FAIL ($rc)" ;; esac
+  r="$r, $(($(date +%s) - s0)) s"
   row "$name" "$r"
 done
 bash tests/test_cli.sh >"$LOGS/test_cli.log" 2>&1 && row test_cli.sh pass || row test_cli.sh FAIL
