@@ -620,6 +620,8 @@ wg_status wg_router_table(wg_ctx_t *ctx, wg_router_t *r,
   if (wg__mul_size(ns, nt, &cells) || cells > SIZE_MAX / sizeof(uint64_t))
     return wg__error(ctx, WG_EOVERFLOW, "route table: %zu x %zu is too large", ns, nt);
   if (cells == 0) return WG_OK;
+  wg_status hs = wg__router_host_metric(ctx, r); /* the CUDA backend's words */
+  if (hs != WG_OK) return hs;
   for (size_t c = 0; c < cells; c++) dist[c] = INF;
   const wg__cch *h = &r->h;
   const int threads = wg__threads(ctx);
