@@ -65,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include <chrono>
 #include <thread>
 
@@ -286,8 +288,19 @@ double now_s() {
  * kStageWords words through their own pinned buffer and stream (made on
  * first use, kept by the router), so the PCIe transfers queue back to back
  * while the host copies and page faults run in parallel. */
-constexpr int kStageWorkers = 6;
+constexpr int kStageWorkers = 8;
 constexpr uint64_t kStageWords = 4u << 20; /* 16 MB per worker */
+
+void advise_huge(void *p, uint64_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t page = 2u << 20;
+  const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+  const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: failure is fine */
+#else
+  (void)p, (void)bytes;
+#endif
+}
 
 wg_status stage_init(wg__cuda_cch *c, char *why, size_t why_cap) {
   wg_status st = WG_OK;
@@ -514,6 +527,9 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
         }
         pv = np;
         path_cap_host = cap;
+        /* large pages where the kernel offers them: the copy-out's page
+         * faults on fresh memory were most of its time (a fault per 4 KB) */
+        advise_huge(pv, cap * 4);
       }
       /* the device path buffer: this chunk's total within the budget,
        * and never less than its longest single path */
