@@ -31,6 +31,7 @@
 
 #include "bench_util.h"
 #include "core/internal.h"
+#include "route/route_internal.h"
 #include "wattgraph/route.h"
 
 static uint64_t g_mismatch;
@@ -42,6 +43,8 @@ static void random_queries(wg_route_query *q, size_t n, uint32_t nv, int level, 
     q[i].level = level;
   }
 }
+
+static uint64_t g_last_path_total; /* path vertices of the last timed batch */
 
 /* Median seconds of `reps` batches of q. */
 static double time_batch(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q, size_t n,
@@ -57,9 +60,21 @@ static double time_batch(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
       printf("query failed: %s\n", wg_ctx_last_error(ctx));
       exit(1);
     }
+    g_last_path_total = b.path_total;
     wg_route_batch_free(&b);
   }
   return bench_median(t, reps);
+}
+
+/* Where the last batch's time went on the device side (the CUDA router's
+ * phases, wg__cuda_cch_timings), in ms. */
+static void print_phases(const char *name, const char *what, const wg_router_t *r, double wall) {
+  double ph[6];
+  wg__cuda_cch_timings(r->cuda, ph, 6);
+  printf("%s: %s, last batch %.1f ms: setup %.1f, search %.1f, hops+scan %.1f, unpack %.1f, "
+         "paths to host %.1f, inside the gateway %.1f, around it %.1f (ms)\n",
+         name, what, wall * 1e3, ph[0] * 1e3, ph[1] * 1e3, ph[2] * 1e3, ph[3] * 1e3,
+         ph[4] * 1e3, ph[5] * 1e3, (wall - ph[5]) * 1e3);
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -106,23 +121,35 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
     tc[k] = wg__now() - t0;
   }
   if (wg_router_set_weights(ctx, r, csr.weights, m) != WG_OK) return;
-  printf("%s: customise %.3f ms (median of 7, weights copied in)\n", name,
-         bench_median(tc, 7) * 1e3);
+  const double tc_first = tc[0], tc_med = bench_median(tc, 7); /* sorts tc */
+  printf("%s: customise %.3f ms (median of 7, weights copied in; min %.3f, max %.3f, first "
+         "%.3f ms)\n",
+         name, tc_med * 1e3, tc[0] * 1e3, tc[6] * 1e3, tc_first * 1e3);
 
   wg_route_query *q = malloc(N * sizeof *q);
   if (!q) return;
   random_queries(q, N, n, 0, 1);
   const double td = time_batch(ctx, r, q, N, 0, 5);
+  print_phases(name, "exact distances", r, td);
   const double tp = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
-  printf("%s: exact, %zu pairs: distance %.3f M queries/s, paths %.3f M queries/s\n", name, N,
-         N / td / 1e6, N / tp / 1e6);
+  print_phases(name, "exact paths", r, tp);
+  printf("%s: exact, %zu pairs: distance %.3f M queries/s, paths %.3f M queries/s (%.1f "
+         "vertices a path)\n",
+         name, N, N / td / 1e6, N / tp / 1e6, (double)g_last_path_total / (double)N);
 
   /* coarse levels: speed and quality */
   const size_t NQ = N < 10000 ? N : 10000;
   double *qual = malloc(NQ * sizeof *qual);
   for (int l = 1; l < info.num_levels && qual; l++) {
     random_queries(q, N, n, l, 1);
+    const double tld = time_batch(ctx, r, q, N, 0, 3);
     const double tl = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+    char what[64];
+    snprintf(what, sizeof what, "level %d paths", l);
+    print_phases(name, what, r, tl);
+    printf("%s: level %d: distance %.3f M queries/s (%.2fx exact distance), %.1f vertices a "
+           "path\n",
+           name, l, N / tld / 1e6, td / tld, (double)g_last_path_total / (double)N);
     wg_route_batch b = {0};
     if (wg_router_query(ctx, r, q, NQ, WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY, &b) != WG_OK)
       break;

@@ -406,6 +406,11 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
       (st = wg__alloc(ctx, &dist, n, sizeof *dist, "route batch")) ||
       (st = wg__calloc(ctx, &out->results, n, sizeof *out->results, "route results")))
     goto done;
+  /* the host loops run on the context's threads: on a million queries
+   * their first touches of fresh pages (results above all) cost tens of
+   * milliseconds on one thread, next to a GPU batch of about 100 ms */
+  const int nth = wg__threads(ctx);
+#pragma omp parallel for num_threads(nth) schedule(static)
   for (size_t i = 0; i < n; i++) {
     src[i] = q[i].source;
     dst[i] = q[i].target;
@@ -432,6 +437,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
       goto done;
     }
   }
+#pragma omp parallel for num_threads(nth) schedule(static)
   for (size_t i = 0; i < n; i++) {
     wg_route_result *res = &out->results[i];
     res->distance = dist[i];
@@ -620,6 +626,8 @@ wg_status wg_router_table(wg_ctx_t *ctx, wg_router_t *r,
   if (wg__mul_size(ns, nt, &cells) || cells > SIZE_MAX / sizeof(uint64_t))
     return wg__error(ctx, WG_EOVERFLOW, "route table: %zu x %zu is too large", ns, nt);
   if (cells == 0) return WG_OK;
+  wg_status hs = wg__router_host_metric(ctx, r); /* the CUDA backend's words */
+  if (hs != WG_OK) return hs;
   for (size_t c = 0; c < cells; c++) dist[c] = INF;
   const wg__cch *h = &r->h;
   const int threads = wg__threads(ctx);

@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "cuda/gateway.h"
+#include "cuda/route/extra.h"
 #include "graph/graph_internal.h"
 #include "wattgraph/route.h"
 
@@ -76,6 +77,7 @@ struct wg_router {
   wg_route_backend backend; /* resolved */
   int device;
   wg__cuda_cch *cuda;
+  int host_stale; /* with cuda: fwd/bwd lag the device metric (router.c) */
   double build_seconds, customise_seconds;
   pthread_mutex_t lock; /* guards the scratch pool */
   wg__route_scratch *pool;
@@ -125,6 +127,11 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
                         uint64_t *len, uint64_t *cap);
+
+/* With the CUDA backend the metric lives on the device; this brings the
+ * host words (r->fwd, r->bwd) up to date for a host search (tables).
+ * Thread-safe; a no-op on the CPU backend. (router.c) */
+wg_status wg__router_host_metric(wg_ctx_t *ctx, wg_router_t *r);
 
 /* The level budgets (measurement knob for bench_route): budgets[0] must be
  * UINT32_MAX; n in [2, WG__ROUTE_LEVELS]. */

@@ -4,9 +4,10 @@
  *
  * Backend: AUTO takes CUDA only when the build has it and a device answers,
  * and falls back to the CPU quietly otherwise; CUDA asked for explicitly
- * fails with the reason. With CUDA the host keeps its copy of the metric
- * words too (wg__cuda_cch_customise fills them), so tables, snapping and
- * the CPU checks always see the current metric.
+ * fails with the reason. With CUDA the metric is customised on the device
+ * only (copying its words back would cost more than the customisation);
+ * the host copy is fetched on demand (wg__router_host_metric) by the host
+ * searches that read it (tables).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ static wg_status check_weights(wg_ctx_t *ctx, const wg_router_t *r,
                      "metric is kept)",
                      (unsigned long long)m, (unsigned long long)r->h.m);
   if (m && !w) return wg__error(ctx, WG_EINVAL, "router: weights is NULL");
+  /* the device checks (and names) the weights itself, while seeding */
+  if (r->cuda) return WG_OK;
   for (uint64_t e = 0; e < m; e++)
     if (w[e] >= WG_ROUTE_MAX_WEIGHT)
       return wg__error(ctx, WG_ERANGE,
@@ -64,18 +67,23 @@ static wg_status customise(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *weight
   uint64_t *nf = NULL, *nb = NULL;
   const uint64_t cnt = r->h.m_up ? r->h.m_up : 1;
   wg_status st;
+  if (r->cuda) {
+    char why[256] = "";
+    const double t0 = wg__now();
+    st = wg__cuda_cch_customise(r->cuda, weights, NULL, NULL, why, sizeof why);
+    if (st != WG_OK)
+      return wg__error(ctx, st, "router (cuda): %s (the previous metric is kept)", why);
+    r->customise_seconds = wg__now() - t0;
+    pthread_mutex_lock(&r->lock);
+    r->host_stale = 1;
+    pthread_mutex_unlock(&r->lock);
+    return WG_OK;
+  }
   if ((st = wg__alloc(ctx, &nf, cnt, sizeof *nf, "router metric")) ||
       (st = wg__alloc(ctx, &nb, cnt, sizeof *nb, "router metric")))
     goto fail;
   const double t0 = wg__now();
-  if (r->cuda) {
-    char why[256] = "";
-    st = wg__cuda_cch_customise(r->cuda, weights, nf, nb, why, sizeof why);
-    if (st != WG_OK) {
-      st = wg__error(ctx, st, "router (cuda): %s (the previous metric is kept)", why);
-      goto fail;
-    }
-  } else if ((st = wg__cch_customise(ctx, &r->h, weights, nf, nb)) != WG_OK) {
+  if ((st = wg__cch_customise(ctx, &r->h, weights, nf, nb)) != WG_OK) {
     goto fail;
   }
   r->customise_seconds = wg__now() - t0;
@@ -194,6 +202,27 @@ void wg_router_destroy(wg_router_t **rp) {
     free(r);
   }
   *rp = NULL;
+}
+
+wg_status wg__router_host_metric(wg_ctx_t *ctx, wg_router_t *r) {
+  wg_status st = WG_OK;
+  if (!r->cuda) return WG_OK;
+  pthread_mutex_lock(&r->lock);
+  if (r->host_stale) {
+    const uint64_t cnt = r->h.m_up ? r->h.m_up : 1;
+    if (!r->fwd) st = wg__alloc(ctx, &r->fwd, cnt, sizeof *r->fwd, "router metric");
+    if (st == WG_OK && !r->bwd) st = wg__alloc(ctx, &r->bwd, cnt, sizeof *r->bwd, "router metric");
+    if (st == WG_OK) {
+      char why[256] = "";
+      st = wg__cuda_cch_metric(r->cuda, r->fwd, r->bwd, why, sizeof why);
+      if (st != WG_OK)
+        st = wg__error(ctx, st, "router (cuda): fetching the metric: %s", why);
+      else
+        r->host_stale = 0;
+    }
+  }
+  pthread_mutex_unlock(&r->lock);
+  return st;
 }
 
 wg_status wg_router_set_weights(wg_ctx_t *ctx, wg_router_t *r,

@@ -56,13 +56,21 @@ namespace {
 
 __global__ void seed_kernel(const uint32_t *__restrict__ w, const uint64_t *__restrict__ arc_to_up,
                             uint64_t m, ull *fwd, ull *bwd, unsigned *flags) {
+  ull *bad_arc = (ull *)(flags + 2);
   for (uint64_t e = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; e < m;
        e += (uint64_t)gridDim.x * blockDim.x) {
     const uint64_t h = arc_to_up[e];
-    if (h == UINT64_MAX) continue;
     const uint32_t we = w[e];
+    if (h == UINT64_MAX) { /* a self loop: checked all the same */
+      if (we >= (UINT32_C(1) << 30)) {
+        atomicOr(flags, WG__CCH_F_WEIGHT);
+        atomicMin(bad_arc, (ull)e);
+      }
+      continue;
+    }
     if (we >= (UINT32_C(1) << 30)) {
       atomicOr(flags, WG__CCH_F_WEIGHT);
+      atomicMin(bad_arc, (ull)e);
       continue;
     }
     const ull word = (ull)we << 32 | 0xffffffffull;
@@ -119,6 +127,41 @@ __global__ void triangle_kernel(const uint32_t *__restrict__ arcs, uint32_t coun
   }
 }
 
+/* One thread per lower triangle of the rows of one height: arcs a = (x, u)
+ * and b = (x, v) of row x, c = (u, v); the same two minima as
+ * triangle_kernel's inner loop, with (u, v) found once at create. Every
+ * triangle of a height is independent (c lies in a row of greater
+ * height), so the height runs in one parallel step whose length does not
+ * grow with the width of its rows. */
+__global__ void tri_kernel(const uint32_t *__restrict__ ta, const uint32_t *__restrict__ tb,
+                           const uint32_t *__restrict__ tc, uint64_t count,
+                           const uint32_t *__restrict__ up_tail, ull *fwd, ull *bwd,
+                           unsigned *flags) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < count;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint32_t a = ta[i], b = tb[i], c = tc[i];
+    const ull fa = fwd[a], ba = bwd[a];
+    const uint32_t wfa = (uint32_t)(fa >> 32), wba = (uint32_t)(ba >> 32);
+    if (wfa == WG__CCH_NONE && wba == WG__CCH_NONE) continue;
+    const uint32_t x = up_tail[a];
+    const uint32_t wfb = (uint32_t)(fwd[b] >> 32), wbb = (uint32_t)(bwd[b] >> 32);
+    if (wba != WG__CCH_NONE && wfb != WG__CCH_NONE) {
+      const ull s = (ull)wba + wfb;
+      if (s >= WG__CCH_NONE)
+        atomicOr(flags, WG__CCH_F_OVERFLOW);
+      else
+        atomicMin(&fwd[c], s << 32 | x);
+    }
+    if (wbb != WG__CCH_NONE && wfa != WG__CCH_NONE) {
+      const ull s = (ull)wbb + wfa;
+      if (s >= WG__CCH_NONE)
+        atomicOr(flags, WG__CCH_F_OVERFLOW);
+      else
+        atomicMin(&bwd[c], s << 32 | x);
+    }
+  }
+}
+
 /* Hop count of one word of arc a = (x, y): 0 for none, 1 for a graph arc,
  * else the sum of its two halves through middle z (rows of smaller
  * height, already counted). dir 0: fwd x -> y = bwd(z, x) + fwd(z, y);
@@ -128,7 +171,7 @@ __global__ void hops_kernel(const uint32_t *__restrict__ arcs, uint32_t count,
                             const uint32_t *__restrict__ up_head,
                             const uint32_t *__restrict__ up_tail, const ull *__restrict__ fwd,
                             const ull *__restrict__ bwd, uint32_t *hop_f, uint32_t *hop_b,
-                            unsigned *flags) {
+                            uint2 *half_f, uint2 *half_b, unsigned *flags) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const uint32_t a = arcs[i];
@@ -136,6 +179,7 @@ __global__ void hops_kernel(const uint32_t *__restrict__ arcs, uint32_t count,
   for (int dir = 0; dir < 2; ++dir) {
     const ull word = dir ? bwd[a] : fwd[a];
     uint32_t hops;
+    uint2 half = make_uint2(WG__CCH_NONE, WG__CCH_NONE);
     if ((uint32_t)(word >> 32) == WG__CCH_NONE) {
       hops = 0;
     } else if ((uint32_t)word == WG__CCH_NONE) {
@@ -149,6 +193,9 @@ __global__ void hops_kernel(const uint32_t *__restrict__ arcs, uint32_t count,
         hops = 0;
       } else {
         const ull h = dir ? (ull)hop_b[zy] + hop_f[zx] : (ull)hop_b[zx] + hop_f[zy];
+        /* x -> y is x -> z (bwd of (z, x)) then z -> y (fwd of (z, y));
+         * y -> x is y -> z (bwd of (z, y)) then z -> x (fwd of (z, x)) */
+        half = dir ? make_uint2(zy << 1 | 1u, zx << 1) : make_uint2(zx << 1 | 1u, zy << 1);
         if (h >= UINT32_MAX) {
           atomicOr(flags, WG__CCH_F_HOPS);
           hops = UINT32_MAX;
@@ -158,6 +205,7 @@ __global__ void hops_kernel(const uint32_t *__restrict__ arcs, uint32_t count,
       }
     }
     (dir ? hop_b : hop_f)[a] = hops;
+    (dir ? half_b : half_f)[a] = half;
   }
 }
 
@@ -255,6 +303,67 @@ wg_status check_topology(const wg__cuda_cch_topology *t, uint32_t *depth, uint32
   return WG_OK;
 }
 
+/* The lower triangles of every row, grouped by the height of the row (arcs
+ * in the order of `arcs`, which lists the arcs of each height's ranks):
+ * for arc a = (x, u) and every later arc b = (x, v) of row x, the index c of
+ * (u, v) in row u, found by a merge (both rows ascending). Fills the three
+ * arrays (count entries, malloc'd) and tri_first (num_heights + 1). A
+ * missing (u, v) is a bad topology; WG_ENOMEM when the host arrays fail
+ * (the caller then keeps the row walk). */
+wg_status build_triangles(const wg__cuda_cch_topology *t, const uint32_t *first,
+                          const uint32_t *tail, const uint32_t *arcs,
+                          const uint32_t *height_arc_first, uint32_t **ta, uint32_t **tb,
+                          uint32_t **tc, uint64_t *count, uint64_t *tri_first, char *why,
+                          size_t why_cap) {
+  uint64_t total = 0;
+  *ta = *tb = *tc = nullptr;
+  *count = 0;
+  for (uint32_t r = 0; r < t->n; ++r) {
+    const uint64_t L = first[r + 1] - first[r];
+    total += L * (L - 1) / 2;
+  }
+  *ta = (uint32_t *)malloc(total * 4 + 4);
+  *tb = (uint32_t *)malloc(total * 4 + 4);
+  *tc = (uint32_t *)malloc(total * 4 + 4);
+  if (!*ta || !*tb || !*tc) {
+    free(*ta);
+    free(*tb);
+    free(*tc);
+    *ta = *tb = *tc = nullptr;
+    return WG_ENOMEM;
+  }
+  uint64_t k = 0;
+  for (uint32_t h = 0; h < t->num_heights; ++h) {
+    tri_first[h] = k;
+    for (uint32_t i = height_arc_first[h]; i < height_arc_first[h + 1]; ++i) {
+      const uint32_t a = arcs[i], x = tail[a], u = t->up_head[a];
+      uint32_t p = first[u];
+      const uint32_t pend = first[u + 1];
+      for (uint32_t j = a + 1; j < first[x + 1]; ++j) {
+        const uint32_t v = t->up_head[j];
+        while (p < pend && t->up_head[p] < v) ++p;
+        if (p >= pend || t->up_head[p] != v) {
+          char msg[160];
+          snprintf(msg, sizeof msg, "rank %u: arc %u -> %u of its triangle with %u is missing", x,
+                   u, v, x);
+          free(*ta);
+          free(*tb);
+          free(*tc);
+          *ta = *tb = *tc = nullptr;
+          return bad(msg, why, why_cap);
+        }
+        (*ta)[k] = a;
+        (*tb)[k] = j;
+        (*tc)[k] = p;
+        ++k;
+      }
+    }
+  }
+  tri_first[t->num_heights] = k;
+  *count = k;
+  return WG_OK;
+}
+
 } // namespace
 
 wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cuda_cch **out,
@@ -263,6 +372,7 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   wg__cuda_cch *c = nullptr;
   uint32_t *h_first = nullptr, *h_tail = nullptr, *h_hdepth = nullptr, *h_height = nullptr;
   uint32_t *h_arcs = nullptr;
+  uint32_t *h_ta = nullptr, *h_tb = nullptr, *h_tc = nullptr;
   const uint32_t n = t->n;
   *out = nullptr;
   c = (wg__cuda_cch *)calloc(1, sizeof *c);
@@ -271,12 +381,13 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   c->h_depth = (uint32_t *)malloc((size_t)n * 4 + 4);
   c->h_rank_of = (uint32_t *)malloc((size_t)n * 4 + 4);
   c->h_height_arc_first = (uint32_t *)malloc(((size_t)t->num_heights + 1) * 4);
+  c->h_tri_first = (uint64_t *)malloc(((size_t)t->num_heights + 1) * 8);
   h_height = (uint32_t *)malloc((size_t)n * 4 + 4);
   h_first = (uint32_t *)malloc(((size_t)n + 1) * 4);
   h_tail = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
   h_hdepth = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
   h_arcs = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
-  if (!c->h_depth || !c->h_rank_of || !c->h_height_arc_first || !h_height || !h_first ||
+  if (!c->h_depth || !c->h_rank_of || !c->h_height_arc_first || !c->h_tri_first || !h_height || !h_first ||
       !h_tail || !h_hdepth || !h_arcs) {
     snprintf(why, why_cap, "router on the GPU: host arrays for %u ranks", n);
     st = WG_ENOMEM;
@@ -305,6 +416,17 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
       }
     }
     c->h_height_arc_first[t->num_heights] = k;
+  }
+  {
+    uint64_t nt = 0;
+    st = build_triangles(t, h_first, h_tail, h_arcs, c->h_height_arc_first, &h_ta, &h_tb, &h_tc,
+                         &nt, c->h_tri_first, why, why_cap);
+    if (st == WG_ENOMEM)
+      st = WG_OK; /* the row walk instead */
+    else if (st != WG_OK)
+      goto done;
+    else
+      c->num_tris = nt;
   }
   WG_CK(cudaSetDevice(device));
   {
@@ -335,7 +457,20 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   }
   if ((st = upload(&c->hop_f, (const uint32_t *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
   if ((st = upload(&c->hop_b, (const uint32_t *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
-  WG_CK(cudaMalloc(&c->flags, sizeof(unsigned)));
+  if ((st = upload(&c->half_f, (const uint2 *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
+  if ((st = upload(&c->half_b, (const uint2 *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
+  /* the triangle lists when they take at most half of the free memory,
+   * else the row walk (slower on wide rows, same words) */
+  if (h_ta && c->num_tris) {
+    size_t free_b = 0, total_b = 0;
+    WG_CK(cudaMemGetInfo(&free_b, &total_b));
+    if (c->num_tris * 12 <= free_b / 2) {
+      if ((st = upload(&c->tri_a, h_ta, c->num_tris, why, why_cap)) != WG_OK) goto done;
+      if ((st = upload(&c->tri_b, h_tb, c->num_tris, why, why_cap)) != WG_OK) goto done;
+      if ((st = upload(&c->tri_c, h_tc, c->num_tris, why, why_cap)) != WG_OK) goto done;
+    }
+  }
+  WG_CK(cudaMalloc(&c->flags, 4 * sizeof(unsigned)));
   WG_CK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   /* until customised, every arc is "none": queries answer unreachable */
   if (t->m_up) {
@@ -349,6 +484,9 @@ done:
   free(h_hdepth);
   free(h_height);
   free(h_arcs);
+  free(h_ta);
+  free(h_tb);
+  free(h_tc);
   if (st != WG_OK) {
     cudaSetDevice(device);
     wg__cuda_cch_destroy(&c);
@@ -366,14 +504,20 @@ void wg__cuda_cch_destroy(wg__cuda_cch **cp) {
                  c->depth,    c->order,       c->rank_of,          c->height_arc_first,
                  c->height_arcs, c->arc_to_up, c->level_row_arcs,  c->weights,   c->fwd[0],
                  c->fwd[1],   c->bwd[0],      c->bwd[1],           c->hop_f,     c->hop_b,
-                 c->flags};
+                 c->flags,    c->half_f,      c->half_b,           c->tri_a,     c->tri_b,
+                 c->tri_c};
   for (int b = 0; b < 2; ++b)
     if (c->custom_exec[b]) cudaGraphExecDestroy(c->custom_exec[b]);
   if (c->stream) cudaStreamDestroy(c->stream);
+  for (int w = 0; w < 8; ++w) {
+    if (c->stage_stream[w]) cudaStreamDestroy(c->stage_stream[w]);
+    if (c->stage_buf[w]) cudaFreeHost(c->stage_buf[w]);
+  }
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   free(c->h_depth);
   free(c->h_rank_of);
   free(c->h_height_arc_first);
+  free(c->h_tri_first);
   free(c);
   *cp = nullptr;
 }
@@ -416,7 +560,8 @@ static wg_status capture_customise(wg__cuda_cch *c, int b, char *why, size_t why
   bool capturing = false;
   WG_CK(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
   capturing = true;
-  WG_CK(cudaMemsetAsync(c->flags, 0, sizeof(unsigned), c->stream));
+  WG_CK(cudaMemsetAsync(c->flags, 0, 2 * sizeof(unsigned), c->stream));
+  WG_CK(cudaMemsetAsync(c->flags + 2, 0xff, 2 * sizeof(unsigned), c->stream));
   if (c->m_up) {
     WG_CK(cudaMemsetAsync(nf, 0xff, (size_t)c->m_up * 8, c->stream));
     WG_CK(cudaMemsetAsync(nbw, 0xff, (size_t)c->m_up * 8, c->stream));
@@ -429,10 +574,20 @@ static wg_status capture_customise(wg__cuda_cch *c, int b, char *why, size_t why
     WG_CK(cudaGetLastError());
   }
   for (uint32_t h = 0; h < c->num_heights; ++h) {
-    const uint32_t a0 = c->h_height_arc_first[h], cnt = c->h_height_arc_first[h + 1] - a0;
-    if (cnt == 0) continue;
-    triangle_kernel<<<(cnt + 127) / 128, 128, 0, c->stream>>>(
-        c->height_arcs + a0, cnt, c->up_first, c->up_head, c->up_tail, nf, nbw, c->flags);
+    if (c->tri_a) {
+      const uint64_t t0 = c->h_tri_first[h], cnt = c->h_tri_first[h + 1] - t0;
+      if (cnt == 0) continue;
+      uint64_t blocks = (cnt + 255) / 256;
+      if (blocks > (uint64_t)c->sms * 32) blocks = (uint64_t)c->sms * 32;
+      tri_kernel<<<(unsigned)blocks, 256, 0, c->stream>>>(c->tri_a + t0, c->tri_b + t0,
+                                                          c->tri_c + t0, cnt, c->up_tail, nf,
+                                                          nbw, c->flags);
+    } else {
+      const uint32_t a0 = c->h_height_arc_first[h], cnt = c->h_height_arc_first[h + 1] - a0;
+      if (cnt == 0) continue;
+      triangle_kernel<<<(cnt + 127) / 128, 128, 0, c->stream>>>(
+          c->height_arcs + a0, cnt, c->up_first, c->up_head, c->up_tail, nf, nbw, c->flags);
+    }
     WG_CK(cudaGetLastError());
   }
   capturing = false;
@@ -452,6 +607,7 @@ done:
 wg_status wg__cuda_cch_customise(wg__cuda_cch *c, const uint32_t *weights, uint64_t *fwd,
                                  uint64_t *bwd, char *why, size_t why_cap) {
   wg_status st = WG_OK;
+  unsigned fw[4] = {0, 0, 0, 0};
   unsigned f = 0;
   const int nb = 1 - c->cur;
   ull *nf = (ull *)c->fwd[nb], *nbw = (ull *)c->bwd[nb];
@@ -464,8 +620,20 @@ wg_status wg__cuda_cch_customise(wg__cuda_cch *c, const uint32_t *weights, uint6
     if (st != WG_OK) goto done;
   }
   WG_CK(cudaGraphLaunch(c->custom_exec[nb], c->stream));
-  WG_CK(cudaMemcpyAsync(&f, c->flags, sizeof f, cudaMemcpyDeviceToHost, c->stream));
+  WG_CK(cudaMemcpyAsync(fw, c->flags, sizeof fw, cudaMemcpyDeviceToHost, c->stream));
   WG_CK(cudaStreamSynchronize(c->stream));
+  f = fw[0];
+  if (f & WG__CCH_F_WEIGHT) {
+    /* the smallest arc with a weight at or above the limit, named */
+    ull e = 0;
+    memcpy(&e, fw + 2, sizeof e);
+    if (e < c->m) {
+      snprintf(why, why_cap, "weight %u of arc %llu is at or above the limit %u", weights[e], e,
+               UINT32_C(1) << 30);
+      st = WG_ERANGE;
+      goto done;
+    }
+  }
   if (f) {
     st = wg__cuda_cch_flag_status(f, why, why_cap);
     goto done;
@@ -490,7 +658,7 @@ wg_status wg__cuda_cch_hops(wg__cuda_cch *c, char *why, size_t why_cap) {
     hops_kernel<<<(cnt + 127) / 128, 128>>>(c->height_arcs + a0, cnt, c->up_first, c->up_head,
                                             c->up_tail, (const ull *)c->fwd[c->cur],
                                             (const ull *)c->bwd[c->cur], c->hop_f, c->hop_b,
-                                            c->flags);
+                                            c->half_f, c->half_b, c->flags);
   }
   WG_CK(cudaGetLastError());
   WG_CK(cudaMemcpy(&f, c->flags, sizeof f, cudaMemcpyDeviceToHost));
@@ -501,4 +669,20 @@ wg_status wg__cuda_cch_hops(wg__cuda_cch *c, char *why, size_t why_cap) {
   c->hops_valid = 1;
 done:
   return st;
+}
+
+wg_status wg__cuda_cch_metric(wg__cuda_cch *c, uint64_t *fwd, uint64_t *bwd, char *why,
+                              size_t why_cap) {
+  wg_status st = WG_OK;
+  WG_CK(cudaSetDevice(c->device));
+  if (fwd && c->m_up)
+    WG_CK(cudaMemcpy(fwd, c->fwd[c->cur], (size_t)c->m_up * 8, cudaMemcpyDeviceToHost));
+  if (bwd && c->m_up)
+    WG_CK(cudaMemcpy(bwd, c->bwd[c->cur], (size_t)c->m_up * 8, cudaMemcpyDeviceToHost));
+done:
+  return st;
+}
+
+void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n) {
+  for (int i = 0; i < n; ++i) seconds[i] = c && i < WG__CCH_PHASES ? c->t_phase[i] : 0.0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cuda/gateway.h"
+#include "cuda/route/extra.h"
 
 #define WG__CCH_INF_WORD UINT64_MAX /* weight and middle both none */
 #define WG__CCH_INF_DIST UINT64_MAX
@@ -23,6 +24,9 @@ enum {
   WG__CCH_F_HOPS = 8u,      /* an unpacked arc would exceed 2^32 - 1 vertices */
   WG__CCH_F_STACK = 16u     /* an unpacking stack overflowed (a bug) */
 };
+
+/* Phases timed by wg__cuda_cch_query (host wall clock, synchronous). */
+enum { WG__CCH_PHASES = 6 };
 
 struct wg__cuda_cch {
   int device;
@@ -51,10 +55,26 @@ struct wg__cuda_cch {
   int cur;
   int have_metric;
   /* hop counts of the live metric (vertices - 1 of each unpacked arc),
-   * computed on the first path query after a customisation */
+   * computed on the first path query after a customisation, with the two
+   * halves of each word: (first, second) half as arc << 1 | direction,
+   * WG__CCH_NONE in both for a graph arc or none */
   uint32_t *hop_f, *hop_b;
+  uint2 *half_f, *half_b;
   int hops_valid;
-  unsigned *flags; /* device word */
+  unsigned *flags; /* device words: [0] flags, [2..3] smallest bad weight arc */
+  /* lower triangles, grouped by the height of their row (tri_first on the
+   * host, num_heights + 1): a -> (x, u), b -> (x, v), c -> (u, v), u < v;
+   * NULL when they did not fit (then the row walk of triangle_kernel) */
+  uint64_t num_tris;
+  uint32_t *tri_a, *tri_b, *tri_c;
+  uint64_t *h_tri_first;
+  /* pinned staging for path output (query.cu's copy_out): a buffer of
+   * stage_words and a stream per worker, made on the first large copy */
+  uint32_t *stage_buf[8];
+  cudaStream_t stage_stream[8];
+  uint64_t stage_words;
+  /* seconds of the last query call's phases (wg__cuda_cch_timings) */
+  double t_phase[WG__CCH_PHASES];
   /* customisation into buffer b (seed and every height), captured once as
    * a CUDA graph per buffer on first use; launched on `stream` */
   cudaStream_t stream;

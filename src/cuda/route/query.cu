@@ -65,6 +65,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
+#include <chrono>
+#include <thread>
+
 #include <cub/device/device_scan.cuh>
 
 #include "cuda/check.cuh"
@@ -227,8 +232,8 @@ struct UnpackArgs {
   const ull *count;
   const ull *chain_off;
   const uint32_t *chain, *chain_len;
-  const uint32_t *up_first, *up_head, *up_tail, *order;
-  const ull *fwd, *bwd;
+  const uint32_t *up_head, *up_tail, *order;
+  const uint2 *half_f, *half_b; /* the two halves of each word (cch.cu) */
   uint32_t *stack;
   uint32_t stack_cap;
   uint32_t *out;
@@ -253,30 +258,95 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_kernel(UnpackArgs A) {
       while (sp) {
         const uint32_t e = stack[(size_t)(--sp) * nthreads];
         const uint32_t a = e >> 1, dir = e & 1u;
-        const ull word = dir ? A.bwd[a] : A.fwd[a];
-        const uint32_t z = (uint32_t)word;
-        const uint32_t x = A.up_tail[a], y = A.up_head[a];
-        if (z == WG__CCH_NONE) {
-          out[k++] = A.order[dir ? x : y];
+        /* the halves were found once per metric (hops_kernel): no search */
+        const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+        if (hf.x == WG__CCH_NONE) {
+          out[k++] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
           continue;
         }
-        const uint32_t zx = wg__cch_find(A.up_first, A.up_head, z, x);
-        const uint32_t zy = wg__cch_find(A.up_first, A.up_head, z, y);
-        if (zx == UINT32_MAX || zy == UINT32_MAX || sp + 2 > A.stack_cap) {
-          atomicOr(A.flags, zx == UINT32_MAX || zy == UINT32_MAX ? WG__CCH_F_TOPOLOGY
-                                                                   : WG__CCH_F_STACK);
+        if (sp + 2 > A.stack_cap) {
+          atomicOr(A.flags, WG__CCH_F_STACK);
           return;
         }
-        /* x -> y is x -> z (bwd of (z, x)) then z -> y (fwd of (z, y));
-         * y -> x is y -> z (bwd of (z, y)) then z -> x (fwd of (z, x));
-         * the second half goes under the first */
-        const uint32_t first = dir ? (zy << 1 | 1u) : (zx << 1 | 1u);
-        const uint32_t second = dir ? (zx << 1) : (zy << 1);
-        stack[(size_t)(sp++) * nthreads] = second;
-        stack[(size_t)(sp++) * nthreads] = first;
+        /* the second half goes under the first */
+        stack[(size_t)(sp++) * nthreads] = hf.y;
+        stack[(size_t)(sp++) * nthreads] = hf.x;
       }
     }
   }
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/* Copies count path words from the device into host memory that is usually
+ * freshly allocated (page faults on first touch). One pageable cudaMemcpy
+ * runs at the speed of the driver's single staging thread; instead
+ * kStageWorkers host threads each take every kStageWorkers-th piece of
+ * kStageWords words through their own pinned buffer and stream (made on
+ * first use, kept by the router), so the PCIe transfers queue back to back
+ * while the host copies and page faults run in parallel. */
+constexpr int kStageWorkers = 8;
+constexpr uint64_t kStageWords = 4u << 20; /* 16 MB per worker */
+
+void advise_huge(void *p, uint64_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t page = 2u << 20;
+  const uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+  const uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: failure is fine */
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+wg_status stage_init(wg__cuda_cch *c, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  if (c->stage_words) return WG_OK;
+  for (int w = 0; w < kStageWorkers; ++w) {
+    WG_CK(cudaHostAlloc(&c->stage_buf[w], kStageWords * 4, cudaHostAllocDefault));
+    WG_CK(cudaStreamCreateWithFlags(&c->stage_stream[w], cudaStreamNonBlocking));
+  }
+  c->stage_words = kStageWords;
+done:
+  return st;
+}
+
+wg_status copy_out(wg__cuda_cch *c, uint32_t *dst, const uint32_t *src, uint64_t count,
+                   char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  if (count < 2 * kStageWords) {
+    WG_CK(cudaMemcpy(dst, src, count * 4, cudaMemcpyDeviceToHost));
+    return WG_OK;
+  }
+  if ((st = stage_init(c, why, why_cap)) != WG_OK) return st;
+  {
+    const uint64_t pieces = (count + kStageWords - 1) / kStageWords;
+    const int workers = pieces < (uint64_t)kStageWorkers ? (int)pieces : kStageWorkers;
+    cudaError_t err[kStageWorkers];
+    std::thread th[kStageWorkers];
+    for (int w = 0; w < workers; ++w) {
+      err[w] = cudaSuccess;
+      th[w] = std::thread([=, &err]() {
+        cudaError_t e = cudaSetDevice(c->device);
+        for (uint64_t p = (uint64_t)w; p < pieces && e == cudaSuccess; p += (uint64_t)workers) {
+          const uint64_t off = p * kStageWords;
+          const uint64_t len = count - off < kStageWords ? count - off : kStageWords;
+          e = cudaMemcpyAsync(c->stage_buf[w], src + off, len * 4, cudaMemcpyDeviceToHost,
+                              c->stage_stream[w]);
+          if (e == cudaSuccess) e = cudaStreamSynchronize(c->stage_stream[w]);
+          if (e == cudaSuccess) memcpy(dst + off, c->stage_buf[w], len * 4);
+        }
+        err[w] = e;
+      });
+    }
+    for (int w = 0; w < workers; ++w) th[w].join();
+    for (int w = 0; w < workers; ++w) WG_CK(err[w]);
+  }
+done:
+  return st;
 }
 
 wg_status bad_query(uint32_t i, const char *what, uint32_t v, uint32_t lim, char *why, size_t why_cap) {
@@ -305,6 +375,14 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
   size_t free_b = 0, total_b = 0, budget;
   uint64_t warps, Q, C, P = 0;
   uint32_t unpack_threads = 0;
+  double tp[WG__CCH_PHASES] = {0, 0, 0, 0, 0, 0};
+  const double t_start = now_s();
+  double t_clk = t_start;
+  auto lap = [&](int ph) {
+    const double t = now_s();
+    tp[ph] += t - t_clk;
+    t_clk = t;
+  };
   if (path_first) *path_first = nullptr;
   if (path) *path = nullptr;
   if (want_path && (!path_first || !path)) {
@@ -324,10 +402,12 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
   }
   if (nq == 0) goto finish;
   WG_CK(cudaSetDevice(c->device));
+  lap(0);
   if (want_path) {
     st = wg__cuda_cch_hops(c, why, why_cap);
     if (st != WG_OK) goto done;
   }
+  lap(2);
   WG_CK(cudaMemGetInfo(&free_b, &total_b));
   budget = free_b / 4;
   /* the search grid: resident warps, fewer for small batches or memory */
@@ -395,6 +475,7 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
     WG_CK(cudaMemcpy(d_level, level + q0, (size_t)qc * sizeof(int), cudaMemcpyHostToDevice));
     if (want_path)
       WG_CK(cudaMemcpy(d_chain_off, h_chain_off, (size_t)qc * 8, cudaMemcpyHostToDevice));
+    lap(0);
     {
       SearchArgs A;
       A.nq = qc;
@@ -425,6 +506,7 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       WG_CK(cudaGetLastError());
     }
     WG_CK(cudaMemcpy(dist + q0, d_dist, (size_t)qc * 8, cudaMemcpyDeviceToHost));
+    lap(1);
     if (want_path) {
       ull last = 0;
       WG_CK(cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_count, d_off, (int64_t)qc));
@@ -445,6 +527,9 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
         }
         pv = np;
         path_cap_host = cap;
+        /* large pages where the kernel offers them: the copy-out's page
+         * faults on fresh memory were most of its time (a fault per 4 KB) */
+        advise_huge(pv, cap * 4);
       }
       /* the device path buffer: this chunk's total within the budget,
        * and never less than its longest single path */
@@ -462,6 +547,7 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
           P = want;
         }
       }
+      lap(2);
       /* unpack in pieces whose paths fit the device buffer */
       for (uint32_t p0 = 0; p0 < qc;) {
         uint32_t p1 = p0 + 1;
@@ -476,12 +562,11 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
         U.chain_off = d_chain_off;
         U.chain = d_chain;
         U.chain_len = d_chain_len;
-        U.up_first = c->up_first;
         U.up_head = c->up_head;
         U.up_tail = c->up_tail;
         U.order = c->order;
-        U.fwd = (const ull *)c->fwd[c->cur];
-        U.bwd = (const ull *)c->bwd[c->cur];
+        U.half_f = c->half_f;
+        U.half_b = c->half_b;
         U.stack = d_stack;
         U.stack_cap = D + 2;
         U.out = d_path;
@@ -501,9 +586,13 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
             goto done;
           }
         }
+        lap(3);
         const uint64_t n_out = h_off[p1] - h_off[p0];
-        if (n_out)
-          WG_CK(cudaMemcpy(pv + path_total + h_off[p0], d_path, n_out * 4, cudaMemcpyDeviceToHost));
+        if (n_out) {
+          st = copy_out(c, pv + path_total + h_off[p0], d_path, n_out, why, why_cap);
+          if (st != WG_OK) goto done;
+        }
+        lap(4);
         p0 = p1;
       }
       path_total += chunk_total;
@@ -525,6 +614,9 @@ finish:
     pv = nullptr;
   }
 done:
+  lap(0);
+  tp[5] = now_s() - t_start;
+  for (int i = 0; i < WG__CCH_PHASES; ++i) c->t_phase[i] = tp[i];
   cudaFree(d_src);
   cudaFree(d_tgt);
   cudaFree(d_level);

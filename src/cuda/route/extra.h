@@ -1,0 +1,29 @@
+/* Router entries of the CUDA gateway beside src/cuda/gateway.h's "router"
+ * section (kept apart so that a change here rebuilds only the router):
+ * defined in src/cuda/route/cch.cu, stubs in src/core/cuda_absent.c. */
+#ifndef WG_CUDA_ROUTE_EXTRA_H
+#define WG_CUDA_ROUTE_EXTRA_H
+
+#include "cuda/gateway.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Copies the live device metric words (m_up each) into fwd and bwd (host;
+ * either may be NULL): the router customises on the device only and
+ * fetches the words when a host search (tables) needs them. */
+wg_status wg__cuda_cch_metric(wg__cuda_cch *c, uint64_t *fwd, uint64_t *bwd,
+                              char *why, size_t why_cap);
+
+/* Seconds of the last wg__cuda_cch_query's phases, for benchmarks: [0]
+ * checks, uploads and scratch, [1] search kernel and distances back, [2]
+ * hop counts, scan and offsets, [3] unpack kernels, [4] paths copied into
+ * host memory, [5] the whole call. Zeros without CUDA or a router. */
+void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
