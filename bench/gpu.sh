@@ -36,7 +36,7 @@ bash tests/test_cli.sh >"$LOGS/test_cli.log" 2>&1 && row test_cli.sh pass || row
 
 # 2. CUDA tests under compute-sanitizer, on their quick subsets (the full
 #    near-far matrix does not finish under racecheck in a call's time).
-export WG_TEST_QUICK=1 WG_PQ_QUICK=1
+export WG_TEST_QUICK=1 WG_PQ_QUICK=1 WG_TEST_ROUTE_SMALL=1
 # WG_SANITIZE_TESTS narrows the list (names without test_), e.g. "nearfar pq_sssp";
 # WG_SANITIZE_TOOLS the tools (default "memcheck racecheck synccheck").
 for t in "$B"/test_cuda_*; do
@@ -52,7 +52,7 @@ for t in "$B"/test_cuda_*; do
     row "$(basename "$t") $tool" "$r"
   done
 done
-unset WG_TEST_QUICK WG_PQ_QUICK
+unset WG_TEST_QUICK WG_PQ_QUICK WG_TEST_ROUTE_SMALL
 
 # 3. timed runs with energy from every meter: the oracle on the CPU, then
 #    near-far and self-tuning on the GPU (median of 5, verified)
