@@ -87,6 +87,8 @@ done
 if command -v python3 >/dev/null; then
   if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out"; then
     pass=$((pass + 1)); else echo "FAIL sssp-json: not valid JSON"; failures=$((failures + 1)); fi
+  # the median is the median of the runs listed (which stay in run order)
+  ok sssp-json-median python3 -c 'import json,sys,statistics as st; j = json.load(open(sys.argv[1])); s = j["seconds"]; assert len(s) == 3 and abs(st.median(s) - j["median_seconds"]) <= 1e-12 * max(s), j' "$tmp/out"
 fi
 
 # convert round trip: cache and DIMACS text give the same distances

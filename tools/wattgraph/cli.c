@@ -678,10 +678,17 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-double cli_median(double *v, unsigned n) {
+double cli_median(const double *v, unsigned n) {
   if (n == 0) return NAN;
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  /* a sorted copy: the caller's runs stay in the order they ran (the JSON
+   * lists them so) */
+  double small[64], *t = n <= 64 ? small : malloc((size_t)n * sizeof *t);
+  if (!t) return NAN;
+  memcpy(t, v, (size_t)n * sizeof *t);
+  qsort(t, n, sizeof *t, cmp_double);
+  const double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  if (t != small) free(t);
+  return m;
 }
 
 const char *cli_commas(uint64_t v, char *buf, size_t cap) {

@@ -160,8 +160,8 @@ FILE *cli_report_stream(const char *path);
 /* Commits (CLI_OK) or prints the write error (CLI_FAIL). */
 int cli_out_commit(wg_ctx_t *ctx, wg_outfile_t **o);
 
-/* Median of v[0..n) (sorts v). */
-double cli_median(double *v, unsigned n);
+/* Median of v[0..n), NAN when n is 0 (v is left as it is). */
+double cli_median(const double *v, unsigned n);
 /* Formats 1234567 as "1,234,567". */
 const char *cli_commas(uint64_t v, char *buf, size_t cap);
 /* Prints a duration with a fitting unit. */
