@@ -24,6 +24,12 @@ grep -qE '^WG_CUDA_SGRID +4 +4 +env-rejected ' "$tmp/out" || no "rejected row: $
 grep -qF 'WG_CUDA_SGRID=99: out of range (1..64)' "$tmp/err" || no "warning: $(cat "$tmp/err")"
 grep -qF 'WG_FIT_TIES="short1": shortK needs K in 2..1024' "$tmp/err" || no "ties warning: $(cat "$tmp/err")"
 
+# a removed switch is named as removed, not ignored in silence
+WG_CUDA_SYNC=1 "$bin" --tuning >"$tmp/out" 2>"$tmp/err" || no "--tuning with a removed switch: exit $?"
+grep -qF 'WG_CUDA_SYNC was removed' "$tmp/err" || no "removed switch warning: $(cat "$tmp/err")"
+WG_CUDA_SYNC=1 "$bin" --tuning -q >"$tmp/out" 2>"$tmp/err"
+grep -q 'WG_CUDA_SYNC' "$tmp/err" && no "-q should silence the removed-switch warning"
+
 # every command warns about a refused variable, and runs on
 data=${WG_TEST_DATA:-$repo/tests/data}
 g=$(ls "$data"/*.gr 2>/dev/null | head -1)

@@ -16,7 +16,27 @@ static void warn_rejected(const char *name) {
   wg_ctx_destroy(&tmp);
 }
 
+/* Switches removed with the variant they chose (docs/tuning.md, "Removed on
+ * 2026-11-28"): setting one does nothing, so say so rather than let a run
+ * silently differ from what its user asked. */
+static const char *const removed_switches[] = {
+    "WG_CUDA_CONTROL", "WG_CUDA_SYNC",         "WG_CUDA_PRED",       "WG_CUDA_PREFETCH",
+    "WG_CUDA_PARTAGG", "WG_CUDA_FITRANGE",     "WG_CUDA_ASYNC_UNROLL", "WG_PQ_SPREAD",
+    "WG_PQ_DELETE_AHEAD", "WG_COLL_LAUNCH_THREADS"};
+
+static void warn_removed(void) {
+  for (size_t i = 0; i < sizeof removed_switches / sizeof *removed_switches; i++) {
+    const char *v = getenv(removed_switches[i]);
+    if (v && *v)
+      fprintf(stderr,
+              "wattgraph: warning: %s was removed with the variant it chose (docs/tuning.md, "
+              "\"Removed\"); it has no effect\n",
+              removed_switches[i]);
+  }
+}
+
 void cli_tuning_warnings(const wg_ctx_t *ctx) {
+  warn_removed();
   for (int i = 0; i < wg_tuning_count(); i++) {
     wg_tuning_info in;
     wg_tuning_source src = WG_TUNING_DEFAULT;
@@ -62,6 +82,7 @@ int cmd_tuning(int argc, char **argv) {
   }
   static const char *const from[] = {"default", "env", "set", "env-rejected"};
   const int n = wg_tuning_count();
+  if (!quiet) warn_removed();
   cli_json j;
   if (json) {
     json_begin(&j, stdout);
