@@ -46,11 +46,12 @@ static void monaco(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
   assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  const char *repo = getenv("WG_REPO");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/data/monaco.osm.pbf", repo ? repo : ".");
+  char *path = wgt_repo("data/monaco.osm.pbf");
+  assert_non_null(path);
   wg_graph_t *g = NULL;
-  if (wg_graph_load(ctx, &g, path, NULL) != WG_OK) {
+  const wg_status st = wg_graph_load(ctx, &g, path, NULL);
+  free(path);
+  if (st != WG_OK) {
     printf("monaco: %s, skipped\n", wg_ctx_last_error(ctx));
     wg_ctx_destroy(&ctx);
     skip();

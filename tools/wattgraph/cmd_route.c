@@ -442,6 +442,20 @@ typedef struct profile_run {
   int scored;
 } profile_run;
 
+/* Answers q[0..k) untimed with their quality measured, adding each
+ * reachable pair's quality (capped at 1) to *qsum and counting it in *qn. */
+static int add_quality(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q, size_t k,
+                       double *qsum, uint64_t *qn) {
+  wg_route_batch out;
+  wg_status st = wg_router_query(ctx, r, q, k, WG_ROUTE_MEASURE_QUALITY, &out);
+  if (st != WG_OK) return cli_fail(ctx, st, "profile (quality)");
+  for (size_t i = 0; i < out.count; i++)
+    if (isfinite(out.results[i].quality) && out.results[i].quality > 0)
+      *qsum += fmin(1.0, out.results[i].quality), ++*qn;
+  wg_route_batch_free(&out);
+  return CLI_OK;
+}
+
 /* Measures one batch's seconds (median of reps batches of random pairs,
  * after one warm-up batch, paths returned as the server asks) and the mean
  * quality (optimal / returned length, over the reachable pairs of those
@@ -483,14 +497,7 @@ static int measure_profile(wg_ctx_t *ctx, wg_router_t *r, uint32_t nv, uint64_t 
         t[rep - 1] = dt;
         if (l == 0 || scores) continue;
         drawn += b;
-        if ((st = wg_router_query(ctx, r, q, b, WG_ROUTE_MEASURE_QUALITY, &out)) != WG_OK) {
-          rc = cli_fail(ctx, st, "profile (quality)");
-          break;
-        }
-        for (size_t i = 0; i < out.count; i++)
-          if (isfinite(out.results[i].quality) && out.results[i].quality > 0)
-            qsum += fmin(1.0, out.results[i].quality), qn++;
-        wg_route_batch_free(&out);
+        if ((rc = add_quality(ctx, r, q, b, &qsum, &qn)) != CLI_OK) break;
       }
       /* more pairs (untimed) until the quality rests on enough of them */
       while (rc == CLI_OK && l > 0 && !scores && drawn < pr->min_quality_pairs) {
@@ -498,16 +505,7 @@ static int measure_profile(wg_ctx_t *ctx, wg_router_t *r, uint32_t nv, uint64_t 
         draw_pairs(q, k, nv, seed, stream, l);
         stream += k;
         drawn += k;
-        wg_route_batch out;
-        wg_status st = wg_router_query(ctx, r, q, k, WG_ROUTE_MEASURE_QUALITY, &out);
-        if (st != WG_OK) {
-          rc = cli_fail(ctx, st, "profile (quality)");
-          break;
-        }
-        for (size_t i = 0; i < out.count; i++)
-          if (isfinite(out.results[i].quality) && out.results[i].quality > 0)
-            qsum += fmin(1.0, out.results[i].quality), qn++;
-        wg_route_batch_free(&out);
+        rc = add_quality(ctx, r, q, k, &qsum, &qn);
       }
       if (rc != CLI_OK) break;
       if (l > 0 && !scores && qn == 0) {
