@@ -143,7 +143,8 @@ static void names_choices_and_errors(void **state) {
 }
 
 /* The switches removed on 2026-11-28 (their variant lost; docs/tuning.md,
- * "Removed") are unknown names now: setting one is an error naming it, and
+ * "Removed") are unknown names now: setting one is an error naming it and
+ * saying it was removed, wg_tuning_removed lists them, and
  * no code path can be chosen by them any more. */
 static void removed_switches_are_gone(void **state) {
   (void)state;
@@ -152,10 +153,19 @@ static void removed_switches_are_gone(void **state) {
                                "WG_CUDA_PREFETCH",  "WG_CUDA_PARTAGG",    "WG_CUDA_FITRANGE",
                                "WG_PQ_SPREAD",      "WG_PQ_DELETE_AHEAD", "WG_CUDA_ASYNC_UNROLL",
                                "WG_COLL_LAUNCH_THREADS"};
+  size_t listed = 0;
+  while (wg_tuning_removed((int)listed)) listed++;
+  assert_int_equal(listed, sizeof gone / sizeof *gone);
+  assert_null(wg_tuning_removed(-1));
   for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
+    int found = 0;
+    for (size_t r = 0; r < listed; r++) found |= strcmp(wg_tuning_removed((int)r), gone[i]) == 0;
+    if (!found) fail_msg("%s is not in wg_tuning_removed's list", gone[i]);
     wgt_assert_status(ctx, wg_ctx_set_tuning(ctx, gone[i], "0"), WG_ENOENT);
     wgt_assert_error_has(ctx, gone[i]);
-    assert_int_equal(wg_ctx_get_tuning(ctx, gone[i], NULL, 0, NULL), WG_ENOENT);
+    wgt_assert_error_has(ctx, "was removed");
+    wgt_assert_status(ctx, wg_ctx_set_tuning(ctx, gone[i] + 3, "0"), WG_ENOENT);
+    wgt_assert_error_has(ctx, "was removed");
     for (int k = 0; k < wg_tuning_count(); k++) {
       wg_tuning_info in;
       assert_int_equal(wg_tuning_info_at(k, &in), WG_OK);

@@ -192,6 +192,10 @@ typedef struct wg_tuning_info {
 int wg_tuning_count(void);
 /* Fills *out for switch `index`. WG_ERANGE outside 0..count-1. */
 wg_status wg_tuning_info_at(int index, wg_tuning_info *out);
+/* The switches removed with the variant they chose (docs/tuning.md,
+ * "Removed"): "WG_CUDA_SYNC", ... for index 0, 1, ...; NULL past the end.
+ * Setting one has no effect (wg_ctx_set_tuning refuses the name). */
+const char *wg_tuning_removed(int index);
 /* Sets switch `name` ("WG_CUDA_WIDE", or "CUDA_WIDE") for this context from
  * text as the environment would give it ("1", "0x7ff", "async", "short8",
  * a path); value NULL returns it to its default. WG_ENOENT for an unknown

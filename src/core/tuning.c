@@ -198,9 +198,35 @@ wg_status wg_tuning_info_at(int index, wg_tuning_info *out) {
   return WG_OK;
 }
 
+static const char *const removed_names[] = {
+#define WG__REMOVED_NAME(id) "WG_" #id,
+    WG__TUNING_REMOVED(WG__REMOVED_NAME)
+#undef WG__REMOVED_NAME
+};
+
+const char *wg_tuning_removed(int index) {
+  if (index < 0 || (size_t)index >= sizeof removed_names / sizeof *removed_names) return NULL;
+  return removed_names[index];
+}
+
+/* "WG_CUDA_SYNC" or "CUDA_SYNC" names a removed switch. */
+static int is_removed(const char *name) {
+  if (!name) return 0;
+  for (int i = 0; wg_tuning_removed(i); i++) {
+    const char *full = wg_tuning_removed(i);
+    if (strcmp(name, full) == 0 || strcmp(name, full + 3) == 0) return 1;
+  }
+  return 0;
+}
+
 wg_status wg_ctx_set_tuning(wg_ctx_t *ctx, const char *name, const char *value) {
   if (!ctx) return WG_EINVAL;
   const int i = find(name);
+  if (i < 0 && is_removed(name))
+    return wg__error(ctx, WG_ENOENT,
+                     "tuning: %s was removed with the variant it chose (docs/tuning.md, "
+                     "\"Removed\"); it has no effect",
+                     name);
   if (i < 0)
     return wg__error(ctx, WG_ENOENT, "tuning: no switch named \"%s\" (wattgraph --tuning lists them)",
                      name ? name : "(null)");

@@ -160,6 +160,14 @@ extern "C" {
     "kept: tests run both; lanes lost on FLA (2.94 against 0.42 s), items on Kronecker 21 "   \
     "(11.7 against 2.19 s), 1000 sources, H100")
 
+/* Switches removed with the variant they chose (docs/tuning.md, "Removed
+ * on 2026-11-28"; the journals keep the numbers). They are unknown names to
+ * wg_ctx_set_tuning, whose error says they were removed, and
+ * wg_tuning_removed lists them so the CLI can warn when one is set. */
+#define WG__TUNING_REMOVED(X)                                                                   \
+  X(CUDA_CONTROL) X(CUDA_SYNC) X(CUDA_PRED) X(CUDA_PREFETCH) X(CUDA_PARTAGG) X(CUDA_FITRANGE)   \
+  X(CUDA_ASYNC_UNROLL) X(PQ_SPREAD) X(PQ_DELETE_AHEAD) X(COLL_LAUNCH_THREADS)
+
 typedef enum wg__tune_id {
 #define WG__TUNE_ENUM(id, type, def, lo, hi, choices, doc, what, why) WG__TUNE_##id,
   WG__TUNING_TABLE(WG__TUNE_ENUM)

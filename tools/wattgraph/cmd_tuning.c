@@ -16,22 +16,17 @@ static void warn_rejected(const char *name) {
   wg_ctx_destroy(&tmp);
 }
 
-/* Switches removed with the variant they chose (docs/tuning.md, "Removed on
- * 2026-11-28"): setting one does nothing, so say so rather than let a run
- * silently differ from what its user asked. */
-static const char *const removed_switches[] = {
-    "WG_CUDA_CONTROL", "WG_CUDA_SYNC",         "WG_CUDA_PRED",       "WG_CUDA_PREFETCH",
-    "WG_CUDA_PARTAGG", "WG_CUDA_FITRANGE",     "WG_CUDA_ASYNC_UNROLL", "WG_PQ_SPREAD",
-    "WG_PQ_DELETE_AHEAD", "WG_COLL_LAUNCH_THREADS"};
-
+/* A removed switch (the registry's list, docs/tuning.md "Removed") does
+ * nothing: say so rather than let a run silently differ from what its user
+ * asked. */
 static void warn_removed(void) {
-  for (size_t i = 0; i < sizeof removed_switches / sizeof *removed_switches; i++) {
-    const char *v = getenv(removed_switches[i]);
+  for (int i = 0; wg_tuning_removed(i); i++) {
+    const char *v = getenv(wg_tuning_removed(i));
     if (v && *v)
       fprintf(stderr,
               "wattgraph: warning: %s was removed with the variant it chose (docs/tuning.md, "
               "\"Removed\"); it has no effect\n",
-              removed_switches[i]);
+              wg_tuning_removed(i));
   }
 }
 
