@@ -106,8 +106,6 @@ struct State {
    * resets them. */
   int rng_on;
   unsigned long long rng[4];
-  int part_agg; /* count far partitions with one shared atomic per distinct
-                   partition of a warp (count_part), not one per entry */
 };
 
 struct Graph {
@@ -272,19 +270,15 @@ __device__ __forceinline__ void acc_init(BlockAcc &a) {
 
 /* Counts a far entry in partition p of the block's counts (kNoPart: this
  * thread has none). Called where the warp is converged (mask: the lanes
- * that call it). agg: one shared atomic per distinct partition among the
- * warp's lanes; Kronecker's far entries crowd into one or two partitions,
+ * that call it), with one shared atomic per distinct partition among the
+ * warp's lanes: Kronecker's far entries crowd into one or two partitions,
  * and the shared atomics of one address are serialised lane by lane (the
  * self-tuned far pass took 2.3x the fixed-delta one per pass over a far
- * queue of the same size; H100, ncu). Else one per entry (the older way,
- * WG_CUDA_PARTAGG=0). */
+ * queue of the same size; H100, ncu; one atomic per entry, the removed
+ * WG_CUDA_PARTAGG=0, was 6.28 against 5.39-5.43 ms). */
 constexpr uint32_t kNoPart = ~0u;
 
-__device__ __forceinline__ void count_part(BlockAcc &a, uint32_t p, bool agg, unsigned mask) {
-  if (!agg) {
-    if (p != kNoPart) atomicAdd(&a.parts[p], 1ull);
-    return;
-  }
+__device__ __forceinline__ void count_part(BlockAcc &a, uint32_t p, unsigned mask) {
   const unsigned peers = __match_any_sync(mask, p);
   if (p != kNoPart && (threadIdx.x & 31) == (uint32_t)(__ffs(peers) - 1))
     atomicAdd(&a.parts[p], (unsigned long long)__popc(peers));
@@ -925,7 +919,6 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
   __shared__ BlockQ bq;
   __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
-  const bool agg = s->part_agg != 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
   acc_init(acc);
   __syncthreads();
@@ -967,7 +960,7 @@ __global__ void __launch_bounds__(kThreads) filter_bisect(State *s, Verts<D> vx)
         }
       }
     }
-    if (nparts) count_part(acc, part, agg, 0xffffffffu);
+    if (nparts) count_part(acc, part, 0xffffffffu);
     block_append<1>(bq, s->near_q, &s->near_size, s->far_q, &s->far_size, which, out);
   }
   acc_range(acc, s->rng_on, nlo, nhi, ~0ull, 0, s);
@@ -1043,7 +1036,6 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
   __shared__ BlockQ bq;
   __shared__ BlockAcc acc;
   const uint32_t nparts = s->selftune ? s->nparts : 0;
-  const bool agg = s->part_agg != 0;
   for (uint32_t i = threadIdx.x; i < nparts; i += blockDim.x) s_bound[i] = s->bound[i];
   acc_init(acc);
   __syncthreads();
@@ -1073,7 +1065,7 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
           if (nparts) part = part_of(s_bound, nparts, d);
         }
       }
-      if (nparts) count_part(acc, part, agg, 0xffffffffu);
+      if (nparts) count_part(acc, part, 0xffffffffu);
       block_append<1>(bq, s->tmp, &s->tmp_size, s->far2, &s->far2_size, which, out);
     }
   }
@@ -1108,7 +1100,7 @@ __global__ void __launch_bounds__(kThreads) far_pass(State *s, Verts<D> vx) {
         if (nparts) part = part_of(s_bound, nparts, d);
       }
     }
-    if (nparts) count_part(acc, part, agg, 0xffffffffu);
+    if (nparts) count_part(acc, part, 0xffffffffu);
     block_append<1>(bq, front, front_size, s->far2, &s->far2_size, which, out);
   }
   /* far2's lowest is fmin (exact) */

@@ -640,7 +640,7 @@ __global__ void __launch_bounds__(wgf::kThreads)
     if (trim && atomicExch(&vx.in_far[v], 1u) != 0u) continue;
     if (d < local_min) local_min = d;
     if (nparts)
-      wgf::count_part(acc, wgf::part_of(s_bound, nparts, d), q->part_agg != 0, __activemask());
+      wgf::count_part(acc, wgf::part_of(s_bound, nparts, d), __activemask());
     wgf::append(far_out, far_count, v);
   }
   wgf::acc_flush(acc, 0, 0, 0, local_min, nullptr, nullptr, nullptr, &q->far_min, q->part_count,
@@ -1577,9 +1577,6 @@ static wg_status run_sssp(wg__cuda_nearfar_args *a, char *why, size_t why_cap) {
     shape.fuse_scan = fuse;
     shape.rng = shape.fuse && lb != wgf::POL_LB_CULL;
     init.q.rng_on = shape.rng;
-    /* far partition counts aggregated per warp (~0.85 ms on Kronecker 21
-     * against one shared atomic per entry) */
-    init.q.part_agg = 1;
   }
   WG_CK(capture_replay<D>(g, b, lb, a->selftune, L, s, shape, K, &exec));
   /* A replay runs all its K iterations: those after `done` still launch
