@@ -115,7 +115,8 @@ void wg_sim_destroy(wg_sim_t **sp) {
   void *arrays[] = {s->tail, s->len_mm, s->v0_mms, s->lanes, s->lane0, s->slot0, s->cap,
                     s->head, s->cnt, s->lane_arc, s->slots, s->np, s->nv, s->ftl, s->lim,
                     s->lim_at, s->fate, s->feff, s->ent, s->ent_lane, s->veh, s->route,
-                    s->pend, s->back, s->agg_exits, s->agg_count, s->agg_speed};
+                    s->pend, s->back, s->agg_exits, s->agg_count, s->agg_speed,
+                    s->dep_last};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
   wg__cuda_traffic_destroy(s->gpu);
   s->magic = 0;
@@ -281,6 +282,8 @@ static wg_status gpu_step(wg_sim_t *s) {
     wg__cuda_traffic_state x = gpu_state(s, c);
     if ((st = wg__cuda_traffic_upload(s->gpu, &x, s->routes_dirty, why, sizeof why)) != WG_OK)
       return wg__error(s->ctx, st, "traffic (CUDA): state to the device: %s", why);
+    s->dev_nveh = s->nveh;
+    if (s->routes_dirty) s->dev_nroute = s->nroute;
     s->host_dirty = s->routes_dirty = 0;
   }
   if ((st = wg__cuda_traffic_step(s->gpu, s->step, why, sizeof why)) != WG_OK)
@@ -706,24 +709,94 @@ wg_status wg_sim_place_walker(wg_sim_t *s, uint32_t arc, unsigned lane, double p
   return WG_OK;
 }
 
+/* Room for n vehicles in the departure backlog. */
+static wg_status back_reserve(wg_sim_t *s, uint64_t n) {
+  if (n <= s->capback) return WG_OK;
+  uint64_t cap = s->capback < 256 ? 256 : s->capback;
+  while (cap < n) cap *= 2;
+  wg_status st = wg__realloc(s->ctx, &s->back, cap, 4, "departure backlog");
+  if (st == WG_OK) s->capback = cap;
+  return st;
+}
+
+/* Departures on the device (the CUDA backend while the device holds the
+ * state): the queue (backlog, then the new departures, in order) grouped by
+ * first arc into chains, the records and routes made since the last sync
+ * appended, and the device inserts them (k_depart, the same rule); the
+ * backlog keeps, in order, those that found no room. */
+static wg_status depart_on_device(wg_sim_t *s, const uint32_t *q, uint64_t n) {
+  wg_status st = WG_OK;
+  uint32_t *next = NULL, *heads = NULL, *harc = NULL;
+  uint8_t *went = NULL;
+  const uint64_t n1 = n ? n : 1;
+  if (!s->dep_last) {
+    if ((st = wg__alloc(s->ctx, &s->dep_last, s->m ? s->m : 1, 4, "departures")) != WG_OK)
+      return st;
+    memset(s->dep_last, 0xff, (size_t)(s->m ? s->m : 1) * 4);
+  }
+  if ((st = wg__alloc(s->ctx, &next, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &heads, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &harc, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &went, n1, 1, "departures")) != WG_OK)
+    goto done;
+  uint64_t nh = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint32_t a = s->route[s->veh[q[i]].route_first];
+    next[i] = WG_SIM_NONE;
+    if (s->dep_last[a] == WG_SIM_NONE) {
+      heads[nh] = (uint32_t)i;
+      harc[nh++] = a;
+    } else {
+      next[s->dep_last[a]] = (uint32_t)i;
+    }
+    s->dep_last[a] = (uint32_t)i;
+  }
+  for (uint64_t g = 0; g < nh; g++) s->dep_last[harc[g]] = WG_SIM_NONE;
+  {
+    uint64_t c[WG__TC_N];
+    char why[256] = "";
+    counters_pack(s, c);
+    wg__cuda_traffic_state x = gpu_state(s, c);
+    st = wg__cuda_traffic_depart(s->gpu, &x, s->dev_nveh, s->dev_nroute, q, next, n, heads, harc,
+                                 nh, s->step, s->o.depart_at_speed, went, why, sizeof why);
+    if (st != WG_OK) {
+      st = wg__error(s->ctx, st, "traffic (CUDA): departures at step %llu: %s",
+                     (unsigned long long)s->step, why);
+      goto done;
+    }
+  }
+  s->dev_nveh = s->nveh;
+  s->dev_nroute = s->nroute;
+  {
+    uint64_t keep = 0;
+    if ((st = back_reserve(s, n)) != WG_OK) goto done;
+    for (uint64_t i = 0; i < n; i++) {
+      if (went[i]) {
+        s->st.departed++;
+        s->st.queued--;
+      } else {
+        s->back[keep++] = q[i];
+      }
+    }
+    s->nback = keep;
+  }
+done:
+  free(next);
+  free(heads);
+  free(harc);
+  free(went);
+  return st;
+}
+
 /* Departures due at this step: earlier ones still waiting for room first
  * (in their order), then the new ones (by departure, then the order they
- * were added), trips routed in one batch. Those without room wait. */
-static wg_status departures(wg_sim_t *s) {
+ * were added), trips routed in one batch. Those without room wait. On the
+ * device when it holds the state (on_device), else here. */
+static wg_status departures(wg_sim_t *s, int on_device) {
   wg_status st = WG_OK;
-  uint32_t *ro = NULL, *rd = NULL, *len = NULL, *vids = NULL;
+  uint32_t *ro = NULL, *rd = NULL, *len = NULL, *vids = NULL, *q = NULL;
   uint64_t *first = NULL;
   uint8_t *why = NULL;
-  /* the backlog, in order */
-  uint64_t keep = 0;
-  for (uint64_t i = 0; i < s->nback; i++) {
-    const uint32_t vid = s->back[i];
-    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first]))
-      s->st.queued--;
-    else
-      s->back[keep++] = vid;
-  }
-  s->nback = keep;
   size_t due = 0, nr = 0;
   while (s->npend && s->pend[0].depart_step <= s->step) {
     wg__pending p = pend_pop(s);
@@ -742,7 +815,7 @@ static wg_status departures(wg_sim_t *s) {
       nr++;
     }
   }
-  if (due == 0) goto done;
+  if (due == 0 && s->nback == 0) goto done;
   if (nr) {
     if ((st = wg__alloc(s->ctx, &first, nr, 8, "routes")) != WG_OK ||
         (st = wg__alloc(s->ctx, &len, nr, 4, "routes")) != WG_OK ||
@@ -750,6 +823,11 @@ static wg_status departures(wg_sim_t *s) {
         (st = wg__sim_route(s, ro, rd, nr, first, len, why)) != WG_OK)
       goto done;
   }
+  /* the queue: the backlog in order, then the new departures */
+  if ((st = wg__alloc(s->ctx, &q, s->nback + due ? s->nback + due : 1, 4, "departures")) != WG_OK)
+    goto done;
+  uint64_t nq = s->nback;
+  if (s->nback) memcpy(q, s->back, (size_t)s->nback * 4);
   size_t r = 0;
   for (size_t i = 0; i < due; i++) {
     uint32_t vid = vids[i];
@@ -770,17 +848,22 @@ static wg_status departures(wg_sim_t *s) {
       s->veh[vid].route_len = len[j];
       s->veh[vid].dest = rd[j];
     }
-    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first])) {
-      s->st.queued--;
-      continue;
-    }
-    if (s->nback == s->capback) {
-      uint64_t cap = s->capback < 256 ? 256 : s->capback * 2;
-      if ((st = wg__realloc(s->ctx, &s->back, cap, 4, "departure backlog")) != WG_OK) goto done;
-      s->capback = cap;
-    }
-    s->back[s->nback++] = vid;
+    q[nq++] = vid;
   }
+  if (on_device) {
+    st = depart_on_device(s, q, nq);
+    goto done;
+  }
+  if ((st = back_reserve(s, nq)) != WG_OK) goto done;
+  uint64_t keep = 0;
+  for (uint64_t i = 0; i < nq; i++) {
+    const uint32_t vid = q[i];
+    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first]))
+      s->st.queued--;
+    else
+      s->back[keep++] = vid;
+  }
+  s->nback = keep;
 done:
   free(ro);
   free(rd);
@@ -788,6 +871,7 @@ done:
   free(len);
   free(first);
   free(why);
+  free(q);
   return st;
 }
 
@@ -947,14 +1031,23 @@ static void phase_b_commit(wg_sim_t *s, uint64_t l, int64_t dt_ms, uint64_t *mov
 
 /* Whether this step starts with host work (re-routing, the first travel
  * times, departures). */
+static int departures_due(const wg_sim_t *s) {
+  return s->nback > 0 || (s->npend && s->pend[0].depart_step <= s->step);
+}
+
+/* Whether this step starts with host work on the state (re-routing, the
+ * first travel times; departures unless the device takes them). */
 static int host_work_due(const wg_sim_t *s) {
   if (s->o.router.query && (s->step == 0 || s->step >= s->next_reroute)) return 1;
-  return s->nback > 0 || (s->npend && s->pend[0].depart_step <= s->step);
+  return departures_due(s) && !s->dev_owns;
 }
 
 static wg_status step_once(wg_sim_t *s) {
   wg_status st;
   const int host_work = s->gpu && host_work_due(s);
+  /* departures on the device: it holds the state and nothing else needs
+   * the host this step */
+  const int dev_departures = s->gpu && !host_work && s->dev_owns && departures_due(s);
   const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
   if (host_work && (st = host_edit(s, 0)) != WG_OK) return st;
   if (s->step >= s->next_reroute) {
@@ -963,7 +1056,7 @@ static wg_status step_once(wg_sim_t *s) {
   }
   if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
     return st; /* the first departures route on travel times too */
-  if ((st = departures(s)) != WG_OK) return st;
+  if ((st = departures(s, dev_departures)) != WG_OK) return st;
   if (s->gpu) {
     if (host_work && (s->nroute != nroute0 || s->st.reroutes != rounds0)) s->routes_dirty = 1;
     return gpu_step(s);

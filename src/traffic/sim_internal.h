@@ -78,6 +78,11 @@ struct wg_sim {
   wg_backend backend;
   struct wg__cuda_traffic *gpu;
   int dev_owns, host_dirty, routes_dirty;
+  /* vehicle records and route arcs the device holds (departures on the
+   * device append the ones made since); per arc: the last queue index with
+   * that first arc while departures are grouped (else WG_SIM_NONE) */
+  uint64_t dev_nveh, dev_nroute;
+  uint32_t *dep_last;
 };
 
 /* CUDA backend: brings the device's state to the host (no-op otherwise). */
