@@ -192,6 +192,11 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
   uint8_t *why = NULL;
   s->st.reroutes++;
   if ((st = wg__sim_push_weights(s)) != WG_OK) goto done;
+  /* trips routed ahead depart before this round by construction; any left
+   * (none expected) route again at departure, on the new travel times, as
+   * their routes are not kept by the packing below */
+  for (uint64_t i = 0; i < s->npend; i++) s->pend[i].routed = 0;
+  s->routed_until = 0;
   /* which trips re-route, and between which vertices */
   size_t n = 0;
   for (uint64_t i = 0; i < s->nveh; i++) n += s->veh[i].kind == VK_TRIP && s->veh[i].state == VS_RUNNING;

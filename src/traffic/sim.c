@@ -544,7 +544,7 @@ static wg_status pend_push(wg_sim_t *s, uint64_t step, uint32_t origin, uint32_t
     s->cappend = cap;
   }
   /* binary heap on (depart_step, seq) */
-  wg__pending x = {step, s->seq++, origin, dest, vehicle, 0};
+  wg__pending x = {step, s->seq++, origin, dest, vehicle, 0, 0, 0, 0};
   uint64_t i = s->npend++;
   while (i > 0) {
     uint64_t p = (i - 1) / 2;
@@ -788,6 +788,61 @@ done:
   return st;
 }
 
+/* Routes ahead, in one batch, every trip still pending that departs before
+ * the next re-routing round and within WG__SIM_ROUTE_AHEAD_S: the router
+ * sees the same travel times as at departure, so the routes are the same,
+ * in one call instead of one per step. */
+static wg_status route_ahead(wg_sim_t *s) {
+  if (!s->o.router.query || s->step < s->routed_until) return WG_OK;
+  uint64_t ahead = (uint64_t)llround(WG__SIM_ROUTE_AHEAD_S / s->o.step_s);
+  if (ahead == 0) ahead = 1;
+  uint64_t until = s->step + ahead;
+  if (until > s->next_reroute) until = s->next_reroute;
+  if (until <= s->step) until = s->step + 1;
+  s->routed_until = until;
+  size_t n = 0;
+  for (uint64_t i = 0; i < s->npend; i++) {
+    const wg__pending *p = &s->pend[i];
+    n += p->vehicle == WG_SIM_NONE && !p->routed && p->depart_step < until;
+  }
+  if (n == 0) return WG_OK;
+  wg_status st;
+  uint32_t *ro = NULL, *rd = NULL, *len = NULL;
+  uint64_t *first = NULL, *at = NULL;
+  uint8_t *why = NULL;
+  if ((st = wg__alloc(s->ctx, &ro, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &rd, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &len, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &first, n, 8, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &at, n, 8, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &why, n, 1, "routes ahead")) != WG_OK)
+    goto done;
+  size_t k = 0;
+  for (uint64_t i = 0; i < s->npend; i++) {
+    const wg__pending *p = &s->pend[i];
+    if (p->vehicle != WG_SIM_NONE || p->routed || p->depart_step >= until) continue;
+    ro[k] = p->origin;
+    rd[k] = p->dest;
+    at[k++] = i;
+  }
+  if ((st = wg__sim_route(s, ro, rd, n, first, len, why)) != WG_OK) goto done;
+  for (size_t j = 0; j < n; j++) {
+    wg__pending *p = &s->pend[at[j]];
+    p->routed = 1;
+    p->route_first = first[j];
+    p->route_len = len[j];
+    p->why = why[j];
+  }
+done:
+  free(ro);
+  free(rd);
+  free(len);
+  free(first);
+  free(at);
+  free(why);
+  return st;
+}
+
 /* Departures due at this step: earlier ones still waiting for room first
  * (in their order), then the new ones (by departure, then the order they
  * were added), trips routed in one batch. Those without room wait. On the
@@ -797,18 +852,24 @@ static wg_status departures(wg_sim_t *s, int on_device) {
   uint32_t *ro = NULL, *rd = NULL, *len = NULL, *vids = NULL, *q = NULL;
   uint64_t *first = NULL;
   uint8_t *why = NULL;
-  size_t due = 0, nr = 0;
+  wg__pending *ahead = NULL; /* the due trips routed ahead, in order */
+  size_t due = 0, nr = 0, na = 0;
+  if ((st = route_ahead(s)) != WG_OK) goto done;
   while (s->npend && s->pend[0].depart_step <= s->step) {
     wg__pending p = pend_pop(s);
     if ((st = wg__realloc(s->ctx, &vids, due + 1, 4, "departures")) != WG_OK ||
         (st = wg__realloc(s->ctx, &ro, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &rd, due + 1, 4, "departures")) != WG_OK)
+        (st = wg__realloc(s->ctx, &rd, due + 1, 4, "departures")) != WG_OK ||
+        (st = wg__realloc(s->ctx, &ahead, due + 1, sizeof *ahead, "departures")) != WG_OK)
       goto done;
     vids[due] = p.vehicle;
     ro[due] = p.origin;
     rd[due] = p.dest;
     due++;
-    if (p.vehicle == WG_SIM_NONE) {
+    if (p.vehicle == WG_SIM_NONE && p.routed) {
+      vids[due - 1] = WG_SIM_NONE - 1; /* marks a trip routed ahead */
+      ahead[na++] = p;
+    } else if (p.vehicle == WG_SIM_NONE) {
       /* compact the trips to route at the front of ro/rd, keeping order */
       ro[nr] = p.origin;
       rd[nr] = p.dest;
@@ -828,14 +889,23 @@ static wg_status departures(wg_sim_t *s, int on_device) {
     goto done;
   uint64_t nq = s->nback;
   if (s->nback) memcpy(q, s->back, (size_t)s->nback * 4);
-  size_t r = 0;
+  size_t r = 0, ra = 0;
   for (size_t i = 0; i < due; i++) {
     uint32_t vid = vids[i];
-    if (vid == WG_SIM_NONE) {
-      const size_t j = r++;
-      if (len[j] == 0) {
+    if (vid == WG_SIM_NONE || vid == WG_SIM_NONE - 1) {
+      uint64_t rf;
+      uint32_t rl, dest;
+      uint8_t rw;
+      if (vid == WG_SIM_NONE) {
+        const size_t j = r++;
+        rf = first[j], rl = len[j], rw = why[j], dest = rd[j];
+      } else {
+        const wg__pending *p = &ahead[ra++];
+        rf = p->route_first, rl = p->route_len, rw = p->why, dest = p->dest;
+      }
+      if (rl == 0) {
         s->st.queued--;
-        switch (why[j]) {
+        switch (rw) {
         case 1: s->st.refused_unreachable++; break;
         case 2: s->st.refused_same_place++; break;
         case 3: s->st.refused_no_router++; break;
@@ -844,9 +914,9 @@ static wg_status departures(wg_sim_t *s, int on_device) {
         continue;
       }
       if ((st = new_vehicle(s, VK_TRIP, &vid)) != WG_OK) goto done;
-      s->veh[vid].route_first = first[j];
-      s->veh[vid].route_len = len[j];
-      s->veh[vid].dest = rd[j];
+      s->veh[vid].route_first = rf;
+      s->veh[vid].route_len = rl;
+      s->veh[vid].dest = dest;
     }
     q[nq++] = vid;
   }
@@ -872,6 +942,7 @@ done:
   free(first);
   free(why);
   free(q);
+  free(ahead);
   return st;
 }
 

@@ -17,8 +17,16 @@ typedef struct wg__pending {
   uint64_t seq;          /* order of arrival: ties broken by it */
   uint32_t origin, dest; /* trips; fixed routes: origin = WG_SIM_NONE */
   uint32_t vehicle;      /* fixed routes: the vehicle already made */
-  uint32_t pad;
+  uint32_t route_len;    /* routed ahead: arcs (0: refused, reason in why) */
+  uint64_t route_first;  /* routed ahead: into sim->route */
+  uint8_t routed, why;   /* routed ahead (routes.c's refusal codes in why) */
 } wg__pending;
+
+/* Trips are routed ahead, in one batch, for every departure up to the next
+ * re-routing round (the travel times cannot change before it) and at most
+ * this many simulated seconds ahead; the answers are those routing at
+ * departure would give. */
+#define WG__SIM_ROUTE_AHEAD_S 300.0
 
 struct wg_sim {
   uint32_t magic;
@@ -58,6 +66,7 @@ struct wg_sim {
   /* pending departures: a min-heap on (depart_step, seq) */
   wg__pending *pend;
   uint64_t npend, cappend, seq;
+  uint64_t routed_until; /* trips departing before this step are routed ahead */
   uint32_t *back; /* due but no room yet, in order */
   uint64_t nback, capback;
   /* per-arc aggregates for wg_sim_arc_series */
