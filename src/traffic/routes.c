@@ -217,7 +217,9 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
     if (s->o.reroute == WG_REROUTE_SHARE &&
         wg__unit(wg__mix64(s->o.seed ^ wg__mix64((i << 20) ^ s->st.reroutes))) >= s->o.reroute_share)
       continue;
-    uint32_t to = v->dest, from_idx = v->route_len; /* keep nothing after */
+    /* the destination: the head of the route's last arc */
+    uint32_t to = s->tgt[s->route[v->route_first + v->route_len - 1]],
+             from_idx = v->route_len; /* keep nothing after */
     if (s->o.reroute == WG_REROUTE_AHEAD) {
       double ahead = 0;
       uint32_t j = v->route_idx + 1;

@@ -377,8 +377,8 @@ wg_status wg_sim_create(wg_ctx_t *ctx, wg_sim_t **out, const wg_graph_t *g,
     for (uint64_t e = s->off[u]; e < s->off[u + 1]; e++) {
       s->tail[e] = u;
       const double len = road[e].length_m;
-      if (!(len > 0 && len < 2.0e6)) {
-        st = wg__error(ctx, WG_EINVAL, "traffic: arc %llu has length %g m (must be in (0, 2000 km))",
+      if (!(len > 0 && len < 1.0e6)) {
+        st = wg__error(ctx, WG_EINVAL, "traffic: arc %llu has length %g m (must be in (0, 1000 km))",
                        (unsigned long long)e, len);
         goto fail;
       }
@@ -501,7 +501,6 @@ static wg_status new_vehicle(wg_sim_t *s, int kind, uint32_t *id) {
   wg__veh *v = &s->veh[s->nveh];
   memset(v, 0, sizeof *v);
   v->arc = v->next_arc = WG_SIM_NONE;
-  v->dest = WG_SIM_NONE;
   v->kind = (uint8_t)kind;
   v->state = VS_QUEUED;
   *id = (uint32_t)s->nveh++;
@@ -627,7 +626,6 @@ wg_status wg_sim_add_route(wg_sim_t *s, double depart_s, const uint32_t *arcs, u
   wg__veh *v = &s->veh[vid];
   v->route_first = s->nroute;
   v->route_len = len;
-  v->dest = s->tgt[arcs[len - 1]];
   memcpy(s->route + s->nroute, arcs, (size_t)len * 4);
   s->nroute += len;
   return pend_push(s, step_of(s, depart_s), WG_SIM_NONE, WG_SIM_NONE, vid);
@@ -894,14 +892,14 @@ static wg_status departures(wg_sim_t *s, int on_device) {
     uint32_t vid = vids[i];
     if (vid == WG_SIM_NONE || vid == WG_SIM_NONE - 1) {
       uint64_t rf;
-      uint32_t rl, dest;
+      uint32_t rl;
       uint8_t rw;
       if (vid == WG_SIM_NONE) {
         const size_t j = r++;
-        rf = first[j], rl = len[j], rw = why[j], dest = rd[j];
+        rf = first[j], rl = len[j], rw = why[j];
       } else {
         const wg__pending *p = &ahead[ra++];
-        rf = p->route_first, rl = p->route_len, rw = p->why, dest = p->dest;
+        rf = p->route_first, rl = p->route_len, rw = p->why;
       }
       if (rl == 0) {
         s->st.queued--;
@@ -916,7 +914,6 @@ static wg_status departures(wg_sim_t *s, int on_device) {
       if ((st = new_vehicle(s, VK_TRIP, &vid)) != WG_OK) goto done;
       s->veh[vid].route_first = rf;
       s->veh[vid].route_len = rl;
-      s->veh[vid].dest = dest;
     }
     q[nq++] = vid;
   }
@@ -998,10 +995,10 @@ static void phase_a(wg_sim_t *s, uint64_t l) {
     } else {
       dx = (vm + vn) * dt / 2.0;
     }
-    if (dx > 1e7) dx = 1e7;
+    if (dx > 1e6) dx = 1e6;
     int64_t vi = llround(vn * 1000.0);
     if (vi > v0i) vi = v0i;
-    s->np[vid] = v->pos + (int64_t)llround(dx * 1000.0);
+    s->np[vid] = (int32_t)(v->pos + (int64_t)llround(dx * 1000.0));
     s->nv[vid] = (int32_t)vi;
     ahead = vid;
   }
@@ -1043,12 +1040,12 @@ static void phase_c(wg_sim_t *s) {
       s->fate[l] = F_ENTER;
       s->lim[t] = p - s->len_veh_mm - s->s0_mm;
       s->feff[l] = L + p;
-      s->np[vid] = L + p;
+      s->np[vid] = (int32_t)(L + p);
       if (s->nv[vid] > s->v0_mms[v->next_arc]) s->nv[vid] = s->v0_mms[v->next_arc];
       s->ent[s->nent] = vid;
       s->ent_lane[s->nent++] = (uint32_t)t;
     } else {
-      s->np[vid] = L;
+      s->np[vid] = (int32_t)L;
       s->nv[vid] = 0;
       s->feff[l] = L;
       s->fate[l] = v->wait + 1 >= lim_steps ? F_GRIDLOCK : F_HELD;

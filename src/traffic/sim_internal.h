@@ -9,7 +9,8 @@
 
 #include "traffic/veh.h"
 
-_Static_assert(sizeof(wg__veh) <= 64, "at most 64 bytes per vehicle beside its route");
+_Static_assert(sizeof(wg__veh) + 2 * sizeof(int32_t) <= 64,
+               "at most 64 bytes per vehicle beside its route, step scratch included");
 
 /* A trip waiting for its departure. */
 typedef struct wg__pending {
@@ -48,7 +49,8 @@ struct wg_sim {
   uint32_t *cap, *head, *cnt, *lane_arc;
   uint32_t *slots;
   /* step scratch */
-  int64_t *np;      /* per vehicle: new position (this arc's coordinates) */
+  int32_t *np;      /* per vehicle: new position (this arc's coordinates;
+                       < 2^31 as arcs are < 1000 km and a step < 1000 km) */
   int32_t *nv;      /* per vehicle: new speed */
   uint32_t *ftl;    /* per lane: the front vehicle's target lane */
   int64_t *lim;     /* per lane: entry limit this step */

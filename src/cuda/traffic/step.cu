@@ -30,8 +30,8 @@
  * aggregates and a one-thread tail (updates += running, worklist reset):
  * six launches on one stream, no host round trip.
  *
- * Memory on the device: per vehicle its 56-byte record plus 12 bytes of
- * step scratch (new position and speed); per lane 4 (head) + 4 (count) + 8
+ * Memory on the device: per vehicle its 56-byte record plus 8 bytes of
+ * step scratch (new position and speed, int32 each); per lane 4 (head) + 4 (count) + 8
  * (slot offset) + 4 (capacity) + 4 (arc) + 4 (target lane) + 4 (front) +
  * 1 (fate) + 8 (front's new position) + 8 + 4 (entry limit and its stamp)
  * bytes and 4 per slot; per arc 4 + 4 + 4 (tail, length, speed) + 8 (first
@@ -64,7 +64,7 @@ struct K {
   const uint64_t *lane0, *slot0;
   const uint32_t *cap, *lane_arc;
   wg__veh *veh;
-  int64_t *np;
+  int32_t *np;
   int32_t *nv;
   uint32_t *head, *cnt, *slots;
   const uint32_t *route;
@@ -186,10 +186,10 @@ __global__ void k_phase_a(K k, uint32_t stamp) {
     } else {
       dx = __ddiv_rn(__dmul_rn(__dadd_rn(vm, vn), dt), 2.0);
     }
-    if (dx > 1e7) dx = 1e7;
+    if (dx > 1e6) dx = 1e6;
     long long vi = llround(__dmul_rn(vn, 1000.0));
     if (vi > v0i) vi = v0i;
-    k.np[vid] = v.pos + (int64_t)llround(__dmul_rn(dx, 1000.0));
+    k.np[vid] = (int32_t)(v.pos + (int64_t)llround(__dmul_rn(dx, 1000.0)));
     k.nv[vid] = (int32_t)vi;
     ahead = vid;
   }
@@ -238,10 +238,10 @@ __global__ void k_junction(K k, uint32_t stamp) {
           k.fate[l] = F_ENTER;
           k.lim[t] = p - k.len_veh_mm - k.s0_mm;
           k.feff[l] = L + p;
-          k.np[vid] = L + p;
+          k.np[vid] = (int32_t)(L + p);
           if (k.nv[vid] > k.v0_mms[v.next_arc]) k.nv[vid] = k.v0_mms[v.next_arc];
         } else {
-          k.np[vid] = L;
+          k.np[vid] = (int32_t)L;
           k.nv[vid] = 0;
           k.feff[l] = L;
           k.fate[l] = v.wait + 1 >= k.lim_steps ? F_GRIDLOCK : F_HELD;
@@ -781,6 +781,6 @@ done:
 extern "C" void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net,
                                        uint64_t *per_vehicle, uint64_t *total) {
   *net = h ? h->bytes_net : 0;
-  *per_vehicle = sizeof(wg__veh) + sizeof(int64_t) + sizeof(int32_t);
+  *per_vehicle = sizeof(wg__veh) + 2 * sizeof(int32_t);
   *total = h ? h->bytes_net + h->bytes_veh + h->caproute * 4 : 0;
 }
