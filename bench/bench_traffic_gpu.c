@@ -200,9 +200,13 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
   if (meter) wg_meter_begin(meter);
   const double t1 = now_s();
   uint64_t max_running = 0, done = 0;
-  double last = t1;
+  double last = t1, t_first = 0;
+  wg_sim_stats first;
+  memset(&first, 0, sizeof first);
   while (done < a->steps) {
-    const uint64_t chunk = a->steps - done < 50 ? a->steps - done : 50;
+    /* the first step alone (it routes the trips departing at 0 and uploads
+     * the state), then runs of 50 */
+    const uint64_t chunk = done == 0 ? 1 : a->steps - done < 50 ? a->steps - done : 50;
     if ((st = wg_sim_step(sim, chunk)) != WG_OK) {
       printf("%s: step %" PRIu64 ": %s\n", name, done, wg_ctx_last_error(ctx));
       break;
@@ -212,6 +216,10 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
     wg_sim_get_stats(sim, &s);
     if (s.running > max_running) max_running = s.running;
     const double t = now_s();
+    if (done == 1) {
+      first = s;
+      t_first = t - t1;
+    }
     if (t - last > 5) {
       printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running\n", name, done, t - t1,
              s.running);
@@ -237,6 +245,16 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
          "routing %.3f s (%.1f%% of the wall time), %" PRIu64 " routes, %" PRIu64 " rounds\n",
          name, s.vehicle_updates, wall, s.vehicle_updates / wall, s.time_s / wall,
          s.route_seconds, 100 * s.route_seconds / wall, s.routes, s.reroutes);
+  if (s.steps > 1 && wall > t_first) {
+    const double w = wall - t_first;
+    const uint64_t u = s.vehicle_updates - first.vehicle_updates;
+    const double r = s.route_seconds - first.route_seconds;
+    printf("%s: first step %.3f s (routing %.3f s, %" PRIu64 " routes); the other %" PRIu64
+           " steps %.3f s: %.4g updates/s, %.1fx real time, routing %.3f s (%.1f%%), %" PRIu64
+           " routes\n",
+           name, t_first, first.route_seconds, first.routes, s.steps - 1, w, u / w,
+           (s.steps - 1) * (s.time_s / s.steps) / w, r, 100 * r / w, s.routes - first.routes);
+  }
   printf("%s: memory: %" PRIu64 " bytes per vehicle beside its route, network %.3g GB, "
          "state now %.3g GB\n",
          name, perv, netb / 1e9, total / 1e9);
