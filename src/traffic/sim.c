@@ -278,6 +278,9 @@ static wg_status gpu_step(wg_sim_t *s) {
   wg_status st;
   if (s->host_dirty) {
     uint64_t c[WG__TC_N];
+    /* routes made since the device's copy (routed ahead in an earlier step
+     * without a departure, say) go up with the rest */
+    if (s->nroute != s->dev_nroute) s->routes_dirty = 1;
     counters_pack(s, c);
     wg__cuda_traffic_state x = gpu_state(s, c);
     if ((st = wg__cuda_traffic_upload(s->gpu, &x, s->routes_dirty, why, sizeof why)) != WG_OK)
