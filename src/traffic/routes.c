@@ -162,6 +162,8 @@ wg_status wg__sim_push_weights(wg_sim_t *s) {
   uint32_t *w = NULL;
   wg_status st = wg__alloc(s->ctx, &w, m ? m : 1, 4, "travel times");
   if (st != WG_OK) return st;
+  /* independent per arc (55M arcs at 20M vertices): on the context's threads */
+#pragma omp parallel for schedule(static) num_threads(wg__threads(s->ctx)) if (m >= 100000)
   for (uint64_t e = 0; e < m; e++) {
     uint64_t on = 0;
     for (uint64_t l = s->lane0[e]; l < s->lane0[e + 1]; l++) on += s->cnt[l];
