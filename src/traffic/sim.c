@@ -854,15 +854,20 @@ static wg_status departures(wg_sim_t *s, int on_device) {
   uint64_t *first = NULL;
   uint8_t *why = NULL;
   wg__pending *ahead = NULL; /* the due trips routed ahead, in order */
-  size_t due = 0, nr = 0, na = 0;
+  size_t due = 0, nr = 0, na = 0, cap = 0;
   if ((st = route_ahead(s)) != WG_OK) goto done;
   while (s->npend && s->pend[0].depart_step <= s->step) {
     wg__pending p = pend_pop(s);
-    if ((st = wg__realloc(s->ctx, &vids, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &ro, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &rd, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &ahead, due + 1, sizeof *ahead, "departures")) != WG_OK)
-      goto done;
+    if (due == cap) {
+      /* grown geometrically: a million departures in one step cost seconds
+       * when grown one by one */
+      cap = cap ? 2 * cap : 256;
+      if ((st = wg__realloc(s->ctx, &vids, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &ro, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &rd, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &ahead, cap, sizeof *ahead, "departures")) != WG_OK)
+        goto done;
+    }
     vids[due] = p.vehicle;
     ro[due] = p.origin;
     rd[due] = p.dest;
