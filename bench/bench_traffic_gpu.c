@@ -4,7 +4,7 @@
  * 50 km/h), N trips from random origins to a destination a random walk of
  * --trip-hops arcs away (so routes stay city-sized on a nation-sized map,
  * and their memory beside the vehicles stays small), routed by the route
- * engine at departure (all at t = 0), plus W random walkers; the simulation
+ * engine (all departing at t = 0 unless --depart-window), plus W random walkers; the simulation
  * runs --steps steps of 1 s twice: without re-routing, and re-routing every
  * --reroute s (mode all: every trip re-routed from where it is). Printed
  * per run: vehicles running, vehicle updates per second (wall time of
@@ -15,6 +15,8 @@
  *
  * Flags (all optional): --vertices N (1000000) --trips N (1000000)
  * --walkers N (0) --trip-hops H (60) --steps S (600) --reroute S (300)
+ * --depart-window S (0: every trip departs at 0; else uniformly over the
+ * first S seconds, so departures, routed ahead, run every step)
  * --backend cuda|cpu (cuda) --router cuda|cpu|auto (auto) --seed S (1)
  * --no-router (walkers only: the step alone, no router built) --only
  * plain|reroute. Exit 7 when --backend cuda and no GPU. The router's build
@@ -45,7 +47,7 @@ static uint64_t mix64(uint64_t x) {
 
 typedef struct args {
   uint64_t vertices, trips, walkers, hops, steps, seed;
-  double reroute;
+  double reroute, window;
   wg_backend backend;
   wg_route_backend router;
   int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
@@ -68,11 +70,11 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_traffic_gpu [--vertices N] [--trips N] [--walkers N] [--trip-hops H]\n"
           "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
-          "       [--seed S] [--no-router] [--only plain|reroute]\n");
+          "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n");
 }
 
 static int parse(int argc, char **argv, args *a) {
-  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
+  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -101,6 +103,9 @@ static int parse(int argc, char **argv, args *a) {
       if (!parse_u64(f, v, 1, 100000000, &a->steps)) return 0;
     } else if (!strcmp(f, "--seed")) {
       if (!parse_u64(f, v, 0, UINT64_MAX, &a->seed)) return 0;
+    } else if (!strcmp(f, "--depart-window")) {
+      if (!parse_u64(f, v, 0, 100000000, &x)) return 0;
+      a->window = (double)x;
     } else if (!strcmp(f, "--reroute")) {
       if (!parse_u64(f, v, 1, 100000000, &x)) return 0;
       a->reroute = (double)x;
@@ -129,7 +134,8 @@ static int parse(int argc, char **argv, args *a) {
 /* Trips: origin uniform over vertices with out-arcs, destination the end of
  * a random walk of `hops` arcs from it (not returning along the arc it came
  * by where there is another way). */
-static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint64_t seed) {
+static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint64_t seed,
+                            double window) {
   wg_csr c;
   wg_graph_csr(g, &c);
   wg_trip *t = malloc((n ? n : 1) * sizeof *t);
@@ -151,7 +157,9 @@ static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint
       prev = u;
       u = next;
     }
-    t[i] = (wg_trip){0, o, u};
+    /* departures: all at 0, or uniform over [0, window) in whole seconds */
+    const double dep = window > 0 ? (double)(mix64(r ^ 0x646570ull) % (uint64_t)window) : 0;
+    t[i] = (wg_trip){dep, o, u};
   }
   return t;
 }
@@ -192,9 +200,13 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
   if (meter) wg_meter_begin(meter);
   const double t1 = now_s();
   uint64_t max_running = 0, done = 0;
-  double last = t1;
+  double last = t1, t_first = 0;
+  wg_sim_stats first;
+  memset(&first, 0, sizeof first);
   while (done < a->steps) {
-    const uint64_t chunk = a->steps - done < 50 ? a->steps - done : 50;
+    /* the first step alone (it routes the trips departing at 0 and uploads
+     * the state), then runs of 50 */
+    const uint64_t chunk = done == 0 ? 1 : a->steps - done < 50 ? a->steps - done : 50;
     if ((st = wg_sim_step(sim, chunk)) != WG_OK) {
       printf("%s: step %" PRIu64 ": %s\n", name, done, wg_ctx_last_error(ctx));
       break;
@@ -204,6 +216,10 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
     wg_sim_get_stats(sim, &s);
     if (s.running > max_running) max_running = s.running;
     const double t = now_s();
+    if (done == 1) {
+      first = s;
+      t_first = t - t1;
+    }
     if (t - last > 5) {
       printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running\n", name, done, t - t1,
              s.running);
@@ -229,6 +245,16 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
          "routing %.3f s (%.1f%% of the wall time), %" PRIu64 " routes, %" PRIu64 " rounds\n",
          name, s.vehicle_updates, wall, s.vehicle_updates / wall, s.time_s / wall,
          s.route_seconds, 100 * s.route_seconds / wall, s.routes, s.reroutes);
+  if (s.steps > 1 && wall > t_first) {
+    const double w = wall - t_first;
+    const uint64_t u = s.vehicle_updates - first.vehicle_updates;
+    const double r = s.route_seconds - first.route_seconds;
+    printf("%s: first step %.3f s (routing %.3f s, %" PRIu64 " routes); the other %" PRIu64
+           " steps %.3f s: %.4g updates/s, %.1fx real time, routing %.3f s (%.1f%%), %" PRIu64
+           " routes\n",
+           name, t_first, first.route_seconds, first.routes, s.steps - 1, w, u / w,
+           (s.steps - 1) * (s.time_s / s.steps) / w, r, 100 * r / w, s.routes - first.routes);
+  }
   printf("%s: memory: %" PRIu64 " bytes per vehicle beside its route, network %.3g GB, "
          "state now %.3g GB\n",
          name, perv, netb / 1e9, total / 1e9);
@@ -286,14 +312,16 @@ int main(int argc, char **argv) {
     wg_router_get_info(router, &info);
     printf("# router: built in %.2f s (backend %s)\n", now_s() - t0,
            info.backend == WG_ROUTE_BACKEND_CUDA ? "cuda" : "cpu");
-    if (!(trips = local_trips(g, a.trips, a.hops, a.seed))) {
+    if (!(trips = local_trips(g, a.trips, a.hops, a.seed, a.window))) {
       printf("trips: out of memory\n");
       goto done;
     }
   }
-  printf("# %" PRIu64 " trips (destinations %" PRIu64 " random arcs away), %" PRIu64
-         " walkers, %" PRIu64 " steps of 1 s, re-routing every %.0f s in the second run\n",
-         a.trips, a.hops, a.walkers, a.steps, a.reroute);
+  printf("# %" PRIu64 " trips (destinations %" PRIu64 " random arcs away, departing %s%.0f s), "
+         "%" PRIu64 " walkers, %" PRIu64 " steps of 1 s, re-routing every %.0f s in the second "
+         "run\n",
+         a.trips, a.hops, a.window > 0 ? "over 0 - " : "at ", a.window, a.walkers, a.steps,
+         a.reroute);
   if (a.only != 2) run(ctx, meter, g, router, &a, trips, 0);
   if (a.only != 1 && a.trips) run(ctx, meter, g, router, &a, trips, 1);
   rc = 0;

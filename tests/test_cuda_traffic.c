@@ -266,6 +266,47 @@ static void generated(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Departures taken by the device (it holds the state between inspections):
+ * many trips on a small graph, so a backlog waits at first arcs for most of
+ * the run, fixed routes among them; compared after every 25-step run (the
+ * first step of each run departs on the host, the other 24 on the device). */
+static void departures(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.seed = 9;
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 3000, &go), WG_OK);
+  const uint64_t m = wg_graph_num_arcs(g);
+  wg_road_arc *r = malloc(m * sizeof *r);
+  memcpy(r, wg_graph_road(g), m * sizeof *r);
+  for (uint64_t e = 0; e < m; e++) r[e].lanes = (uint8_t)(1 + wg__mix64(e ^ 0x5151) % 2);
+  wgt_assert_status(ctx, wg_graph_set_road(ctx, g, r, m), WG_OK);
+  free(r);
+  for (int k = 0; k < 2; k++) {
+    wg_sim_opts o;
+    wg_sim_opts_defaults(&o);
+    o.reroute_s = 100;
+    o.depart_at_speed = k;
+    o.gridlock_s = 150;
+    side c, d;
+    side_make(ctx, &c, g, o, WG_BACKEND_CPU, 1);
+    side_make(ctx, &d, g, o, WG_BACKEND_CUDA, 1);
+    add_demand(ctx, &c, g, 12000, 120, 2000, 1);
+    add_demand(ctx, &d, g, 12000, 120, 2000, 1);
+    run_pair(ctx, &c, &d, g, 0, 12, 25, k ? "departures at speed" : "departures");
+    wg_sim_stats st;
+    wg_sim_get_stats(d.sim, &st);
+    assert_true(st.departed > 2000);
+    side_free(&c);
+    side_free(&d);
+  }
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 /* A packed ring of 3 short arcs: fronts stand and are removed
  * at the gridlock limit (the middle arc has 2 lanes), then the rest flows. */
 static void gridlock(void **state) {
@@ -320,6 +361,7 @@ int main(void) {
       cmocka_unit_test(gridlock),
       cmocka_unit_test(monaco),
       cmocka_unit_test(generated),
+      cmocka_unit_test(departures),
   };
   wgt_skip_without_gpu();
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -416,6 +416,131 @@ static void city_router(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* ---- routes ahead: one router call per re-routing period ------------------- */
+
+/* A router that counts its calls, over another. */
+typedef struct counting_router {
+  wg_sim_router inner;
+  uint64_t calls, queries;
+} counting_router;
+
+static wg_status counting_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                                wg_route_batch *out) {
+  counting_router *c = user;
+  c->calls++;
+  c->queries += n;
+  return c->inner.query(c->inner.user, ctx, q, n, out);
+}
+static void counting_free(void *user, wg_route_batch *b) {
+  counting_router *c = user;
+  c->inner.free_batch(c->inner.user, b);
+}
+static wg_status counting_weights(void *user, wg_ctx_t *ctx, const uint32_t *w, uint64_t m) {
+  counting_router *c = user;
+  return c->inner.set_weights(c->inner.user, ctx, w, m);
+}
+
+/* Trips known in advance are routed ahead, in one call per re-routing period;
+ * the same trips handed over one step before they depart are routed at
+ * departure. Both give the same states, routes and counts at every step. */
+static void routes_ahead(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_graph_t *g = monaco(ctx);
+  if (!g) {
+    wg_ctx_destroy(&ctx);
+    skip();
+  }
+  wg_router_t *router = NULL;
+  wgt_assert_status(ctx, wg_router_create(ctx, &router, g, NULL), WG_OK);
+  counting_router ca = {wg_sim_router_of(router), 0, 0}, cb = ca;
+  wg_sim_opts o;
+  wg_sim_opts_defaults(&o);
+  o.reroute_s = 60;
+  o.gridlock_s = 120;
+  o.router = (wg_sim_router){&ca, counting_query, counting_free, counting_weights};
+  wg_sim_t *a = NULL, *b = NULL;
+  wgt_assert_status(ctx, wg_sim_create(ctx, &a, g, &o), WG_OK);
+  o.router.user = &cb;
+  wgt_assert_status(ctx, wg_sim_create(ctx, &b, g, &o), WG_OK);
+  const size_t ntrips = 1200;
+  const unsigned steps = 300;
+  wg_trip *trips = NULL;
+  wgt_assert_status(ctx, wg_trips_random(ctx, g, ntrips, 200, 5, &trips), WG_OK);
+  wgt_assert_status(ctx, wg_sim_add_trips(a, trips, ntrips), WG_OK);
+  uint64_t placed = 0;
+  wgt_assert_status(ctx, wg_sim_add_walkers(a, 500, &placed), WG_OK);
+  wgt_assert_status(ctx, wg_sim_add_walkers(b, 500, &placed), WG_OK);
+  unsigned bad = 0;
+  for (unsigned t = 0; t < steps && bad == 0; t++) {
+    for (size_t i = 0; i < ntrips; i++)
+      if ((uint64_t)ceil(trips[i].depart_s / o.step_s - 1e-9) == t)
+        wgt_assert_status(ctx, wg_sim_add_trips(b, &trips[i], 1), WG_OK);
+    wgt_assert_status(ctx, wg_sim_step(a, 1), WG_OK);
+    wgt_assert_status(ctx, wg_sim_step(b, 1), WG_OK);
+    wg_sim_stats sa, sb;
+    wg_sim_get_stats(a, &sa);
+    wg_sim_get_stats(b, &sb);
+    if (sa.departed != sb.departed || sa.arrived != sb.arrived || sa.running != sb.running ||
+        sa.refused_unreachable != sb.refused_unreachable ||
+        sa.refused_same_place != sb.refused_same_place || sa.vehicle_m != sb.vehicle_m ||
+        wg_sim_vehicle_count(a) != wg_sim_vehicle_count(b)) {
+      printf("step %u: departed %llu/%llu arrived %llu/%llu running %llu/%llu queued "
+             "%llu/%llu vehicles %llu/%llu\n", t + 1, (unsigned long long)sa.departed,
+             (unsigned long long)sb.departed, (unsigned long long)sa.arrived,
+             (unsigned long long)sb.arrived, (unsigned long long)sa.running,
+             (unsigned long long)sb.running, (unsigned long long)sa.queued,
+             (unsigned long long)sb.queued, (unsigned long long)wg_sim_vehicle_count(a),
+             (unsigned long long)wg_sim_vehicle_count(b));
+      bad++;
+      break;
+    }
+    for (uint32_t id = 0; id < wg_sim_vehicle_count(a) && bad < 5; id++) {
+      wg_sim_vehicle va, vb;
+      wgt_assert_status(ctx, wg_sim_get_vehicle(a, id, &va), WG_OK);
+      wgt_assert_status(ctx, wg_sim_get_vehicle(b, id, &vb), WG_OK);
+      const uint32_t *ra, *rb;
+      uint32_t la, lb, ata, atb;
+      wgt_assert_status(ctx, wg_sim_vehicle_route(a, id, &ra, &la, &ata), WG_OK);
+      wgt_assert_status(ctx, wg_sim_vehicle_route(b, id, &rb, &lb, &atb), WG_OK);
+      if (va.arc != vb.arc || va.lane != vb.lane || va.pos_m != vb.pos_m ||
+          va.speed_ms != vb.speed_ms || va.running != vb.running || la != lb || ata != atb ||
+          (la && memcmp(ra, rb, (size_t)la * 4) != 0)) {
+        printf("step %u, vehicle %u: ahead arc %u lane %u %.3f m %.3f m/s route %u@%u; at "
+               "departure arc %u lane %u %.3f m %.3f m/s route %u@%u\n",
+               t + 1, id, va.arc, va.lane, va.pos_m, va.speed_ms, la, ata, vb.arc, vb.lane,
+               vb.pos_m, vb.speed_ms, lb, atb);
+        bad++;
+      }
+    }
+  }
+  assert_int_equal(bad, 0);
+  wg_sim_stats sa, sb;
+  wg_sim_get_stats(a, &sa);
+  wg_sim_get_stats(b, &sb);
+  printf("routes ahead: %llu router calls (%llu queries); at departure: %llu calls (%llu "
+         "queries); departed %llu, arrived %llu, re-routing rounds %llu\n",
+         (unsigned long long)ca.calls, (unsigned long long)ca.queries,
+         (unsigned long long)cb.calls, (unsigned long long)cb.queries,
+         (unsigned long long)sa.departed, (unsigned long long)sa.arrived,
+         (unsigned long long)sa.reroutes);
+  assert_int_equal(ca.queries, cb.queries);
+  assert_int_equal(sa.routes, sb.routes);
+  assert_true(sa.departed > 800);
+  assert_int_equal(sa.reroutes, 4); /* at 60, 120, 180, 240 s */
+  /* departures: one call per period that has some (0, 60, 120, 180 s); re-routing
+   * rounds: one each (at most 4096 running trips) */
+  assert_true(ca.calls <= 4 + sa.reroutes);
+  assert_true(cb.calls > 100);
+  free(trips);
+  wg_sim_destroy(&a);
+  wg_sim_destroy(&b);
+  wg_router_destroy(&router);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 /* ---- a city: conservation and invariants every step ----------------------- */
 
 static void fingerprint(const wg_sim_t *sim, uint64_t *h) {
@@ -631,6 +756,7 @@ int main(void) {
       cmocka_unit_test(lone_vehicle),     cmocka_unit_test(no_router),
       cmocka_unit_test(no_lengths),       cmocka_unit_test(trips_files),
       cmocka_unit_test(city_invariants), cmocka_unit_test(city_router),
+      cmocka_unit_test(routes_ahead),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,3 +354,13 @@ void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net, uint64_t *
   (void)h;
   *net = *per_vehicle = *total = 0;
 }
+
+wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h, const wg__cuda_traffic_state *s,
+                                  uint64_t veh_from, uint64_t route_from, const uint32_t *ids,
+                                  const uint32_t *next, uint64_t n, const uint32_t *heads,
+                                  const uint32_t *head_arc, uint64_t nheads, uint64_t step,
+                                  int at_speed, uint8_t *went_in, char *why, size_t why_cap) {
+  (void)h, (void)s, (void)veh_from, (void)route_from, (void)ids, (void)next, (void)n;
+  (void)heads, (void)head_arc, (void)nheads, (void)step, (void)at_speed, (void)went_in;
+  return absent(why, why_cap);
+}

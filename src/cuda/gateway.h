@@ -459,6 +459,21 @@ wg_status wg__cuda_traffic_counters(wg__cuda_traffic *h, uint64_t *counters, cha
                                     size_t why_cap);
 /* Launches one step at step index `step` (asynchronous). */
 wg_status wg__cuda_traffic_step(wg__cuda_traffic *h, uint64_t step, char *why, size_t why_cap);
+/* Departures while the device holds the state (sim.c's departure insertion,
+ * bit for bit): vehicle records [veh_from, s->nveh) and route arcs
+ * [route_from, s->nroute) of s are appended to the device's first (the
+ * device keeps what it had below them); then the n queued vehicles ids[]
+ * (in queue order) go to the entry of their first arc: heads[g] (g <
+ * nheads) is the first index into ids[] of the vehicles whose first arc is
+ * head_arc[g], next[i] the following index with the same first arc
+ * (UINT32_MAX at the end); each arc's chain is taken in order and stops at
+ * the first vehicle without room (the rest of that chain cannot have room).
+ * went_in[i] (host, n bytes) says which went in. Synchronous. */
+wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h, const wg__cuda_traffic_state *s,
+                                  uint64_t veh_from, uint64_t route_from, const uint32_t *ids,
+                                  const uint32_t *next, uint64_t n, const uint32_t *heads,
+                                  const uint32_t *head_arc, uint64_t nheads, uint64_t step,
+                                  int at_speed, uint8_t *went_in, char *why, size_t why_cap);
 /* Device bytes held: the network, per vehicle, the rest. */
 void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net, uint64_t *per_vehicle,
                             uint64_t *total);

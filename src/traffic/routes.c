@@ -77,8 +77,11 @@ static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *
   const size_t batch = s->o.route_batch;
   if ((st = wg__alloc(s->ctx, &q, batch, sizeof *q, "route queries")) != WG_OK) return st;
   size_t *idx = NULL;
-  if ((st = wg__alloc(s->ctx, &idx, batch, sizeof *idx, "route queries")) != WG_OK) {
+  uint64_t *off = NULL;
+  if ((st = wg__alloc(s->ctx, &idx, batch, sizeof *idx, "route queries")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &off, batch, sizeof *off, "route queries")) != WG_OK) {
     free(q);
+    free(idx);
     return st;
   }
   for (size_t i0 = 0; i0 < n;) {
@@ -106,45 +109,65 @@ static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *
       if (r->free_batch) r->free_batch(r->user, &b);
       goto done;
     }
+    /* the vertex paths to arcs: checked and sized here, converted on the
+     * context's threads (a million routes of 60 arcs are 60 million
+     * look-ups), then kept; a path with a step that is no arc is refused
+     * and its slots left unused */
+    uint64_t total = 0;
     for (size_t k = 0; k < nq; k++) {
       const size_t j = idx[k];
       const wg_route_result *res = &b.results[k];
+      off[k] = UINT64_MAX;
       if (res->distance == WG_ROUTE_INF || res->path_len < 2) {
         why[j] = 1;
         continue;
       }
       const uint32_t *path = b.path + res->path_first;
-      const int pre = prefix && prefix[j] != WG_SIM_NONE;
       if (res->path_first + res->path_len > b.path_total || path[0] != orig[j] ||
           path[res->path_len - 1] != dest[j]) {
         why[j] = 4;
         continue;
       }
-      if ((st = wg__sim_route_reserve(s, res->path_len + 1)) != WG_OK) {
-        if (r->free_batch) r->free_batch(r->user, &b);
-        goto done;
-      }
-      uint64_t at = s->nroute;
-      if (pre) s->route[at++] = prefix[j];
-      int ok = 1;
-      for (uint32_t h = 0; h + 1 < res->path_len && ok; h++) {
-        uint32_t a = wg__sim_arc(s, path[h], path[h + 1]);
-        if (a == WG_SIM_NONE) ok = 0;
-        s->route[at++] = a;
-      }
-      if (!ok) {
-        why[j] = 4; /* not a path of the graph: refused and counted */
-        continue;
-      }
-      first[j] = s->nroute;
-      len[j] = (uint32_t)(at - s->nroute);
-      s->nroute = at;
+      off[k] = total;
+      total += res->path_len - 1 + (prefix && prefix[j] != WG_SIM_NONE);
     }
+    if ((st = wg__sim_route_reserve(s, total)) != WG_OK) {
+      if (r->free_batch) r->free_batch(r->user, &b);
+      goto done;
+    }
+    uint32_t *const base = s->route + s->nroute;
+    const int64_t nq64 = (int64_t)nq;
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(wg__threads(s->ctx)) \
+    if (total >= 200000)
+    for (int64_t k = 0; k < nq64; k++) {
+      if (off[k] == UINT64_MAX) continue;
+      const size_t j = idx[k];
+      const wg_route_result *res = &b.results[k];
+      const uint32_t *path = b.path + res->path_first;
+      uint32_t *out = base + off[k];
+      if (prefix && prefix[j] != WG_SIM_NONE) *out++ = prefix[j];
+      for (uint32_t h = 0; h + 1 < res->path_len; h++) {
+        const uint32_t a = wg__sim_arc(s, path[h], path[h + 1]);
+        if (a == WG_SIM_NONE) {
+          why[j] = 4; /* not a path of the graph: refused and counted */
+          break;
+        }
+        out[h] = a;
+      }
+    }
+    for (size_t k = 0; k < nq; k++) {
+      const size_t j = idx[k];
+      if (off[k] == UINT64_MAX || why[j] != 0) continue;
+      first[j] = s->nroute + off[k];
+      len[j] = b.results[k].path_len - 1 + (prefix && prefix[j] != WG_SIM_NONE);
+    }
+    s->nroute += total;
     if (r->free_batch) r->free_batch(r->user, &b);
   }
 done:
   free(q);
   free(idx);
+  free(off);
   return st;
 }
 
@@ -162,6 +185,8 @@ wg_status wg__sim_push_weights(wg_sim_t *s) {
   uint32_t *w = NULL;
   wg_status st = wg__alloc(s->ctx, &w, m ? m : 1, 4, "travel times");
   if (st != WG_OK) return st;
+  /* independent per arc (55M arcs at 20M vertices): on the context's threads */
+#pragma omp parallel for schedule(static) num_threads(wg__threads(s->ctx)) if (m >= 100000)
   for (uint64_t e = 0; e < m; e++) {
     uint64_t on = 0;
     for (uint64_t l = s->lane0[e]; l < s->lane0[e + 1]; l++) on += s->cnt[l];
@@ -192,6 +217,11 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
   uint8_t *why = NULL;
   s->st.reroutes++;
   if ((st = wg__sim_push_weights(s)) != WG_OK) goto done;
+  /* trips routed ahead depart before this round by construction; any left
+   * (none expected) route again at departure, on the new travel times, as
+   * their routes are not kept by the packing below */
+  for (uint64_t i = 0; i < s->npend; i++) s->pend[i].routed = 0;
+  s->routed_until = 0;
   /* which trips re-route, and between which vertices */
   size_t n = 0;
   for (uint64_t i = 0; i < s->nveh; i++) n += s->veh[i].kind == VK_TRIP && s->veh[i].state == VS_RUNNING;
@@ -212,7 +242,9 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
     if (s->o.reroute == WG_REROUTE_SHARE &&
         wg__unit(wg__mix64(s->o.seed ^ wg__mix64((i << 20) ^ s->st.reroutes))) >= s->o.reroute_share)
       continue;
-    uint32_t to = v->dest, from_idx = v->route_len; /* keep nothing after */
+    /* the destination: the head of the route's last arc */
+    uint32_t to = s->tgt[s->route[v->route_first + v->route_len - 1]],
+             from_idx = v->route_len; /* keep nothing after */
     if (s->o.reroute == WG_REROUTE_AHEAD) {
       double ahead = 0;
       uint32_t j = v->route_idx + 1;

@@ -115,7 +115,8 @@ void wg_sim_destroy(wg_sim_t **sp) {
   void *arrays[] = {s->tail, s->len_mm, s->v0_mms, s->lanes, s->lane0, s->slot0, s->cap,
                     s->head, s->cnt, s->lane_arc, s->slots, s->np, s->nv, s->ftl, s->lim,
                     s->lim_at, s->fate, s->feff, s->ent, s->ent_lane, s->veh, s->route,
-                    s->pend, s->back, s->agg_exits, s->agg_count, s->agg_speed};
+                    s->pend, s->back, s->agg_exits, s->agg_count, s->agg_speed,
+                    s->dep_last};
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
   wg__cuda_traffic_destroy(s->gpu);
   s->magic = 0;
@@ -277,10 +278,15 @@ static wg_status gpu_step(wg_sim_t *s) {
   wg_status st;
   if (s->host_dirty) {
     uint64_t c[WG__TC_N];
+    /* routes made since the device's copy (routed ahead in an earlier step
+     * without a departure, say) go up with the rest */
+    if (s->nroute != s->dev_nroute) s->routes_dirty = 1;
     counters_pack(s, c);
     wg__cuda_traffic_state x = gpu_state(s, c);
     if ((st = wg__cuda_traffic_upload(s->gpu, &x, s->routes_dirty, why, sizeof why)) != WG_OK)
       return wg__error(s->ctx, st, "traffic (CUDA): state to the device: %s", why);
+    s->dev_nveh = s->nveh;
+    if (s->routes_dirty) s->dev_nroute = s->nroute;
     s->host_dirty = s->routes_dirty = 0;
   }
   if ((st = wg__cuda_traffic_step(s->gpu, s->step, why, sizeof why)) != WG_OK)
@@ -374,8 +380,8 @@ wg_status wg_sim_create(wg_ctx_t *ctx, wg_sim_t **out, const wg_graph_t *g,
     for (uint64_t e = s->off[u]; e < s->off[u + 1]; e++) {
       s->tail[e] = u;
       const double len = road[e].length_m;
-      if (!(len > 0 && len < 2.0e6)) {
-        st = wg__error(ctx, WG_EINVAL, "traffic: arc %llu has length %g m (must be in (0, 2000 km))",
+      if (!(len > 0 && len < 1.0e6)) {
+        st = wg__error(ctx, WG_EINVAL, "traffic: arc %llu has length %g m (must be in (0, 1000 km))",
                        (unsigned long long)e, len);
         goto fail;
       }
@@ -498,7 +504,6 @@ static wg_status new_vehicle(wg_sim_t *s, int kind, uint32_t *id) {
   wg__veh *v = &s->veh[s->nveh];
   memset(v, 0, sizeof *v);
   v->arc = v->next_arc = WG_SIM_NONE;
-  v->dest = WG_SIM_NONE;
   v->kind = (uint8_t)kind;
   v->state = VS_QUEUED;
   *id = (uint32_t)s->nveh++;
@@ -541,7 +546,7 @@ static wg_status pend_push(wg_sim_t *s, uint64_t step, uint32_t origin, uint32_t
     s->cappend = cap;
   }
   /* binary heap on (depart_step, seq) */
-  wg__pending x = {step, s->seq++, origin, dest, vehicle, 0};
+  wg__pending x = {step, s->seq++, origin, dest, vehicle, 0, 0, 0, 0};
   uint64_t i = s->npend++;
   while (i > 0) {
     uint64_t p = (i - 1) / 2;
@@ -624,7 +629,6 @@ wg_status wg_sim_add_route(wg_sim_t *s, double depart_s, const uint32_t *arcs, u
   wg__veh *v = &s->veh[vid];
   v->route_first = s->nroute;
   v->route_len = len;
-  v->dest = s->tgt[arcs[len - 1]];
   memcpy(s->route + s->nroute, arcs, (size_t)len * 4);
   s->nroute += len;
   return pend_push(s, step_of(s, depart_s), WG_SIM_NONE, WG_SIM_NONE, vid);
@@ -706,43 +710,179 @@ wg_status wg_sim_place_walker(wg_sim_t *s, uint32_t arc, unsigned lane, double p
   return WG_OK;
 }
 
+/* Room for n vehicles in the departure backlog. */
+static wg_status back_reserve(wg_sim_t *s, uint64_t n) {
+  if (n <= s->capback) return WG_OK;
+  uint64_t cap = s->capback < 256 ? 256 : s->capback;
+  while (cap < n) cap *= 2;
+  wg_status st = wg__realloc(s->ctx, &s->back, cap, 4, "departure backlog");
+  if (st == WG_OK) s->capback = cap;
+  return st;
+}
+
+/* Departures on the device (the CUDA backend while the device holds the
+ * state): the queue (backlog, then the new departures, in order) grouped by
+ * first arc into chains, the records and routes made since the last sync
+ * appended, and the device inserts them (k_depart, the same rule); the
+ * backlog keeps, in order, those that found no room. */
+static wg_status depart_on_device(wg_sim_t *s, const uint32_t *q, uint64_t n) {
+  wg_status st = WG_OK;
+  uint32_t *next = NULL, *heads = NULL, *harc = NULL;
+  uint8_t *went = NULL;
+  const uint64_t n1 = n ? n : 1;
+  if (!s->dep_last) {
+    if ((st = wg__alloc(s->ctx, &s->dep_last, s->m ? s->m : 1, 4, "departures")) != WG_OK)
+      return st;
+    memset(s->dep_last, 0xff, (size_t)(s->m ? s->m : 1) * 4);
+  }
+  if ((st = wg__alloc(s->ctx, &next, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &heads, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &harc, n1, 4, "departures")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &went, n1, 1, "departures")) != WG_OK)
+    goto done;
+  uint64_t nh = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint32_t a = s->route[s->veh[q[i]].route_first];
+    next[i] = WG_SIM_NONE;
+    if (s->dep_last[a] == WG_SIM_NONE) {
+      heads[nh] = (uint32_t)i;
+      harc[nh++] = a;
+    } else {
+      next[s->dep_last[a]] = (uint32_t)i;
+    }
+    s->dep_last[a] = (uint32_t)i;
+  }
+  for (uint64_t g = 0; g < nh; g++) s->dep_last[harc[g]] = WG_SIM_NONE;
+  {
+    uint64_t c[WG__TC_N];
+    char why[256] = "";
+    counters_pack(s, c);
+    wg__cuda_traffic_state x = gpu_state(s, c);
+    st = wg__cuda_traffic_depart(s->gpu, &x, s->dev_nveh, s->dev_nroute, q, next, n, heads, harc,
+                                 nh, s->step, s->o.depart_at_speed, went, why, sizeof why);
+    if (st != WG_OK) {
+      st = wg__error(s->ctx, st, "traffic (CUDA): departures at step %llu: %s",
+                     (unsigned long long)s->step, why);
+      goto done;
+    }
+  }
+  s->dev_nveh = s->nveh;
+  s->dev_nroute = s->nroute;
+  {
+    uint64_t keep = 0;
+    if ((st = back_reserve(s, n)) != WG_OK) goto done;
+    for (uint64_t i = 0; i < n; i++) {
+      if (went[i]) {
+        s->st.departed++;
+        s->st.queued--;
+      } else {
+        s->back[keep++] = q[i];
+      }
+    }
+    s->nback = keep;
+  }
+done:
+  free(next);
+  free(heads);
+  free(harc);
+  free(went);
+  return st;
+}
+
+/* Routes ahead, in one batch, every trip still pending that departs before
+ * the next re-routing round and within WG__SIM_ROUTE_AHEAD_S: the router
+ * sees the same travel times as at departure, so the routes are the same,
+ * in one call instead of one per step. */
+static wg_status route_ahead(wg_sim_t *s) {
+  if (!s->o.router.query || s->step < s->routed_until) return WG_OK;
+  uint64_t ahead = (uint64_t)llround(WG__SIM_ROUTE_AHEAD_S / s->o.step_s);
+  if (ahead == 0) ahead = 1;
+  uint64_t until = s->step + ahead;
+  if (until > s->next_reroute) until = s->next_reroute;
+  if (until <= s->step) until = s->step + 1;
+  s->routed_until = until;
+  size_t n = 0;
+  for (uint64_t i = 0; i < s->npend; i++) {
+    const wg__pending *p = &s->pend[i];
+    n += p->vehicle == WG_SIM_NONE && !p->routed && p->depart_step < until;
+  }
+  if (n == 0) return WG_OK;
+  wg_status st;
+  uint32_t *ro = NULL, *rd = NULL, *len = NULL;
+  uint64_t *first = NULL, *at = NULL;
+  uint8_t *why = NULL;
+  if ((st = wg__alloc(s->ctx, &ro, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &rd, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &len, n, 4, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &first, n, 8, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &at, n, 8, "routes ahead")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &why, n, 1, "routes ahead")) != WG_OK)
+    goto done;
+  size_t k = 0;
+  for (uint64_t i = 0; i < s->npend; i++) {
+    const wg__pending *p = &s->pend[i];
+    if (p->vehicle != WG_SIM_NONE || p->routed || p->depart_step >= until) continue;
+    ro[k] = p->origin;
+    rd[k] = p->dest;
+    at[k++] = i;
+  }
+  if ((st = wg__sim_route(s, ro, rd, n, first, len, why)) != WG_OK) goto done;
+  for (size_t j = 0; j < n; j++) {
+    wg__pending *p = &s->pend[at[j]];
+    p->routed = 1;
+    p->route_first = first[j];
+    p->route_len = len[j];
+    p->why = why[j];
+  }
+done:
+  free(ro);
+  free(rd);
+  free(len);
+  free(first);
+  free(at);
+  free(why);
+  return st;
+}
+
 /* Departures due at this step: earlier ones still waiting for room first
  * (in their order), then the new ones (by departure, then the order they
- * were added), trips routed in one batch. Those without room wait. */
-static wg_status departures(wg_sim_t *s) {
+ * were added), trips routed in one batch. Those without room wait. On the
+ * device when it holds the state (on_device), else here. */
+static wg_status departures(wg_sim_t *s, int on_device) {
   wg_status st = WG_OK;
-  uint32_t *ro = NULL, *rd = NULL, *len = NULL, *vids = NULL;
+  uint32_t *ro = NULL, *rd = NULL, *len = NULL, *vids = NULL, *q = NULL;
   uint64_t *first = NULL;
   uint8_t *why = NULL;
-  /* the backlog, in order */
-  uint64_t keep = 0;
-  for (uint64_t i = 0; i < s->nback; i++) {
-    const uint32_t vid = s->back[i];
-    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first]))
-      s->st.queued--;
-    else
-      s->back[keep++] = vid;
-  }
-  s->nback = keep;
-  size_t due = 0, nr = 0;
+  wg__pending *ahead = NULL; /* the due trips routed ahead, in order */
+  size_t due = 0, nr = 0, na = 0, cap = 0;
+  if ((st = route_ahead(s)) != WG_OK) goto done;
   while (s->npend && s->pend[0].depart_step <= s->step) {
     wg__pending p = pend_pop(s);
-    if ((st = wg__realloc(s->ctx, &vids, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &ro, due + 1, 4, "departures")) != WG_OK ||
-        (st = wg__realloc(s->ctx, &rd, due + 1, 4, "departures")) != WG_OK)
-      goto done;
+    if (due == cap) {
+      /* grown geometrically: a million departures in one step cost seconds
+       * when grown one by one */
+      cap = cap ? 2 * cap : 256;
+      if ((st = wg__realloc(s->ctx, &vids, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &ro, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &rd, cap, 4, "departures")) != WG_OK ||
+          (st = wg__realloc(s->ctx, &ahead, cap, sizeof *ahead, "departures")) != WG_OK)
+        goto done;
+    }
     vids[due] = p.vehicle;
     ro[due] = p.origin;
     rd[due] = p.dest;
     due++;
-    if (p.vehicle == WG_SIM_NONE) {
+    if (p.vehicle == WG_SIM_NONE && p.routed) {
+      vids[due - 1] = WG_SIM_NONE - 1; /* marks a trip routed ahead */
+      ahead[na++] = p;
+    } else if (p.vehicle == WG_SIM_NONE) {
       /* compact the trips to route at the front of ro/rd, keeping order */
       ro[nr] = p.origin;
       rd[nr] = p.dest;
       nr++;
     }
   }
-  if (due == 0) goto done;
+  if (due == 0 && s->nback == 0) goto done;
   if (nr) {
     if ((st = wg__alloc(s->ctx, &first, nr, 8, "routes")) != WG_OK ||
         (st = wg__alloc(s->ctx, &len, nr, 4, "routes")) != WG_OK ||
@@ -750,14 +890,28 @@ static wg_status departures(wg_sim_t *s) {
         (st = wg__sim_route(s, ro, rd, nr, first, len, why)) != WG_OK)
       goto done;
   }
-  size_t r = 0;
+  /* the queue: the backlog in order, then the new departures */
+  if ((st = wg__alloc(s->ctx, &q, s->nback + due ? s->nback + due : 1, 4, "departures")) != WG_OK)
+    goto done;
+  uint64_t nq = s->nback;
+  if (s->nback) memcpy(q, s->back, (size_t)s->nback * 4);
+  size_t r = 0, ra = 0;
   for (size_t i = 0; i < due; i++) {
     uint32_t vid = vids[i];
-    if (vid == WG_SIM_NONE) {
-      const size_t j = r++;
-      if (len[j] == 0) {
+    if (vid == WG_SIM_NONE || vid == WG_SIM_NONE - 1) {
+      uint64_t rf;
+      uint32_t rl;
+      uint8_t rw;
+      if (vid == WG_SIM_NONE) {
+        const size_t j = r++;
+        rf = first[j], rl = len[j], rw = why[j];
+      } else {
+        const wg__pending *p = &ahead[ra++];
+        rf = p->route_first, rl = p->route_len, rw = p->why;
+      }
+      if (rl == 0) {
         s->st.queued--;
-        switch (why[j]) {
+        switch (rw) {
         case 1: s->st.refused_unreachable++; break;
         case 2: s->st.refused_same_place++; break;
         case 3: s->st.refused_no_router++; break;
@@ -766,21 +920,25 @@ static wg_status departures(wg_sim_t *s) {
         continue;
       }
       if ((st = new_vehicle(s, VK_TRIP, &vid)) != WG_OK) goto done;
-      s->veh[vid].route_first = first[j];
-      s->veh[vid].route_len = len[j];
-      s->veh[vid].dest = rd[j];
+      s->veh[vid].route_first = rf;
+      s->veh[vid].route_len = rl;
     }
-    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first])) {
-      s->st.queued--;
-      continue;
-    }
-    if (s->nback == s->capback) {
-      uint64_t cap = s->capback < 256 ? 256 : s->capback * 2;
-      if ((st = wg__realloc(s->ctx, &s->back, cap, 4, "departure backlog")) != WG_OK) goto done;
-      s->capback = cap;
-    }
-    s->back[s->nback++] = vid;
+    q[nq++] = vid;
   }
+  if (on_device) {
+    st = depart_on_device(s, q, nq);
+    goto done;
+  }
+  if ((st = back_reserve(s, nq)) != WG_OK) goto done;
+  uint64_t keep = 0;
+  for (uint64_t i = 0; i < nq; i++) {
+    const uint32_t vid = q[i];
+    if (insert_at_entry(s, vid, s->route[s->veh[vid].route_first]))
+      s->st.queued--;
+    else
+      s->back[keep++] = vid;
+  }
+  s->nback = keep;
 done:
   free(ro);
   free(rd);
@@ -788,6 +946,8 @@ done:
   free(len);
   free(first);
   free(why);
+  free(q);
+  free(ahead);
   return st;
 }
 
@@ -843,10 +1003,10 @@ static void phase_a(wg_sim_t *s, uint64_t l) {
     } else {
       dx = (vm + vn) * dt / 2.0;
     }
-    if (dx > 1e7) dx = 1e7;
+    if (dx > 1e6) dx = 1e6;
     int64_t vi = llround(vn * 1000.0);
     if (vi > v0i) vi = v0i;
-    s->np[vid] = v->pos + (int64_t)llround(dx * 1000.0);
+    s->np[vid] = (int32_t)(v->pos + (int64_t)llround(dx * 1000.0));
     s->nv[vid] = (int32_t)vi;
     ahead = vid;
   }
@@ -888,12 +1048,12 @@ static void phase_c(wg_sim_t *s) {
       s->fate[l] = F_ENTER;
       s->lim[t] = p - s->len_veh_mm - s->s0_mm;
       s->feff[l] = L + p;
-      s->np[vid] = L + p;
+      s->np[vid] = (int32_t)(L + p);
       if (s->nv[vid] > s->v0_mms[v->next_arc]) s->nv[vid] = s->v0_mms[v->next_arc];
       s->ent[s->nent] = vid;
       s->ent_lane[s->nent++] = (uint32_t)t;
     } else {
-      s->np[vid] = L;
+      s->np[vid] = (int32_t)L;
       s->nv[vid] = 0;
       s->feff[l] = L;
       s->fate[l] = v->wait + 1 >= lim_steps ? F_GRIDLOCK : F_HELD;
@@ -947,14 +1107,23 @@ static void phase_b_commit(wg_sim_t *s, uint64_t l, int64_t dt_ms, uint64_t *mov
 
 /* Whether this step starts with host work (re-routing, the first travel
  * times, departures). */
+static int departures_due(const wg_sim_t *s) {
+  return s->nback > 0 || (s->npend && s->pend[0].depart_step <= s->step);
+}
+
+/* Whether this step starts with host work on the state (re-routing, the
+ * first travel times; departures unless the device takes them). */
 static int host_work_due(const wg_sim_t *s) {
   if (s->o.router.query && (s->step == 0 || s->step >= s->next_reroute)) return 1;
-  return s->nback > 0 || (s->npend && s->pend[0].depart_step <= s->step);
+  return departures_due(s) && !s->dev_owns;
 }
 
 static wg_status step_once(wg_sim_t *s) {
   wg_status st;
   const int host_work = s->gpu && host_work_due(s);
+  /* departures on the device: it holds the state and nothing else needs
+   * the host this step */
+  const int dev_departures = s->gpu && !host_work && s->dev_owns && departures_due(s);
   const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
   if (host_work && (st = host_edit(s, 0)) != WG_OK) return st;
   if (s->step >= s->next_reroute) {
@@ -963,7 +1132,7 @@ static wg_status step_once(wg_sim_t *s) {
   }
   if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
     return st; /* the first departures route on travel times too */
-  if ((st = departures(s)) != WG_OK) return st;
+  if ((st = departures(s, dev_departures)) != WG_OK) return st;
   if (s->gpu) {
     if (host_work && (s->nroute != nroute0 || s->st.reroutes != rounds0)) s->routes_dirty = 1;
     return gpu_step(s);

@@ -9,7 +9,8 @@
 
 #include "traffic/veh.h"
 
-_Static_assert(sizeof(wg__veh) <= 64, "at most 64 bytes per vehicle beside its route");
+_Static_assert(sizeof(wg__veh) + 2 * sizeof(int32_t) <= 64,
+               "at most 64 bytes per vehicle beside its route, step scratch included");
 
 /* A trip waiting for its departure. */
 typedef struct wg__pending {
@@ -17,8 +18,16 @@ typedef struct wg__pending {
   uint64_t seq;          /* order of arrival: ties broken by it */
   uint32_t origin, dest; /* trips; fixed routes: origin = WG_SIM_NONE */
   uint32_t vehicle;      /* fixed routes: the vehicle already made */
-  uint32_t pad;
+  uint32_t route_len;    /* routed ahead: arcs (0: refused, reason in why) */
+  uint64_t route_first;  /* routed ahead: into sim->route */
+  uint8_t routed, why;   /* routed ahead (routes.c's refusal codes in why) */
 } wg__pending;
+
+/* Trips are routed ahead, in one batch, for every departure up to the next
+ * re-routing round (the travel times cannot change before it) and at most
+ * this many simulated seconds ahead; the answers are those routing at
+ * departure would give. */
+#define WG__SIM_ROUTE_AHEAD_S 300.0
 
 struct wg_sim {
   uint32_t magic;
@@ -40,7 +49,8 @@ struct wg_sim {
   uint32_t *cap, *head, *cnt, *lane_arc;
   uint32_t *slots;
   /* step scratch */
-  int64_t *np;      /* per vehicle: new position (this arc's coordinates) */
+  int32_t *np;      /* per vehicle: new position (this arc's coordinates;
+                       < 2^31 as arcs are < 1000 km and a step < 1000 km) */
   int32_t *nv;      /* per vehicle: new speed */
   uint32_t *ftl;    /* per lane: the front vehicle's target lane */
   int64_t *lim;     /* per lane: entry limit this step */
@@ -58,6 +68,7 @@ struct wg_sim {
   /* pending departures: a min-heap on (depart_step, seq) */
   wg__pending *pend;
   uint64_t npend, cappend, seq;
+  uint64_t routed_until; /* trips departing before this step are routed ahead */
   uint32_t *back; /* due but no room yet, in order */
   uint64_t nback, capback;
   /* per-arc aggregates for wg_sim_arc_series */
@@ -78,6 +89,11 @@ struct wg_sim {
   wg_backend backend;
   struct wg__cuda_traffic *gpu;
   int dev_owns, host_dirty, routes_dirty;
+  /* vehicle records and route arcs the device holds (departures on the
+   * device append the ones made since); per arc: the last queue index with
+   * that first arc while departures are grouped (else WG_SIM_NONE) */
+  uint64_t dev_nveh, dev_nroute;
+  uint32_t *dep_last;
 };
 
 /* CUDA backend: brings the device's state to the host (no-op otherwise). */

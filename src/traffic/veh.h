@@ -9,7 +9,9 @@
 enum { VK_TRIP = 0, VK_WALKER = 1, VK_FIXED = 2 };
 enum { VS_QUEUED = 0, VS_RUNNING = 1, VS_DONE = 2 };
 
-/* One vehicle: 56 bytes beside its route (docs/traffic.md). */
+/* One vehicle: 56 bytes beside its route; with the step's 8 bytes of
+ * scratch (new position and speed, int32 each) 64 (docs/traffic.md). A
+ * trip's destination is its route's last arc's head (not stored). */
 typedef struct wg__veh {
   int32_t pos;          /* mm from the arc's start (front bumper) */
   int32_t v;            /* mm/s */
@@ -18,12 +20,11 @@ typedef struct wg__veh {
   uint64_t route_first; /* into sim->route */
   uint32_t route_len;   /* arcs */
   uint32_t route_idx;   /* index of `arc` in the route */
-  uint32_t dest;        /* trips: destination vertex */
   uint32_t wait;        /* steps standing still */
   uint32_t depart_step; /* step it entered the network */
   uint32_t hops;        /* arcs entered (walkers' random stream) */
-  uint64_t odo_mm;      /* distance driven */
   uint8_t lane, kind, state, pad;
+  uint64_t odo_mm;      /* distance driven */
 } wg__veh;
 
 /* The counters both backends keep as integers (so sums do not depend on the

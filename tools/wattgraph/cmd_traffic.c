@@ -310,6 +310,9 @@ int cmd_traffic(int argc, char **argv) {
     router_s = now_s() - t0;
   }
   so.router = wg_sim_router_of(router);
+  /* trips are routed ahead a re-routing period at a time: large batches
+   * (a CUDA router call has a fixed cost of milliseconds) */
+  so.route_batch = (size_t)1 << 18;
   if ((st = wg_sim_create(ctx, &sim, g, &so)) != WG_OK) {
     rc = cli_fail(ctx, st, "traffic");
     goto done;

@@ -30,8 +30,8 @@
  * aggregates and a one-thread tail (updates += running, worklist reset):
  * six launches on one stream, no host round trip.
  *
- * Memory on the device: per vehicle its 56-byte record plus 12 bytes of
- * step scratch (new position and speed); per lane 4 (head) + 4 (count) + 8
+ * Memory on the device: per vehicle its 56-byte record plus 8 bytes of
+ * step scratch (new position and speed, int32 each); per lane 4 (head) + 4 (count) + 8
  * (slot offset) + 4 (capacity) + 4 (arc) + 4 (target lane) + 4 (front) +
  * 1 (fate) + 8 (front's new position) + 8 + 4 (entry limit and its stamp)
  * bytes and 4 per slot; per arc 4 + 4 + 4 (tail, length, speed) + 8 (first
@@ -64,7 +64,7 @@ struct K {
   const uint64_t *lane0, *slot0;
   const uint32_t *cap, *lane_arc;
   wg__veh *veh;
-  int64_t *np;
+  int32_t *np;
   int32_t *nv;
   uint32_t *head, *cnt, *slots;
   const uint32_t *route;
@@ -186,10 +186,10 @@ __global__ void k_phase_a(K k, uint32_t stamp) {
     } else {
       dx = __ddiv_rn(__dmul_rn(__dadd_rn(vm, vn), dt), 2.0);
     }
-    if (dx > 1e7) dx = 1e7;
+    if (dx > 1e6) dx = 1e6;
     long long vi = llround(__dmul_rn(vn, 1000.0));
     if (vi > v0i) vi = v0i;
-    k.np[vid] = v.pos + (int64_t)llround(__dmul_rn(dx, 1000.0));
+    k.np[vid] = (int32_t)(v.pos + (int64_t)llround(__dmul_rn(dx, 1000.0)));
     k.nv[vid] = (int32_t)vi;
     ahead = vid;
   }
@@ -238,10 +238,10 @@ __global__ void k_junction(K k, uint32_t stamp) {
           k.fate[l] = F_ENTER;
           k.lim[t] = p - k.len_veh_mm - k.s0_mm;
           k.feff[l] = L + p;
-          k.np[vid] = L + p;
+          k.np[vid] = (int32_t)(L + p);
           if (k.nv[vid] > k.v0_mms[v.next_arc]) k.nv[vid] = k.v0_mms[v.next_arc];
         } else {
-          k.np[vid] = L;
+          k.np[vid] = (int32_t)L;
           k.nv[vid] = 0;
           k.feff[l] = L;
           k.fate[l] = v.wait + 1 >= k.lim_steps ? F_GRIDLOCK : F_HELD;
@@ -372,6 +372,48 @@ __global__ void k_tail(K k) {
   *k.nwork = 0;
 }
 
+/* Departures (sim.c's insert_at_entry for a queue of vehicles): a thread
+ * per first arc takes that arc's vehicles in queue order and stops at the
+ * first without room (nothing changes on a refusal, so no later one of the
+ * same arc has room). Arcs are independent: a departure touches only its
+ * first arc's lanes and its own record. */
+__global__ void k_depart(K k, const uint32_t *ids, const uint32_t *next, const uint32_t *heads,
+                         const uint32_t *head_arc, uint32_t nheads, uint32_t step, int at_speed,
+                         uint8_t *went) {
+  const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= nheads) return;
+  const uint32_t arc = head_arc[g];
+  ull in = 0;
+  for (uint32_t i = heads[g]; i != NONE; i = next[i]) {
+    const uint32_t vid = ids[i];
+    const uint64_t l = best_lane(k, arc);
+    const int64_t room = lane_room(k, l);
+    if (room < k.s0_mm || k.cnt[l] >= k.cap[l]) break;
+    wg__veh v = k.veh[vid];
+    v.arc = arc;
+    v.lane = (uint8_t)(l - k.lane0[arc]);
+    v.pos = 0;
+    v.v = 0;
+    if (at_speed) {
+      const double need =
+          __dadd_rn(k.min_gap_m, __dmul_rn(__ddiv_rn((double)k.v0_mms[arc], 1000.0), k.headway_s));
+      if (room >= (int64_t)llround(__dmul_rn(need, 1000.0))) v.v = k.v0_mms[arc];
+    }
+    v.state = VS_RUNNING;
+    v.depart_step = step;
+    v.wait = 0;
+    v.next_arc = next_arc_of(k, v, vid);
+    k.veh[vid] = v;
+    uint32_t j = k.head[l] + k.cnt[l];
+    if (j >= k.cap[l]) j -= k.cap[l];
+    k.slots[k.slot0[l] + j] = vid;
+    k.cnt[l]++;
+    went[i] = 1;
+    in++;
+  }
+  if (in) atomicAdd(&k.ctr[WG__TC_RUNNING], in);
+}
+
 template <typename T>
 cudaError_t dev_alloc(T **p, uint64_t count, uint64_t *bytes) {
   const uint64_t b = (count ? count : 1) * sizeof(T);
@@ -399,6 +441,11 @@ struct wg__cuda_traffic {
   uint32_t n;
   uint64_t m, nl, nslots;
   uint64_t capveh, caproute;
+  uint64_t dev_nveh, dev_nroute; /* records and route arcs the device holds */
+  /* departures' buffers */
+  uint32_t *d_ids, *d_next, *d_heads, *d_harc;
+  uint8_t *d_went;
+  uint64_t capdep, capheads;
   int grid_work;
   uint64_t bytes_net, bytes_veh;
   K k;
@@ -415,7 +462,8 @@ static void free_all(wg__cuda_traffic *h) {
                h->k.head,   h->k.cnt,      h->k.slots,     h->k.agg_exits, h->k.agg_count,
                h->k.agg_speed, h->k.ctr,   h->k.ftl,       h->k.front,     h->k.fate,
                h->k.feff,   h->k.lim,      h->k.lim_at,    h->k.vstamp,    h->k.work,
-               h->k.nwork};
+               h->k.nwork,  h->d_ids,      h->d_next,      h->d_heads,     h->d_harc,
+               h->d_went};
   for (size_t i = 0; i < sizeof p / sizeof *p; i++)
     if (p[i]) cudaFree(p[i]);
 }
@@ -569,6 +617,8 @@ extern "C" wg_status wg__cuda_traffic_upload(wg__cuda_traffic *h, const wg__cuda
   WG_CK(up(k.agg_speed, (const ull *)s->agg_speed, h->m, h->stream));
   WG_CK(up(k.ctr, (const ull *)s->counters, (uint64_t)WG__TC_N, h->stream));
   if (with_routes) WG_CK(up(h->route, s->route, s->nroute, h->stream));
+  h->dev_nveh = s->nveh;
+  if (with_routes) h->dev_nroute = s->nroute;
   /* the host's arrays may change once this returns */
   WG_CK(cudaStreamSynchronize(h->stream));
 done:
@@ -626,9 +676,111 @@ done:
   return st;
 }
 
+/* Grows a device array to hold `want` elements, keeping its first `keep`. */
+template <typename T>
+static cudaError_t grow_keep(T **p, uint64_t *cap, uint64_t want, uint64_t keep,
+                             uint64_t *bytes, cudaStream_t stream) {
+  if (want <= *cap) return cudaSuccess;
+  uint64_t c = *cap ? *cap : 1024;
+  while (c < want) c *= 2;
+  T *q = NULL;
+  cudaError_t e = cudaMalloc((void **)&q, c * sizeof(T));
+  if (e != cudaSuccess) return e;
+  if (keep && (e = cudaMemcpyAsync(q, *p, keep * sizeof(T), cudaMemcpyDeviceToDevice, stream)) !=
+                  cudaSuccess) {
+    cudaFree(q);
+    return e;
+  }
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) {
+    cudaFree(q);
+    return e;
+  }
+  cudaFree(*p);
+  *p = q;
+  if (bytes) *bytes += (c - *cap) * sizeof(T);
+  *cap = c;
+  return cudaSuccess;
+}
+
+extern "C" wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h,
+                                             const wg__cuda_traffic_state *s, uint64_t veh_from,
+                                             uint64_t route_from, const uint32_t *ids,
+                                             const uint32_t *next, uint64_t n,
+                                             const uint32_t *heads, const uint32_t *head_arc,
+                                             uint64_t nheads, uint64_t step, int at_speed,
+                                             uint8_t *went_in, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  K &k = h->k;
+  WG_CK(cudaSetDevice(h->device));
+  if (veh_from > h->dev_nveh || route_from > h->dev_nroute || n >= NONE) {
+    snprintf(why, why_cap, "departures: vehicles from %llu (device holds %llu), routes from "
+             "%llu (device holds %llu), %llu departures",
+             (unsigned long long)veh_from, (unsigned long long)h->dev_nveh,
+             (unsigned long long)route_from, (unsigned long long)h->dev_nroute,
+             (unsigned long long)n);
+    return WG_EINVAL;
+  }
+  if (s->nveh > h->capveh) {
+    uint64_t cap = h->capveh, cap2 = h->capveh, cap3 = h->capveh;
+    WG_CK(grow_keep(&k.veh, &cap, s->nveh, veh_from, &h->bytes_veh, h->stream));
+    WG_CK(grow_keep(&k.np, &cap2, s->nveh, 0, &h->bytes_veh, h->stream));
+    WG_CK(grow_keep(&k.nv, &cap3, s->nveh, 0, &h->bytes_veh, h->stream));
+    h->capveh = cap;
+  }
+  if (s->nroute > h->caproute) {
+    WG_CK(grow_keep(&h->route, &h->caproute, s->nroute, route_from, NULL, h->stream));
+    k.route = h->route;
+  }
+  if (s->nveh > veh_from)
+    WG_CK(up(k.veh + veh_from, (const wg__veh *)s->veh + veh_from, s->nveh - veh_from,
+             h->stream));
+  if (s->nroute > route_from)
+    WG_CK(up(h->route + route_from, s->route + route_from, s->nroute - route_from, h->stream));
+  h->dev_nveh = s->nveh;
+  h->dev_nroute = s->nroute;
+  if (n) {
+    if (n > h->capdep) {
+      WG_CK(cudaStreamSynchronize(h->stream));
+      cudaFree(h->d_ids), cudaFree(h->d_next), cudaFree(h->d_went);
+      h->d_ids = h->d_next = NULL, h->d_went = NULL, h->capdep = 0;
+      uint64_t c = 1024, b = 0;
+      while (c < n) c *= 2;
+      WG_CK(dev_alloc(&h->d_ids, c, &b));
+      WG_CK(dev_alloc(&h->d_next, c, &b));
+      WG_CK(dev_alloc(&h->d_went, c, &b));
+      h->capdep = c;
+    }
+    if (nheads > h->capheads) {
+      WG_CK(cudaStreamSynchronize(h->stream));
+      cudaFree(h->d_heads), cudaFree(h->d_harc);
+      h->d_heads = h->d_harc = NULL, h->capheads = 0;
+      uint64_t c = 1024, b = 0;
+      while (c < nheads) c *= 2;
+      WG_CK(dev_alloc(&h->d_heads, c, &b));
+      WG_CK(dev_alloc(&h->d_harc, c, &b));
+      h->capheads = c;
+    }
+    WG_CK(up(h->d_ids, ids, n, h->stream));
+    WG_CK(up(h->d_next, next, n, h->stream));
+    WG_CK(up(h->d_heads, heads, nheads, h->stream));
+    WG_CK(up(h->d_harc, head_arc, nheads, h->stream));
+    WG_CK(cudaMemsetAsync(h->d_went, 0, n, h->stream));
+    if (nheads) {
+      k_depart<<<(unsigned)((nheads + 127) / 128), 128, 0, h->stream>>>(
+          k, h->d_ids, h->d_next, h->d_heads, h->d_harc, (uint32_t)nheads, (uint32_t)step,
+          at_speed, h->d_went);
+      WG_CK(cudaGetLastError());
+    }
+    WG_CK(down(went_in, h->d_went, n, h->stream));
+  }
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
 extern "C" void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net,
                                        uint64_t *per_vehicle, uint64_t *total) {
   *net = h ? h->bytes_net : 0;
-  *per_vehicle = sizeof(wg__veh) + sizeof(int64_t) + sizeof(int32_t);
+  *per_vehicle = sizeof(wg__veh) + 2 * sizeof(int32_t);
   *total = h ? h->bytes_net + h->bytes_veh + h->caproute * 4 : 0;
 }
