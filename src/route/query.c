@@ -420,9 +420,10 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     goto done;
   /* the host loops run on the context's threads: on a million queries
    * their first touches of fresh pages (results above all) cost tens of
-   * milliseconds on one thread, next to a GPU batch of about 100 ms */
+   * milliseconds on one thread, next to a GPU batch of about 100 ms; a
+   * small batch stays on the calling thread (no team to wake) */
   const int nth = wg__threads(ctx);
-#pragma omp parallel for num_threads(nth) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) if (n >= 16384)
   for (size_t i = 0; i < n; i++) {
     src[i] = q[i].source;
     dst[i] = q[i].target;
@@ -452,7 +453,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
       goto done;
     }
   }
-#pragma omp parallel for num_threads(nth) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) if (n >= 16384)
   for (size_t i = 0; i < n; i++) {
     wg_route_result *res = &out->results[i];
     res->distance = dist[i];

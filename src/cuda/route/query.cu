@@ -40,15 +40,6 @@
  * ancestor lists agree; the lanes reduce (df + db, rank) over them, so ties
  * go to the smallest rank as the CPU's scan does.
  *
- * Early stop (coarse levels, k >= 1): every 16 steps the warp checks
- * whether any unvisited ancestor on either side still has a tentative
- * distance below the best meeting found so far (over the depths both sides
- * have visited). If none has, nothing later can improve the meeting or the
- * predecessor chains below it (a later relaxation would start at or above
- * the best sum; later ancestors have higher ranks and lose ties), so the
- * walk stops there: the answer is bit-identical to the full walk's and to
- * the CPU's pruned walk. Level 0 walks to the root as before.
- *
  * Paths: the search kernel also writes, per query, its chain of hierarchy
  * arcs (s up to the meeting vertex by the forward predecessors, then down
  * to t by the backward ones) into a slot sized by the host from the depths
@@ -116,13 +107,17 @@ struct wg__cch_qws {
   ull *h_off;           size_t h_off_cap;
   uint32_t *h_path;     size_t h_path_cap;
   unsigned *h_flag;     /* pinned, one word */
+  int smem_ready;       /* the shared-memory search may use kSmemBytes */
 };
 
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
 constexpr int kUnpackThreads = 128;
-constexpr uint32_t kStopEvery = 16; /* early-stop check period (steps) */
+/* batches up to this many queries search with shared-memory scratch, when
+ * kWarpsPerBlock warps' scratch (32 D bytes each) fits kSmemBytes */
+constexpr uint32_t kSmemQueries = 4096;
+constexpr size_t kSmemBytes = 192u << 10;
 /* shortcut paths below this many words come back through pinned memory */
 constexpr uint64_t kPinnedPathWords = 4u << 20;
 
@@ -148,12 +143,17 @@ __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r
   return s1 < s2 || (s1 == s2 && r1 < r2);
 }
 
+/* kSmem: the warp's scratch lives in shared memory (small batches, where
+ * one query's latency is the whole batch's), else in A.scratch. */
+template <bool kSmem>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs A) {
+  extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t lane = threadIdx.x & 31, l16 = lane & 15, g = lane >> 4;
   const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
   const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
   const uint32_t D = A.D;
-  unsigned char *base = A.scratch + warp * (uint64_t)D * 32;
+  unsigned char *base = kSmem ? smem + (size_t)(threadIdx.x >> 5) * D * 32
+                              : A.scratch + warp * (uint64_t)D * 32;
   uint32_t *anc2 = (uint32_t *)base;            /* anc_s[D], anc_t[D] */
   ull *dist2 = (ull *)(base + (size_t)D * 8);   /* df[D], db[D] */
   uint32_t *pred2 = (uint32_t *)(base + (size_t)D * 24); /* pf[D], pb[D] */
@@ -179,21 +179,36 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     __syncwarp();
     uint32_t x = g ? rt : rs;
     uint32_t d = g ? dt : ds;
+    /* the row of x, [rb, re) within the level's budget; the next row is
+     * fetched while this one relaxes (a software pipeline: the parent
+     * chain is the walk's only serial dependency besides the distances) */
+    uint32_t rb = A.up_first[x], re = A.up_first[x + 1];
+    if (re - rb > lim) re = rb + lim;
     const uint32_t steps = (ds > dt ? ds : dt) + 1;
-    uint32_t lo_e = 0; /* the meeting is sought at depths lo_e..dmin */
     for (uint32_t step = 0; step < steps; ++step) {
       const bool active = x != WG__CCH_NONE;
+      const uint32_t xn = active ? A.parent[x] : WG__CCH_NONE;
+      const uint32_t k0 = rb + l16;
+      ull word0 = WG__CCH_INF_WORD;
+      uint32_t hd0 = 0;
+      if (active && k0 < re) {
+        word0 = words[k0];
+        hd0 = A.up_hdepth[k0];
+      }
+      uint32_t nb = 0, ne = 0;
+      if (xn != WG__CCH_NONE) {
+        nb = A.up_first[xn];
+        ne = A.up_first[xn + 1];
+      }
       if (active) {
         if (l16 == 0) anc[d] = x;
         const ull dx = dist[d];
         if (dx != WG__CCH_INF_DIST) {
-          const uint32_t first = A.up_first[x], len = A.up_first[x + 1] - first;
-          const uint32_t end = first + (len < lim ? len : lim);
-          for (uint32_t k = first + l16; k < end; k += 16) {
-            const ull word = words[k];
+          for (uint32_t k = k0; k < re; k += 16) {
+            const ull word = k == k0 ? word0 : words[k];
             const uint32_t w = (uint32_t)(word >> 32);
             if (w == WG__CCH_NONE) continue;
-            const uint32_t hd = A.up_hdepth[k];
+            const uint32_t hd = k == k0 ? hd0 : A.up_hdepth[k];
             const ull cand = dx + w;
             if (cand < dist[hd]) {
               dist[hd] = cand;
@@ -204,41 +219,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
       }
       __syncwarp();
       if (active) {
-        x = A.parent[x];
+        x = xn;
         --d;
-      }
-      if (lev >= 1 && (step + 1) % kStopEvery == 0 && step + 1 < steps) {
-        /* early stop (header comment): the lowest depth each side visited */
-        const uint32_t xf = __shfl_sync(0xffffffffu, x, 0), xb = __shfl_sync(0xffffffffu, x, 16);
-        const uint32_t df_ = __shfl_sync(0xffffffffu, d, 0), db_ = __shfl_sync(0xffffffffu, d, 16);
-        const uint32_t vf = xf == WG__CCH_NONE ? 0 : df_ + 1;
-        const uint32_t vb = xb == WG__CCH_NONE ? 0 : db_ + 1;
-        const uint32_t lo = vf > vb ? vf : vb;
-        ull best = WG__CCH_INF_DIST;
-        for (uint32_t e = lo + lane; e <= dmin; e += 32) {
-          if (anc2[e] != anc2[D + e]) continue;
-          const ull a = dist2[e], b = dist2[D + e];
-          if (a == WG__CCH_INF_DIST || b == WG__CCH_INF_DIST) continue;
-          if (a + b < best) best = a + b;
-        }
-        for (int off = 16; off > 0; off >>= 1) {
-          const ull o = __shfl_xor_sync(0xffffffffu, best, off);
-          if (o < best) best = o;
-        }
-        bool more = false;
-        for (uint32_t e = lane; e < vf && !more; e += 32) more = dist2[e] < best;
-        for (uint32_t e = lane; e < vb && !more; e += 32) more = dist2[D + e] < best;
-        if (!__any_sync(0xffffffffu, more)) {
-          lo_e = lo;
-          break;
-        }
+        rb = nb;
+        re = ne - nb > lim ? nb + lim : ne;
       }
     }
     __syncwarp();
     /* meet over the common ancestors: depths where the two lists agree */
     ull best = WG__CCH_INF_DIST;
     uint32_t best_r = WG__CCH_NONE, best_d = 0;
-    for (uint32_t e = lo_e + lane; e <= dmin; e += 32) {
+    for (uint32_t e = lane; e <= dmin; e += 32) {
       const uint32_t r = anc2[e];
       if (r != anc2[D + e]) continue;
       const ull a = dist2[e], b = dist2[D + e];
@@ -713,8 +704,21 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.chain_len = w->d_chain_len;
       A.count = d_count;
       uint64_t wq = P.warps < qc ? P.warps : qc;
-      const unsigned blocks = (unsigned)((wq + kWarpsPerBlock - 1) / kWarpsPerBlock);
-      search_kernel<<<blocks, kWarpsPerBlock * 32, 0, w->stream>>>(A);
+      if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
+        /* small batch: a warp per query, its scratch in shared memory */
+        const uint32_t wpb = qc < (uint32_t)kWarpsPerBlock ? qc : (uint32_t)kWarpsPerBlock;
+        const size_t sm = (size_t)wpb * D * 32;
+        if (!w->smem_ready) {
+          WG_CK(cudaFuncSetAttribute(search_kernel<true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)kSmemBytes));
+          w->smem_ready = 1;
+        }
+        search_kernel<true><<<(qc + wpb - 1) / wpb, wpb * 32, sm, w->stream>>>(A);
+      } else {
+        const unsigned blocks = (unsigned)((wq + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        search_kernel<false><<<blocks, kWarpsPerBlock * 32, 0, w->stream>>>(A);
+      }
       WG_CK(cudaGetLastError());
     }
     /* distances (and counts, right after them) in one copy */
