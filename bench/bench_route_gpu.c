@@ -41,8 +41,6 @@
 #include "route/route_internal.h"
 #include "wattgraph/route.h"
 
-static uint64_t g_mismatch;
-
 static void random_queries(wg_route_query *q, size_t n, uint32_t nv, int level, uint64_t seed) {
   for (size_t i = 0; i < n; i++) {
     q[i].source = (uint32_t)wg__bounded(wg__mix64(seed * 0x1000003 + 2 * i), nv);
@@ -89,6 +87,7 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static uint64_t g_mismatch; /* wrong answers seen (exit status 1) */
 static int g_latency_only; /* argument "latency": only the latency section */
 
 /* Latency: batches of 1, 16 and 64 random pairs one after another (fresh
@@ -113,6 +112,7 @@ static void latency(wg_ctx_t *ctx, wg_router_t *r, const char *name, const char 
   for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
     for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
       const size_t sz = sizes[si];
+      wg_route_batch last = {0};
       for (int k = -5; k < reps; k++) {
         random_queries(q, sz, n, modes[mi].level, 7000 + (uint64_t)(k + 5) * 131 + sz);
         wg_route_batch b = {0};
@@ -124,8 +124,42 @@ static void latency(wg_ctx_t *ctx, wg_router_t *r, const char *name, const char 
           free(t);
           return;
         }
-        wg_route_batch_free(&b);
+        wg_route_batch_free(&last);
+        last = b;
         if (k >= 0) t[k] = dt;
+      }
+      /* the last small batch against the same queries inside a large one
+       * (the large-batch kernels), answer by answer, path by path */
+      {
+        enum { BIG = 5000 };
+        wg_route_query *bq = malloc(BIG * sizeof *bq);
+        wg_route_batch big = {0};
+        uint64_t bad = 0;
+        if (bq) {
+          for (size_t i = 0; i < BIG; i++) bq[i] = q[i % sz];
+          if (wg_router_query(ctx, r, bq, BIG, modes[mi].flags, &big) == WG_OK) {
+            for (size_t i = 0; i < BIG; i++) {
+              const wg_route_result *a = &last.results[i % sz], *c = &big.results[i];
+              int same = a->distance == c->distance && a->level == c->level &&
+                         a->path_len == c->path_len;
+              if (same && a->path_len)
+                same = memcmp(last.path + a->path_first, big.path + c->path_first,
+                              (size_t)a->path_len * sizeof *last.path) == 0;
+              if (!same && bad++ < 3)
+                printf("%s: MISMATCH small batch of %zu (%s) query %zu: %llu (%u vertices), "
+                       "large batch %llu (%u vertices)\n",
+                       name, sz, modes[mi].what, i % sz, (unsigned long long)a->distance,
+                       a->path_len, (unsigned long long)c->distance, c->path_len);
+            }
+          } else {
+            bad = 1;
+            printf("%s: large check batch failed: %s\n", name, wg_ctx_last_error(ctx));
+          }
+        }
+        g_mismatch += bad;
+        wg_route_batch_free(&big);
+        wg_route_batch_free(&last);
+        free(bq);
       }
       qsort(t, (size_t)reps, sizeof *t, cmp_d);
       printf("%s: latency, %s, batch of %zu, %s: median %.1f us, p99 %.1f us, min %.1f us "

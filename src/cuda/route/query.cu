@@ -108,6 +108,9 @@ struct wg__cch_qws {
   uint32_t *h_path;     size_t h_path_cap;
   unsigned *h_flag;     /* pinned, one word */
   int smem_ready;       /* the shared-memory search may use kSmemBytes */
+  int block_ready;      /* the block search may use its shared memory */
+  uint32_t *d_jump;     /* n: the rank kJump levels up, WG__CCH_NONE */
+  uint32_t *d_bstack;   size_t d_bstack_cap; /* the block unpack's stacks */
 };
 
 namespace {
@@ -141,6 +144,40 @@ struct SearchArgs {
 
 __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r2) {
   return s1 < s2 || (s1 == s2 && r1 < r2);
+}
+
+/* The meeting over the common ancestors (depths 0..dmin where the two
+ * ancestor lists agree): the smallest (df + db, rank), reduced over the
+ * warp; every lane gets it. */
+__device__ __forceinline__ void warp_meet(const uint32_t *anc2, const ull *dist2, uint32_t D,
+                                          uint32_t dmin, uint32_t lane, ull *best_out,
+                                          uint32_t *best_r_out, uint32_t *best_d_out) {
+  ull best = WG__CCH_INF_DIST;
+  uint32_t best_r = WG__CCH_NONE, best_d = 0;
+  for (uint32_t e = lane; e <= dmin; e += 32) {
+    const uint32_t r = anc2[e];
+    if (r != anc2[D + e]) continue;
+    const ull a = dist2[e], b = dist2[D + e];
+    if (a == WG__CCH_INF_DIST || b == WG__CCH_INF_DIST) continue;
+    if (key_less(a + b, r, best, best_r)) {
+      best = a + b;
+      best_r = r;
+      best_d = e;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const ull ob = __shfl_xor_sync(0xffffffffu, best, off);
+    const uint32_t orr = __shfl_xor_sync(0xffffffffu, best_r, off);
+    const uint32_t od = __shfl_xor_sync(0xffffffffu, best_d, off);
+    if (key_less(ob, orr, best, best_r)) {
+      best = ob;
+      best_r = orr;
+      best_d = od;
+    }
+  }
+  *best_out = best;
+  *best_r_out = best_r;
+  *best_d_out = best_d;
 }
 
 /* kSmem: the warp's scratch lives in shared memory (small batches, where
@@ -227,29 +264,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     }
     __syncwarp();
     /* meet over the common ancestors: depths where the two lists agree */
-    ull best = WG__CCH_INF_DIST;
-    uint32_t best_r = WG__CCH_NONE, best_d = 0;
-    for (uint32_t e = lane; e <= dmin; e += 32) {
-      const uint32_t r = anc2[e];
-      if (r != anc2[D + e]) continue;
-      const ull a = dist2[e], b = dist2[D + e];
-      if (a == WG__CCH_INF_DIST || b == WG__CCH_INF_DIST) continue;
-      if (key_less(a + b, r, best, best_r)) {
-        best = a + b;
-        best_r = r;
-        best_d = e;
-      }
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-      const ull ob = __shfl_down_sync(0xffffffffu, best, off);
-      const uint32_t orr = __shfl_down_sync(0xffffffffu, best_r, off);
-      const uint32_t od = __shfl_down_sync(0xffffffffu, best_d, off);
-      if (key_less(ob, orr, best, best_r)) {
-        best = ob;
-        best_r = orr;
-        best_d = od;
-      }
-    }
+    ull best;
+    uint32_t best_r, best_d;
+    warp_meet(anc2, dist2, D, dmin, lane, &best, &best_r, &best_d);
     if (lane == 0) {
       A.dist[q] = best;
       if (A.chain) {
@@ -286,6 +303,245 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     __syncwarp();
   }
 }
+
+
+/* ---- small batches: a block per query ------------------------------------
+ * A warp walks its start's elimination-tree path one row after another: the
+ * parent chain and the distances make one query a chain of about
+ * 3 * depth dependent memory round trips (about 250 us on FLA), which is
+ * the whole latency of a batch of one. For batches up to kBlockQueries a
+ * block answers each query instead, with the same answer to the bit:
+ *   1. the ancestors of s and t come from jump pointers (the rank
+ *      kJump levels up, made once per router): one thread follows the jumps,
+ *      then a thread per jump fills its kJump ancestors, so the serial
+ *      chain is depth / kJump + kJump loads instead of depth;
+ *   2. the rows of all ancestors (their first `lim` arcs: weight and head
+ *      depth) are copied into shared memory at once;
+ *   3. the upward distances are relaxed Bellman-Ford style over all those
+ *      arcs in parallel until nothing changes (as many rounds as the
+ *      longest shortest upward path has arcs, plus one): the same minima
+ *      as the walk, which computes exact shortest paths on this DAG;
+ *   4. the predecessor of each depth is the walk's: among the arcs that
+ *      reach its final distance, the one whose tail is deepest (the walk
+ *      relaxes deeper rows first and keeps the first of equal values; a row
+ *      holds at most one arc to a head);
+ *   5. the meeting and the chain as in the warp kernel.
+ * Shared memory: 32 D (the warp kernel's layout) + 16 D (predecessor keys)
+ * + 16 D (row bounds) bytes + 8 bytes per cached arc (kBlockArcs). */
+constexpr uint32_t kJump = 16;
+constexpr uint32_t kBlockQueries = 128;
+constexpr int kBlockThreads = 512;
+constexpr uint32_t kBlockArcs = 8192;
+
+__global__ void __launch_bounds__(kBlockThreads) search_block_kernel(SearchArgs A,
+                                                                     const uint32_t *jump) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const uint32_t D = A.D, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const uint32_t nthreads = blockDim.x, nwarps = nthreads >> 5;
+  uint32_t *anc2 = (uint32_t *)smem;                       /* 2D */
+  ull *dist2 = (ull *)(smem + (size_t)D * 8);              /* 2D */
+  /* bytes 24 D .. 32 D: the warp kernel's predecessors, unused here */
+  ull *pkey = (ull *)(smem + (size_t)D * 32);              /* 2D: (tail depth + 1) << 32 | arc */
+  uint32_t *row_b = (uint32_t *)(smem + (size_t)D * 48);   /* 2D: first cached slot or arc */
+  uint32_t *row_n = row_b + 2 * (size_t)D;                 /* 2D: arcs in the row */
+  uint32_t *arc_w = row_n + 2 * (size_t)D;                 /* kBlockArcs */
+  uint32_t *arc_h = arc_w + kBlockArcs;                    /* kBlockArcs */
+  __shared__ uint32_t cp[2][64];                           /* jump checkpoints */
+  for (uint64_t q = blockIdx.x; q < A.nq; q += gridDim.x) {
+    const uint32_t rs = A.rank_of[A.src[q]], rt = A.rank_of[A.tgt[q]];
+    int lev = A.level[q];
+    if (lev < 0) lev = 0;
+    const uint32_t lim = A.level_row_arcs[lev];
+    const uint32_t ds = A.depth[rs], dt = A.depth[rt];
+    const uint32_t dmin = ds < dt ? ds : dt;
+    const uint32_t ncs = ds / kJump + 1, nct = dt / kJump + 1;
+    /* 1. checkpoints (the ancestors at depths ds, ds - kJump, ...) */
+    if (tid == 0 || tid == 32) {
+      const int side = tid == 32;
+      uint32_t x = side ? rt : rs;
+      const uint32_t nc = side ? nct : ncs;
+      for (uint32_t k = 0; k < nc && k < 64; ++k) {
+        cp[side][k] = x;
+        if (k + 1 < nc) x = jump[x];
+      }
+    }
+    for (uint32_t e = tid; e < 2 * D; e += nthreads) {
+      dist2[e] = WG__CCH_INF_DIST;
+      pkey[e] = 0;
+    }
+    __syncthreads();
+    /* ... and the kJump ancestors below each checkpoint's depth */
+    if (tid < 128) {
+      const uint32_t side = tid >> 6, k = tid & 63;
+      const uint32_t nc = side ? nct : ncs, d0 = side ? dt : ds;
+      if (k < nc) {
+        uint32_t x = cp[side][k], d = d0 - k * kJump;
+        for (uint32_t j = 0; j < kJump && x != WG__CCH_NONE; ++j) {
+          anc2[side * D + d] = x;
+          if (d == 0) break;
+          x = A.parent[x];
+          --d;
+        }
+      }
+    }
+    __syncthreads();
+    /* 2. the rows of every ancestor, the level's first lim arcs */
+    for (uint32_t e = tid; e < 2 * D; e += nthreads) {
+      const uint32_t side = e >= D, d = side ? e - D : e;
+      uint32_t b = 0, n = 0;
+      if (d <= (side ? dt : ds)) {
+        const uint32_t x = anc2[e];
+        b = A.up_first[x];
+        n = A.up_first[x + 1] - b;
+        if (n > lim) n = lim;
+      }
+      row_b[e] = b;
+      row_n[e] = n;
+    }
+    __syncthreads();
+    if (warp == 0) { /* cached slots: an exclusive scan of the row lengths */
+      uint32_t carry = 0;
+      for (uint32_t base = 0; base < 2 * D; base += 32) {
+        const uint32_t e = base + lane;
+        const uint32_t n = e < 2 * D ? row_n[e] : 0;
+        uint32_t incl = n;
+        for (int off = 1; off < 32; off <<= 1) {
+          const uint32_t o = __shfl_up_sync(0xffffffffu, incl, off);
+          if (lane >= (uint32_t)off) incl += o;
+        }
+        if (e < 2 * D) {
+          const uint32_t slot = carry + incl - n;
+          /* the slot where it fits in the cache, else the arc itself */
+          if (slot + n <= kBlockArcs) row_b[e] = slot | 0x80000000u;
+        }
+        carry += __shfl_sync(0xffffffffu, incl, 31);
+      }
+    }
+    __syncthreads();
+    /* fill the cache: weight and head depth of each cached arc */
+    for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+      const uint32_t rb = row_b[e];
+      if (!(rb & 0x80000000u)) continue;
+      const uint32_t side = e >= D;
+      const uint32_t first = A.up_first[anc2[e]];
+      const ull *words = side ? A.bwd : A.fwd;
+      for (uint32_t k = lane; k < row_n[e]; k += 32) {
+        arc_w[(rb & 0x7fffffffu) + k] = (uint32_t)(words[first + k] >> 32);
+        arc_h[(rb & 0x7fffffffu) + k] = A.up_hdepth[first + k];
+      }
+    }
+    if (tid == 0) {
+      dist2[ds] = 0;
+      dist2[D + dt] = 0;
+    }
+    __syncthreads();
+    /* 3. Bellman-Ford over the cached rows until nothing changes */
+    for (;;) {
+      int my = 0;
+      for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+        const uint32_t n = row_n[e];
+        if (n == 0) continue;
+        const ull dx = dist2[e];
+        if (dx == WG__CCH_INF_DIST) continue;
+        const uint32_t side = e >= D, rb = row_b[e];
+        ull *dist = dist2 + side * D;
+        const ull *words = side ? A.bwd : A.fwd;
+        const uint32_t first = rb; /* the row's first arc when not cached */
+        for (uint32_t k = lane; k < n; k += 32) {
+          uint32_t w, hd;
+          if (rb & 0x80000000u) {
+            w = arc_w[(rb & 0x7fffffffu) + k];
+            hd = arc_h[(rb & 0x7fffffffu) + k];
+          } else {
+            w = (uint32_t)(words[first + k] >> 32);
+            hd = A.up_hdepth[first + k];
+          }
+          if (w == WG__CCH_NONE) continue;
+          const ull cand = dx + w;
+          if (cand < dist[hd]) {
+            atomicMin(&dist[hd], cand);
+            my = 1;
+          }
+        }
+      }
+      if (!__syncthreads_or(my)) break;
+    }
+    /* 4. predecessors: the deepest tail among the arcs that give the final
+     * distance (the walk's first strict improvement) */
+    for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+      const uint32_t n = row_n[e];
+      if (n == 0) continue;
+      const ull dx = dist2[e];
+      if (dx == WG__CCH_INF_DIST) continue;
+      const uint32_t side = e >= D, d = side ? e - D : e, rb = row_b[e];
+      const ull *dist = dist2 + side * D;
+      const ull *words = side ? A.bwd : A.fwd;
+      const uint32_t first = A.up_first[anc2[e]];
+      for (uint32_t k = lane; k < n; k += 32) {
+        uint32_t w, hd;
+        if (rb & 0x80000000u) {
+          w = arc_w[(rb & 0x7fffffffu) + k];
+          hd = arc_h[(rb & 0x7fffffffu) + k];
+        } else {
+          w = (uint32_t)(words[first + k] >> 32);
+          hd = A.up_hdepth[first + k];
+        }
+        if (w == WG__CCH_NONE || dx + w != dist[hd]) continue;
+        atomicMax(&pkey[side * D + hd], (ull)(d + 1) << 32 | (first + k));
+      }
+    }
+    __syncthreads();
+    /* 5. the meeting and the chain (warp 0), tail depths from the keys */
+    if (warp == 0) {
+      ull best;
+      uint32_t best_r, best_d;
+      warp_meet(anc2, dist2, D, dmin, lane, &best, &best_r, &best_d);
+      if (lane == 0) {
+        A.dist[q] = best;
+        if (A.chain) {
+          uint32_t *ch = A.chain + A.chain_off[q];
+          ull hops = 0;
+          uint32_t cf = 0, cb = 0;
+          if (best != WG__CCH_INF_DIST) {
+            /* (a zero key on the way would be a bug: it stops the walk) */
+            for (uint32_t e = best_d; e != ds && pkey[e]; e = (uint32_t)(pkey[e] >> 32) - 1)
+              ++cf;
+            uint32_t i = cf;
+            for (uint32_t e = best_d; e != ds && pkey[e]; e = (uint32_t)(pkey[e] >> 32) - 1) {
+              const uint32_t a = (uint32_t)pkey[e];
+              ch[--i] = a << 1;
+              hops += A.hop_f[a];
+            }
+            for (uint32_t e = best_d; e != dt && pkey[D + e];
+                 e = (uint32_t)(pkey[D + e] >> 32) - 1) {
+              const uint32_t a = (uint32_t)pkey[D + e];
+              ch[cf + cb++] = a << 1 | 1u;
+              hops += A.hop_b[a];
+            }
+            A.count[q] = (A.shortcuts && lev >= 1 ? (ull)(cf + cb) : hops) + 1;
+          } else {
+            A.count[q] = 0;
+          }
+          A.chain_len[q] = cf + cb;
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+size_t block_smem_bytes(uint32_t D) { return (size_t)D * 64 + (size_t)kBlockArcs * 8; }
+
+/* Unpacks the paths of a piece with a block per query: the chain's arcs
+ * and then their halves are split breadth-first in shared memory (each
+ * item knows where its vertices go from the hop counts), so a path of L
+ * vertices takes about as many rounds as its deepest expansion, not L
+ * steps; an item that finds the queue full is expanded by its thread alone
+ * on a private stack (stack + thread * (D + 2)). */
+constexpr int kUnpackBlockThreads = 256;
+constexpr uint32_t kQueueItems = 2048;
+
+struct UnpackArgs;
 
 struct UnpackArgs {
   uint32_t q0, q1; /* queries of this piece (chunk-local) */
@@ -346,6 +602,117 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_kernel(UnpackArgs A) {
         stack[(size_t)(sp++) * nthreads] = hf.x;
       }
     }
+  }
+}
+
+__global__ void __launch_bounds__(kUnpackBlockThreads) unpack_block_kernel(UnpackArgs A,
+                                                                          const uint32_t *hop_f,
+                                                                          const uint32_t *hop_b) {
+  __shared__ uint2 qa[kQueueItems], qb[kQueueItems];
+  __shared__ uint32_t na, nb;
+  const uint32_t tid = threadIdx.x, nthreads = blockDim.x;
+  uint32_t *stack = A.stack + ((size_t)blockIdx.x * nthreads + tid) * A.stack_cap;
+  for (uint32_t q = A.q0 + blockIdx.x; q < A.q1; q += gridDim.x) {
+    if (A.count[q] == 0) continue; /* the same for the whole block */
+    uint32_t *out = A.out + (A.offset[q] - A.out_base);
+    const uint32_t *ch = A.chain + A.chain_off[q];
+    const uint32_t len = A.chain_len[q];
+    if (A.shortcuts && A.level[q] >= 1) {
+      for (uint32_t i = tid; i <= len; i += nthreads) {
+        if (i == 0) {
+          out[0] = A.src[q];
+          continue;
+        }
+        const uint32_t a = ch[i - 1] >> 1;
+        out[i] = A.order[(ch[i - 1] & 1u) ? A.up_tail[a] : A.up_head[a]];
+      }
+      continue;
+    }
+    if (tid == 0) {
+      out[0] = A.src[q];
+      /* the chain's arcs, each where its vertices start */
+      uint32_t pos = 1, n = 0;
+      for (uint32_t i = 0; i < len && n < kQueueItems; ++i) {
+        const uint32_t e = ch[i];
+        qa[n++] = make_uint2(e, pos);
+        pos += (e & 1u) ? hop_b[e >> 1] : hop_f[e >> 1];
+      }
+      na = n;
+      nb = 0;
+      /* a chain longer than the queue (never on road graphs): the rest
+       * alone, here */
+      for (uint32_t i = n; i < len; ++i) {
+        uint32_t sp = 0, k = pos;
+        stack[sp++] = ch[i];
+        pos += (ch[i] & 1u) ? hop_b[ch[i] >> 1] : hop_f[ch[i] >> 1];
+        while (sp) {
+          const uint32_t e = stack[--sp];
+          const uint32_t a = e >> 1, dir = e & 1u;
+          const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+          if (hf.x == WG__CCH_NONE) {
+            out[k++] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
+            continue;
+          }
+          if (sp + 2 > A.stack_cap) {
+            atomicOr(A.flags, WG__CCH_F_STACK);
+            break;
+          }
+          stack[sp++] = hf.y;
+          stack[sp++] = hf.x;
+        }
+      }
+    }
+    __syncthreads();
+    for (int round = 0;; ++round) {
+      uint2 *cur = (round & 1) ? qb : qa, *nxt = (round & 1) ? qa : qb;
+      __syncthreads();
+      const uint32_t cnt = (round & 1) ? nb : na;
+      const uint32_t n = cnt < kQueueItems ? cnt : kQueueItems; /* the rest went alone */
+      if (n == 0) break;
+      if (tid == 0) {
+        if (round & 1)
+          na = 0;
+        else
+          nb = 0;
+      }
+      __syncthreads();
+      uint32_t *ncount = (round & 1) ? &na : &nb;
+      for (uint32_t i = tid; i < n; i += nthreads) {
+        const uint2 it = cur[i];
+        const uint32_t a = it.x >> 1, dir = it.x & 1u;
+        const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+        if (hf.x == WG__CCH_NONE) {
+          out[it.y] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
+          continue;
+        }
+        const uint32_t h1 = (hf.x & 1u) ? hop_b[hf.x >> 1] : hop_f[hf.x >> 1];
+        const uint32_t slot = atomicAdd(ncount, 2u);
+        if (slot + 2 <= kQueueItems) {
+          nxt[slot] = make_uint2(hf.x, it.y);
+          nxt[slot + 1] = make_uint2(hf.y, it.y + h1);
+          continue;
+        }
+        /* the queue is full: this item alone, on the thread's stack */
+        uint32_t sp = 0, k = it.y;
+        stack[sp++] = it.x;
+        while (sp) {
+          const uint32_t e = stack[--sp];
+          const uint32_t a2 = e >> 1, dir2 = e & 1u;
+          const uint2 h2 = dir2 ? A.half_b[a2] : A.half_f[a2];
+          if (h2.x == WG__CCH_NONE) {
+            out[k++] = A.order[dir2 ? A.up_tail[a2] : A.up_head[a2]];
+            continue;
+          }
+          if (sp + 2 > A.stack_cap) {
+            atomicOr(A.flags, WG__CCH_F_STACK);
+            break;
+          }
+          stack[sp++] = h2.y;
+          stack[sp++] = h2.x;
+        }
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -470,6 +837,38 @@ done:
   return st;
 }
 
+/* The block search's jump pointers: for each rank the ancestor kJump
+ * levels up (WG__CCH_NONE above depth kJump), from the device's parent
+ * array, once per router (the topology never changes). */
+wg_status make_jump(wg__cuda_cch *c, wg__cch_qws *w, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t n = c->n;
+  uint32_t *par = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
+  uint32_t *jump = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
+  if (!par || !jump) {
+    snprintf(why, why_cap, "route queries on the GPU: out of host memory for jump pointers");
+    st = WG_ENOMEM;
+    goto done;
+  }
+  if (n) WG_CK(cudaMemcpy(par, c->parent, (size_t)n * 4, cudaMemcpyDeviceToHost));
+  for (uint32_t x = 0; x < n; ++x) {
+    uint32_t y = x;
+    if (c->h_depth[x] < kJump) {
+      jump[x] = WG__CCH_NONE;
+      continue;
+    }
+    for (uint32_t j = 0; j < kJump; ++j) y = par[y];
+    jump[x] = y;
+  }
+  WG_CK(cudaMalloc((void **)&w->d_jump, (size_t)(n ? n : 1) * 4));
+  w->held += (size_t)(n ? n : 1) * 4;
+  if (n) WG_CK(cudaMemcpy(w->d_jump, jump, (size_t)n * 4, cudaMemcpyHostToDevice));
+done:
+  free(par);
+  free(jump);
+  return st;
+}
+
 wg_status qws_get(wg__cuda_cch *c, wg__cch_qws **out, char *why, size_t why_cap) {
   wg_status st = WG_OK;
   if (c->qws) {
@@ -484,6 +883,7 @@ wg_status qws_get(wg__cuda_cch *c, wg__cch_qws **out, char *why, size_t why_cap)
   c->qws = w;
   WG_CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
   WG_CK(cudaHostAlloc((void **)&w->h_flag, sizeof(unsigned), cudaHostAllocDefault));
+  if ((st = make_jump(c, w, why, why_cap)) != WG_OK) goto done;
   if ((st = refresh_budget(w, why, why_cap)) != WG_OK) goto done;
   *out = w;
 done:
@@ -573,7 +973,7 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
   wg__cch_qws *w = c ? c->qws : nullptr;
   if (!w) return;
   void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
-                 w->d_stack, w->d_path};
+                 w->d_stack, w->d_path, w->d_jump, w->d_bstack};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
@@ -704,7 +1104,16 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.chain_len = w->d_chain_len;
       A.count = d_count;
       uint64_t wq = P.warps < qc ? P.warps : qc;
-      if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
+      const size_t bsm = block_smem_bytes(D);
+      if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
+        /* a block per query (the latency path) */
+        if (!w->block_ready) {
+          WG_CK(cudaFuncSetAttribute(search_block_kernel,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bsm));
+          w->block_ready = 1;
+        }
+        search_block_kernel<<<qc, kBlockThreads, bsm, w->stream>>>(A, w->d_jump);
+      } else if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
         /* small batch: a warp per query, its scratch in shared memory */
         const uint32_t wpb = qc < (uint32_t)kWarpsPerBlock ? qc : (uint32_t)kWarpsPerBlock;
         const size_t sm = (size_t)wpb * D * 32;
@@ -796,8 +1205,18 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
         const uint32_t pieces = p1 - p0;
         uint32_t th = pieces < P.unpack_threads ? pieces : P.unpack_threads;
         th = (th + kUnpackThreads - 1) / kUnpackThreads * kUnpackThreads;
-        /* the stack is interleaved by the launch's thread count */
-        unpack_kernel<<<th / kUnpackThreads, kUnpackThreads, 0, w->stream>>>(U);
+        if (pieces <= kBlockQueries) {
+          /* a block per path (the latency path), stacks for overflow only */
+          const size_t sb = (size_t)pieces * kUnpackBlockThreads * (D + 2) * 4;
+          if ((st = dgrow(w, &w->d_bstack, &w->d_bstack_cap, sb, why, why_cap)) != WG_OK)
+            goto done;
+          U.stack = w->d_bstack;
+          unpack_block_kernel<<<pieces, kUnpackBlockThreads, 0, w->stream>>>(U, c->hop_f,
+                                                                             c->hop_b);
+        } else {
+          /* the stack is interleaved by the launch's thread count */
+          unpack_kernel<<<th / kUnpackThreads, kUnpackThreads, 0, w->stream>>>(U);
+        }
         WG_CK(cudaGetLastError());
         const uint64_t n_out = h_off[p1] - h_off[p0];
         const bool pinned = n_out <= kPinnedPathWords;
