@@ -13,7 +13,9 @@
  * 1..num_levels-1 answer faster with less work and return a real path of the
  * graph whose length may exceed the optimum. quality = optimal / returned
  * length, measured (wg_route_result.quality is filled when the query asked
- * for it, see WG_ROUTE_MEASURE_QUALITY).
+ * for it, see WG_ROUTE_MEASURE_QUALITY). With WG_ROUTE_SHORTCUTS they return
+ * that path at less detail (the hierarchy route; wg_router_expand gives
+ * every vertex).
  *
  * Thread safety: queries on one router may run from several threads at
  * once; wg_router_set_weights must not run concurrently with queries on the

@@ -27,7 +27,12 @@
  * through its middle (u -> x -> v: the backward word of x-u, then the
  * forward word of x-v) on an explicit stack until it is a graph arc. Every
  * word's weight equals the length of its unpacked path, so the path's
- * length is exactly the returned distance, at every level.
+ * length is exactly the returned distance, at every level. With
+ * WG_ROUTE_SHORTCUTS a level >= 1 answer keeps the steps unexpanded: its
+ * path is s and the far end of each step (the hierarchy route), and
+ * wg_router_expand unpacks it later from the vertex pairs (each pair names
+ * its hierarchy arc; the direction is which end ranks higher), refusing a
+ * batch answered on an older metric.
  *
  * Batches: OpenMP over queries (dynamic schedule), one scratch per thread
  * from the router's pool (distances reset after every query, so a scratch
