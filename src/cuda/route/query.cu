@@ -81,6 +81,7 @@
 #include <sys/mman.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "cuda/check.cuh"
@@ -114,6 +115,12 @@ struct wg__cch_qws {
 };
 
 namespace {
+
+/* The workspace belongs to the router and queries may come from several
+ * threads at once (route.h): one query call at a time in the process (each
+ * call synchronises with the device anyway; routers on different devices
+ * wait for each other too, a limit). */
+std::mutex g_query_mutex;
 
 constexpr int kWarpsPerBlock = 8;
 constexpr int kUnpackThreads = 128;
@@ -985,6 +992,7 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
 wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint32_t *target,
                              const int *level, uint32_t nq, int want_path, uint64_t *dist,
                              uint64_t **path_first, uint32_t **path, char *why, size_t why_cap) {
+  std::lock_guard<std::mutex> guard(g_query_mutex);
   wg_status st = WG_OK;
   const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
   const int shortcuts = want_path == WG__CCH_PATH_SHORTCUTS;
