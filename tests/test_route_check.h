@@ -5,7 +5,8 @@
  *   - every level: the path starts at s, ends at t, every step is an arc of
  *     the graph, the arcs' weights sum to the returned distance, the
  *     distance is at least the optimum, and quality = optimum / distance;
- *   - levels >= 1 again with WG_ROUTE_SHORTCUTS: the same distance, level
+ *   - levels >= 1 again with WG_ROUTE_SHORTCUTS (the first
+ *     st->shortcut_sources sources; all unless a test lowers it): the same distance, level
  *     and quality; the shortcut path (flagged as such when the level is
  *     >= 1) is no longer than the full one, starts at s and ends at t, and
  *     wg_router_expand turns it into exactly the full path, vertex by
@@ -74,11 +75,13 @@ typedef struct rc_stats {
   double quality_min[WG__ROUTE_LEVELS];
   uint64_t quality_n[WG__ROUTE_LEVELS];
   uint64_t shortcut_queries, shortcut_vertices, full_vertices;
+  size_t shortcut_sources; /* sources whose answers get the shortcut check */
 } rc_stats;
 
 static inline void rc_stats_init(rc_stats *st) {
   memset(st, 0, sizeof *st);
   for (int k = 0; k < WG__ROUTE_LEVELS; k++) st->quality_min[k] = 1.0;
+  st->shortcut_sources = SIZE_MAX; /* all */
 }
 
 #define RC_REPORT(st, ...)                                   \
@@ -224,7 +227,8 @@ static inline void rc_check(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
         st->quality_n[level]++;
         if (qwant < st->quality_min[level]) st->quality_min[level] = qwant;
       }
-      if (level >= 1) rc_check_shortcuts(ctx, r, &c, q, cnt, &b, level, st);
+      if (level >= 1 && i < st->shortcut_sources)
+        rc_check_shortcuts(ctx, r, &c, q, cnt, &b, level, st);
       wg_route_batch_free(&b);
     }
   }
