@@ -10,9 +10,16 @@
  *   - exact queries, N random pairs (WG_BENCH_ROUTE_N, default 1000000):
  *     distance only and with full node paths, median of 5 batches, as
  *     queries/s (the batch's wall time, transfers included);
- *   - each coarse level: queries/s with paths, and quality (optimal /
- *     returned) over 10000 pairs with WG_ROUTE_MEASURE_QUALITY: mean and
- *     the 1st percentile (p99 of the pairs are at least this good);
+ *   - latency: batches of 1, 16 and 64 random pairs (distances, exact
+ *     paths, level-1 shortcut paths), median and p99 microseconds per
+ *     batch (WG_BENCH_ROUTE_LATENCY_REPS batches each, default 300), for
+ *     the CUDA router and the CPU router on one thread; with the argument
+ *     "latency" only this (and the CPU router on all threads);
+ *   - each coarse level: queries/s with distances, full paths and shortcut
+ *     paths (WG_ROUTE_SHORTCUTS), and quality (optimal / returned) over
+ *     10000 pairs with WG_ROUTE_MEASURE_QUALITY: mean and the 1st
+ *     percentile (p99 of the pairs are at least this good), then a table
+ *     of every level beside exact;
  *   - one batch of all levels mixed;
  *   - the CPU router on one thread: exact distance queries/s on 20000
  *     pairs (RoutingKit CH's single-core figure is the bar);
@@ -21,7 +28,7 @@
  *     mismatch count is printed and makes the exit status 1.
  * RoutingKit's numbers come from bench/route_peer.sh in the same call.
  *
- * usage: bench_route_gpu [fla] [road] [monaco]   (default all)
+ * usage: bench_route_gpu [fla] [road] [monaco] [latency]   (default all)
  * Lives in bench/pending/ until src/route (the CPU side) is merged.
  */
 #include <math.h>
@@ -33,8 +40,6 @@
 #include "core/internal.h"
 #include "route/route_internal.h"
 #include "wattgraph/route.h"
-
-static uint64_t g_mismatch;
 
 static void random_queries(wg_route_query *q, size_t n, uint32_t nv, int level, uint64_t seed) {
   for (size_t i = 0; i < n; i++) {
@@ -82,6 +87,90 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static uint64_t g_mismatch; /* wrong answers seen (exit status 1) */
+static int g_latency_only; /* argument "latency": only the latency section */
+
+/* Latency: batches of 1, 16 and 64 random pairs one after another (fresh
+ * pairs each batch, a few warm-up batches first), distances only, exact
+ * paths, and level-1 shortcut paths: median and p99 microseconds per
+ * batch, wall time of wg_router_query (results freed outside the timing). */
+static void latency(wg_ctx_t *ctx, wg_router_t *r, const char *name, const char *who,
+                    uint32_t n) {
+  static const size_t sizes[] = {1, 16, 64};
+  static const struct {
+    const char *what;
+    unsigned flags;
+    int level;
+  } modes[] = {{"distances", 0, 0},
+               {"exact paths", WG_ROUTE_PATH, 0},
+               {"level-1 shortcut paths", WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS, 1}};
+  int reps = (int)bench_env_double("WG_BENCH_ROUTE_LATENCY_REPS", 300);
+  if (reps < 1) reps = 1;
+  double *t = malloc((size_t)reps * sizeof *t);
+  wg_route_query q[64];
+  if (!t) return;
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+    for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+      const size_t sz = sizes[si];
+      wg_route_batch last = {0};
+      for (int k = -5; k < reps; k++) {
+        random_queries(q, sz, n, modes[mi].level, 7000 + (uint64_t)(k + 5) * 131 + sz);
+        wg_route_batch b = {0};
+        const double t0 = wg__now();
+        const wg_status st = wg_router_query(ctx, r, q, sz, modes[mi].flags, &b);
+        const double dt = wg__now() - t0;
+        if (st != WG_OK) {
+          printf("%s: latency query failed: %s\n", name, wg_ctx_last_error(ctx));
+          free(t);
+          return;
+        }
+        wg_route_batch_free(&last);
+        last = b;
+        if (k >= 0) t[k] = dt;
+      }
+      /* the last small batch against the same queries inside a large one
+       * (the large-batch kernels), answer by answer, path by path */
+      {
+        enum { BIG = 5000 };
+        wg_route_query *bq = malloc(BIG * sizeof *bq);
+        wg_route_batch big = {0};
+        uint64_t bad = 0;
+        if (bq) {
+          for (size_t i = 0; i < BIG; i++) bq[i] = q[i % sz];
+          if (wg_router_query(ctx, r, bq, BIG, modes[mi].flags, &big) == WG_OK) {
+            for (size_t i = 0; i < BIG; i++) {
+              const wg_route_result *a = &last.results[i % sz], *c = &big.results[i];
+              int same = a->distance == c->distance && a->level == c->level &&
+                         a->path_len == c->path_len;
+              if (same && a->path_len)
+                same = memcmp(last.path + a->path_first, big.path + c->path_first,
+                              (size_t)a->path_len * sizeof *last.path) == 0;
+              if (!same && bad++ < 3)
+                printf("%s: MISMATCH small batch of %zu (%s) query %zu: %llu (%u vertices), "
+                       "large batch %llu (%u vertices)\n",
+                       name, sz, modes[mi].what, i % sz, (unsigned long long)a->distance,
+                       a->path_len, (unsigned long long)c->distance, c->path_len);
+            }
+          } else {
+            bad = 1;
+            printf("%s: large check batch failed: %s\n", name, wg_ctx_last_error(ctx));
+          }
+        }
+        g_mismatch += bad;
+        wg_route_batch_free(&big);
+        wg_route_batch_free(&last);
+        free(bq);
+      }
+      qsort(t, (size_t)reps, sizeof *t, cmp_d);
+      printf("%s: latency, %s, batch of %zu, %s: median %.1f us, p99 %.1f us, min %.1f us "
+             "(%d batches)\n",
+             name, who, sz, modes[mi].what, t[reps / 2] * 1e6, t[(size_t)reps * 99 / 100] * 1e6,
+             t[0] * 1e6, reps);
+    }
+  free(t);
+  fflush(stdout);
+}
+
 static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   const uint32_t n = wg_graph_num_vertices(g);
   const uint64_t m = wg_graph_num_arcs(g);
@@ -126,6 +215,20 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
          "%.3f ms)\n",
          name, tc_med * 1e3, tc[0] * 1e3, tc[6] * 1e3, tc_first * 1e3);
 
+  latency(ctx, r, name, "CUDA router", n);
+  if (g_latency_only) {
+    wg_router_opts oc = o;
+    oc.backend = WG_ROUTE_BACKEND_CPU;
+    wg_router_t *rc = NULL;
+    if (wg_router_create(ctx, &rc, g, &oc) == WG_OK) {
+      latency(ctx, rc, name, "CPU router, all threads", n);
+      wg_router_destroy(&rc);
+    }
+    free(w2);
+    wg_router_destroy(&r);
+    return;
+  }
+
   wg_route_query *q = malloc(N * sizeof *q);
   if (!q) return;
   random_queries(q, N, n, 0, 1);
@@ -137,16 +240,30 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
          "vertices a path)\n",
          name, N, N / td / 1e6, N / tp / 1e6, (double)g_last_path_total / (double)N);
 
-  /* coarse levels: speed and quality */
+  const double vert_exact = (double)g_last_path_total / (double)N;
+
+  /* coarse levels: speed (distances, full paths, shortcut paths) and quality */
+  double lv_d[WG__ROUTE_LEVELS] = {td}, lv_p[WG__ROUTE_LEVELS] = {tp},
+         lv_s[WG__ROUTE_LEVELS] = {tp}, lv_vp[WG__ROUTE_LEVELS] = {vert_exact},
+         lv_vs[WG__ROUTE_LEVELS] = {vert_exact}, lv_qm[WG__ROUTE_LEVELS] = {1},
+         lv_q1[WG__ROUTE_LEVELS] = {1};
   const size_t NQ = N < 10000 ? N : 10000;
   double *qual = malloc(NQ * sizeof *qual);
-  for (int l = 1; l < info.num_levels && qual; l++) {
+  for (int l = 1; l < info.num_levels && l < WG__ROUTE_LEVELS && qual; l++) {
     random_queries(q, N, n, l, 1);
     const double tld = time_batch(ctx, r, q, N, 0, 3);
-    const double tl = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+    const double ts = time_batch(ctx, r, q, N, WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS, 5);
     char what[64];
+    snprintf(what, sizeof what, "level %d shortcut paths", l);
+    print_phases(name, what, r, ts);
+    lv_s[l] = ts;
+    lv_vs[l] = (double)g_last_path_total / (double)N;
+    const double tl = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
     snprintf(what, sizeof what, "level %d paths", l);
     print_phases(name, what, r, tl);
+    lv_d[l] = tld;
+    lv_p[l] = tl;
+    lv_vp[l] = (double)g_last_path_total / (double)N;
     printf("%s: level %d: distance %.3f M queries/s (%.2fx exact distance), %.1f vertices a "
            "path\n",
            name, l, N / tld / 1e6, td / tld, (double)g_last_path_total / (double)N);
@@ -162,11 +279,25 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
       }
     wg_route_batch_free(&b);
     qsort(qual, k, sizeof *qual, cmp_d);
-    printf("%s: level %d, %zu pairs: paths %.3f M queries/s (%.2fx exact paths); quality over "
+    printf("%s: level %d, %zu pairs: paths %.3f M queries/s (%.2fx exact paths); shortcut "
+           "paths %.3f M queries/s (%.2fx exact paths, %.1f vertices a path); quality over "
            "%zu: mean %.4f, p99 %.4f\n",
-           name, l, N, N / tl / 1e6, tp / tl, k, k ? sum / k : NAN, k ? qual[k / 100] : NAN);
+           name, l, N, N / tl / 1e6, tp / tl, N / ts / 1e6, tp / ts, lv_vs[l], k,
+           k ? sum / k : NAN, k ? qual[k / 100] : NAN);
+    lv_qm[l] = k ? sum / k : NAN;
+    lv_q1[l] = k ? qual[k / 100] : NAN;
   }
   free(qual);
+  printf("%s: throughput per level, %zu random pairs a batch (M queries/s; x = against exact "
+         "full paths)\n",
+         name, N);
+  printf("%s: | level | distances | full paths | shortcut paths | x exact paths | vertices "
+         "full / shortcut | quality mean / p99 |\n",
+         name);
+  for (int l = 0; l < info.num_levels && l < WG__ROUTE_LEVELS; l++)
+    printf("%s: | %d | %.3f | %.3f | %.3f | %.2fx | %.1f / %.1f | %.4f / %.4f |\n", name, l,
+           N / lv_d[l] / 1e6, N / lv_p[l] / 1e6, N / lv_s[l] / 1e6, tp / lv_s[l], lv_vp[l],
+           lv_vs[l], lv_qm[l], lv_q1[l]);
   for (size_t i = 0; i < N; i++) q[i].level = (int)(i % (size_t)info.num_levels);
   const double tm = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
   printf("%s: all levels mixed in one batch: paths %.3f M queries/s\n", name, N / tm / 1e6);
@@ -186,6 +317,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
       const size_t NC = N < 20000 ? N : 20000;
       random_queries(q, NC, n, 0, 2);
       const double t1 = time_batch(ctx, rc, q, NC, 0, 3);
+      latency(ctx, rc, name, "CPU router, 1 thread", n);
       printf("%s: CPU router, 1 thread: build %.3f s (create %.3f s), customise %.1f ms, exact "
              "distance %.1f us/query (%.0f queries/s)\n",
              name, ic.build_seconds, build_cpu, ic.customise_seconds * 1e3, t1 / NC * 1e6,
@@ -234,6 +366,12 @@ int main(int argc, char **argv) {
   const int rc = bench_gpu_present(ctx);
   if (rc) return rc;
   wg_graph_t *g = NULL;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "latency") == 0) g_latency_only = 1;
+  if (g_latency_only && argc == 2) {
+    printf("usage: bench_route_gpu GRAPH... latency (name the graphs: fla, road, monaco)\n");
+    return 2;
+  }
   if (bench_wanted(argc, argv, "fla")) {
     const char *dir = getenv("WG_SHARED_DATA");
     char path[4096];

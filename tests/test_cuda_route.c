@@ -15,7 +15,11 @@
  * disconnected graph of the SSSP suites. Tables (many-to-many) of both
  * routers agree after each new metric (the CUDA router customises on the
  * device and fetches its words for the host's table search on demand),
- * and a refused weight names its arc. Skips (exit 7) without a GPU.
+ * and a refused weight names its arc. Every round also asks both routers
+ * with WG_ROUTE_SHORTCUTS (identical hierarchy routes; every CUDA expansion
+ * equals the full path) and asks the CUDA router again in small batches of
+ * 1-64 (the kept workspace gives the large batch's answers). Skips (exit 7)
+ * without a GPU.
  *
  * WG_TEST_ROUTE_SMALL=1 (for compute-sanitizer runs, which are 20-100x
  * slower): 1000 queries per level, only the small graphs (cycle, zero
@@ -138,6 +142,102 @@ static size_t make_queries(const wg_graph_t *g, int levels, uint64_t seed, const
   return k;
 }
 
+/* WG_ROUTE_SHORTCUTS on both routers: the same answers to the vertex (the
+ * hierarchy route), the same distance, level and quality-free fields as the
+ * full batch bg, the flag set exactly at levels >= 1, and the CUDA router's
+ * wg_router_expand of every shortcut path equal to bg's full path. */
+static uint64_t shortcut_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu,
+                               const wg_route_query *q, size_t nq, const wg_route_batch *bg,
+                               const char *what) {
+  wg_route_batch sc = {0}, sg = {0};
+  const unsigned f = WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS;
+  wgt_assert_status(ctx, wg_router_query(ctx, cpu, q, nq, f, &sc), WG_OK);
+  wgt_assert_status(ctx, wg_router_query(ctx, gpu, q, nq, f, &sg), WG_OK);
+  uint64_t bad = 0, coarse = 0, verts = 0, full_verts = 0;
+  for (size_t i = 0; i < nq; i++) {
+    const wg_route_result *a = &sc.results[i], *b = &sg.results[i], *fb = &bg->results[i];
+    int same = a->distance == b->distance && a->level == b->level &&
+               a->path_len == b->path_len && a->shortcuts == b->shortcuts &&
+               b->distance == fb->distance && b->level == fb->level &&
+               b->shortcuts == (b->level >= 1 && b->path_len > 0);
+    if (same && a->path_len)
+      same = memcmp(sc.path + a->path_first, sg.path + b->path_first,
+                    (size_t)a->path_len * sizeof(uint32_t)) == 0;
+    if (!same) {
+      if (bad++ < SHOW)
+        printf("%s shortcuts query %zu (%u -> %u, level %d): cpu %llu (level %d, %u vertices, "
+               "flag %d), cuda %llu (level %d, %u vertices, flag %d), full cuda %llu\n",
+               what, i, q[i].source, q[i].target, q[i].level, (unsigned long long)a->distance,
+               a->level, a->path_len, a->shortcuts, (unsigned long long)b->distance, b->level,
+               b->path_len, b->shortcuts, (unsigned long long)fb->distance);
+      continue;
+    }
+    if (!b->shortcuts) {
+      if (b->path_len != fb->path_len ||
+          (b->path_len && memcmp(sg.path + b->path_first, bg->path + fb->path_first,
+                                 (size_t)b->path_len * sizeof(uint32_t))) != 0) {
+        if (bad++ < SHOW) printf("%s shortcuts query %zu: level-0 path differs\n", what, i);
+      }
+      continue;
+    }
+    coarse++;
+    verts += b->path_len;
+    full_verts += fb->path_len;
+    uint32_t *e = NULL, elen = 0;
+    wgt_assert_status(ctx, wg_router_expand(ctx, gpu, &sg, i, &e, &elen), WG_OK);
+    if (elen != fb->path_len ||
+        memcmp(e, bg->path + fb->path_first, (size_t)elen * sizeof *e) != 0) {
+      if (bad++ < SHOW)
+        printf("%s shortcuts query %zu (%u -> %u): expansion of %u vertices, full path %u\n",
+               what, i, q[i].source, q[i].target, elen, fb->path_len);
+    }
+    free(e);
+  }
+  printf("%s: shortcut paths: %llu coarse answers, %.1f vertices a path against %.1f in full; "
+         "%llu differ\n",
+         what, (unsigned long long)coarse, coarse ? (double)verts / coarse : 0.0,
+         coarse ? (double)full_verts / coarse : 0.0, (unsigned long long)bad);
+  wg_route_batch_free(&sc);
+  wg_route_batch_free(&sg);
+  return bad;
+}
+
+/* Small batches one after another (1, 3, 16, 64 queries, with and without
+ * paths and shortcuts): the router's grown workspace is reused and must give
+ * the answers of the large batch bg, to the vertex. */
+static uint64_t small_batches(wg_ctx_t *ctx, wg_router_t *gpu, const wg_route_query *q,
+                              size_t nq, const wg_route_batch *bg, const char *what) {
+  static const size_t sizes[] = {1, 3, 16, 64, 1, 64, 2};
+  const size_t limit = g_small ? 400 : 2000;
+  uint64_t bad = 0, asked = 0;
+  size_t at = 0;
+  for (unsigned k = 0; at < nq && at < limit; k++) {
+    size_t len = sizes[k % (sizeof sizes / sizeof sizes[0])];
+    if (len > nq - at) len = nq - at;
+    const unsigned flags = k % 3 == 0 ? 0 : WG_ROUTE_PATH;
+    wg_route_batch b = {0};
+    wgt_assert_status(ctx, wg_router_query(ctx, gpu, q + at, len, flags, &b), WG_OK);
+    for (size_t i = 0; i < len; i++, asked++) {
+      const wg_route_result *a = &b.results[i], *f = &bg->results[at + i];
+      int same = a->distance == f->distance && a->level == f->level;
+      if (same && flags)
+        same = a->path_len == f->path_len &&
+               (!a->path_len || memcmp(b.path + a->path_first, bg->path + f->path_first,
+                                       (size_t)a->path_len * sizeof(uint32_t)) == 0);
+      if (!same && bad++ < SHOW)
+        printf("%s small batch of %zu, query %zu: %llu (level %d, %u vertices), large batch "
+               "%llu (level %d, %u vertices)\n",
+               what, len, at + i, (unsigned long long)a->distance, a->level, a->path_len,
+               (unsigned long long)f->distance, f->level, f->path_len);
+    }
+    wg_route_batch_free(&b);
+    at += len;
+  }
+  printf("%s: %llu queries in small batches, %llu differ\n", what, (unsigned long long)asked,
+         (unsigned long long)bad);
+  return bad;
+}
+
 /* One round: both routers answer the same batch (with paths), the CUDA one
  * also without paths; everything is compared as the header says. */
 static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const wg_graph_t *og,
@@ -205,12 +305,15 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
          "paths; %llu differ, %llu bad paths, %llu against the oracle\n",
          what, nq, info.num_levels, (unsigned long long)unreachable, t_cpu, t_gpu,
          (unsigned long long)bad, (unsigned long long)bad_paths, (unsigned long long)wrong);
+  const uint64_t bad_short = shortcut_check(ctx, cpu, gpu, q, nq, &bg, what);
+  const uint64_t bad_small = small_batches(ctx, gpu, q, nq, &bg, what);
   free(dist);
   free(q);
   wg_route_batch_free(&bc);
   wg_route_batch_free(&bg);
   wg_route_batch_free(&bd);
-  if (bad || bad_paths || wrong) fail_msg("%s: the CUDA router disagrees", what);
+  if (bad || bad_paths || wrong || bad_short || bad_small)
+    fail_msg("%s: the CUDA router disagrees", what);
 }
 
 /* Tables of both routers (random sources x targets), element by element. */

@@ -563,6 +563,84 @@ static void small_budgets(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* WG_ROUTE_SHORTCUTS' own rules (rc_check compares its answers everywhere):
+ * less detail on a road graph, expansion refused after a weight update, for
+ * a bad index, and for a pair that is no hierarchy arc. */
+static void shortcut_paths(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_graph_t *g = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.seed = 5;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 5000, &go), WG_OK);
+  wg_router_t *r = new_router(ctx, g);
+  enum { NQ = 400 };
+  wg_route_query q[NQ];
+  for (size_t i = 0; i < NQ; i++) {
+    q[i].source = (uint32_t)wg__bounded(wg__mix64(2 * i + 1), g->n);
+    q[i].target = (uint32_t)wg__bounded(wg__mix64(2 * i + 2), g->n);
+    q[i].level = 1 + (int)(i % 3);
+  }
+  wg_route_batch full, b;
+  wgt_assert_status(ctx, wg_router_query(ctx, r, q, NQ, WG_ROUTE_PATH, &full), WG_OK);
+  wgt_assert_status(ctx,
+                    wg_router_query(ctx, r, q, NQ, WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS, &b),
+                    WG_OK);
+  uint64_t short_total = 0, full_total = 0;
+  size_t coarse = 0, first = NQ;
+  for (size_t i = 0; i < NQ; i++) {
+    assert_int_equal(b.results[i].distance, full.results[i].distance);
+    short_total += b.results[i].path_len;
+    full_total += full.results[i].path_len;
+    if (b.results[i].shortcuts && b.results[i].path_len >= 2) {
+      coarse++;
+      if (first == NQ) first = i;
+    }
+  }
+  printf("road 5k, %d pairs at levels 1-3: %.1f vertices a shortcut path, %.1f in full\n", NQ,
+         (double)short_total / NQ, (double)full_total / NQ);
+  assert_true(coarse > NQ / 2);
+  assert_true(short_total * 2 < full_total); /* less detail, by a wide margin */
+  /* a pair that is no hierarchy arc: reversed inner vertices break it */
+  {
+    wg_route_batch bad = b;
+    uint32_t *copy = malloc((size_t)b.path_total * sizeof *copy);
+    memcpy(copy, b.path, (size_t)b.path_total * sizeof *copy);
+    bad.path = copy;
+    const wg_route_result *res = &b.results[first];
+    uint32_t *p = copy + res->path_first;
+    p[res->path_len - 1] = p[0]; /* ends where it began: s -> ... -> s */
+    uint32_t *e = NULL, elen = 0;
+    const wg_status st = wg_router_expand(ctx, r, &bad, first, &e, &elen);
+    if (st == WG_OK) { /* a pair may still be an arc: then the path must end at s */
+      assert_int_equal(e[elen - 1], p[0]);
+      free(e);
+    } else {
+      assert_int_equal(st, WG_EINVAL);
+      wgt_assert_error_has(ctx, "not joined by a hierarchy arc");
+      assert_null(e);
+    }
+    free(copy);
+  }
+  uint32_t *e = NULL, elen = 0;
+  wgt_assert_status(ctx, wg_router_expand(ctx, r, &b, NQ, &e, &elen), WG_EINVAL);
+  wgt_assert_error_has(ctx, "result 400 of a batch of 400");
+  /* a new metric makes the old shortcuts stale; full paths still copy */
+  wgt_assert_status(ctx, wg_router_set_weights(ctx, r, g->weights, g->m), WG_OK);
+  wgt_assert_status(ctx, wg_router_expand(ctx, r, &b, first, &e, &elen), WG_EINVAL);
+  wgt_assert_error_has(ctx, "older metric");
+  wgt_assert_status(ctx, wg_router_expand(ctx, r, &full, first, &e, &elen), WG_OK);
+  assert_int_equal(elen, full.results[first].path_len);
+  assert_memory_equal(e, full.path + full.results[first].path_first, elen * sizeof *e);
+  free(e);
+  wg_route_batch_free(&full);
+  wg_route_batch_free(&b);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_exact),
@@ -578,6 +656,7 @@ int main(void) {
       cmocka_unit_test(snapping),
       cmocka_unit_test(backends),
       cmocka_unit_test(query_files),
+      cmocka_unit_test(shortcut_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,13 @@
  *     oracle says unreachable);
  *   - every level: the path starts at s, ends at t, every step is an arc of
  *     the graph, the arcs' weights sum to the returned distance, the
- *     distance is at least the optimum, and quality = optimum / distance.
+ *     distance is at least the optimum, and quality = optimum / distance;
+ *   - levels >= 1 again with WG_ROUTE_SHORTCUTS (the first
+ *     st->shortcut_sources sources; all unless a test lowers it): the same distance, level
+ *     and quality; the shortcut path (flagged as such when the level is
+ *     >= 1) is no longer than the full one, starts at s and ends at t, and
+ *     wg_router_expand turns it into exactly the full path, vertex by
+ *     vertex (so a real path of the graph of exactly that length).
  * The first mismatches are printed. */
 #ifndef WG_TEST_ROUTE_CHECK_H
 #define WG_TEST_ROUTE_CHECK_H
@@ -68,11 +74,14 @@ typedef struct rc_stats {
   double quality_sum[WG__ROUTE_LEVELS];
   double quality_min[WG__ROUTE_LEVELS];
   uint64_t quality_n[WG__ROUTE_LEVELS];
+  uint64_t shortcut_queries, shortcut_vertices, full_vertices;
+  size_t shortcut_sources; /* sources whose answers get the shortcut check */
 } rc_stats;
 
 static inline void rc_stats_init(rc_stats *st) {
   memset(st, 0, sizeof *st);
   for (int k = 0; k < WG__ROUTE_LEVELS; k++) st->quality_min[k] = 1.0;
+  st->shortcut_sources = SIZE_MAX; /* all */
 }
 
 #define RC_REPORT(st, ...)                                   \
@@ -83,6 +92,70 @@ static inline void rc_stats_init(rc_stats *st) {
       printf("\n");                                          \
     }                                                        \
   } while (0)
+
+/* The same queries as full (answered with WG_ROUTE_PATH), asked again with
+ * WG_ROUTE_SHORTCUTS: compared element by element, expansion included. */
+static inline void rc_check_shortcuts(wg_ctx_t *ctx, wg_router_t *r, const wg_csr *c,
+                                      const wg_route_query *q, size_t cnt,
+                                      const wg_route_batch *full, int level, rc_stats *st) {
+  wg_route_batch b;
+  char why[160];
+  wgt_assert_status(ctx,
+                    wg_router_query(ctx, r, q, cnt,
+                                    WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY |
+                                        WG_ROUTE_SHORTCUTS,
+                                    &b),
+                    WG_OK);
+  assert_int_equal(b.count, cnt);
+  for (size_t j = 0; j < cnt; j++) {
+    const uint32_t s = q[j].source, t = q[j].target;
+    const wg_route_result *f = &full->results[j], *res = &b.results[j];
+    st->shortcut_queries++;
+    if (res->distance != f->distance || res->level != f->level ||
+        !(res->quality == f->quality || (isnan(res->quality) && isnan(f->quality)))) {
+      RC_REPORT(st, "shortcuts, level %d %u -> %u: distance %llu level %d quality %g, full "
+                "answer %llu level %d quality %g",
+                level, s, t, (unsigned long long)res->distance, res->level, res->quality,
+                (unsigned long long)f->distance, f->level, f->quality);
+      continue;
+    }
+    if (res->distance == WG_ROUTE_INF) {
+      if (res->path_len) RC_REPORT(st, "shortcuts %u -> %u: unreachable with a path", s, t);
+      continue;
+    }
+    if (res->shortcuts != (res->level >= 1)) {
+      RC_REPORT(st, "shortcuts, level %d (answered %d) %u -> %u: flag %d", level, res->level, s,
+                t, res->shortcuts);
+      continue;
+    }
+    const uint32_t *p = b.path + res->path_first;
+    if (res->path_len == 0 || res->path_len > f->path_len || p[0] != s ||
+        p[res->path_len - 1] != t) {
+      RC_REPORT(st, "shortcuts, level %d %u -> %u: path of %u vertices (full %u) runs %u..%u",
+                level, s, t, res->path_len, f->path_len, res->path_len ? p[0] : 0,
+                res->path_len ? p[res->path_len - 1] : 0);
+      continue;
+    }
+    uint32_t *e = NULL, elen = 0;
+    wgt_assert_status(ctx, wg_router_expand(ctx, r, &b, j, &e, &elen), WG_OK);
+    int same = elen == f->path_len &&
+               memcmp(e, full->path + f->path_first, (size_t)elen * sizeof *e) == 0;
+    if (!same) {
+      uint32_t k = 0;
+      while (k < elen && k < f->path_len && e[k] == full->path[f->path_first + k]) k++;
+      RC_REPORT(st, "shortcuts, level %d %u -> %u: expansion of %u vertices differs from the "
+                "full path (%u) at position %u",
+                level, s, t, elen, f->path_len, k);
+    } else if (rc_path_ok(c, e, elen, s, t, res->distance, why, sizeof why)) {
+      RC_REPORT(st, "shortcuts, level %d %u -> %u: expansion: %s", level, s, t, why);
+    } else {
+      st->shortcut_vertices += res->path_len;
+      st->full_vertices += f->path_len;
+    }
+    free(e);
+  }
+  wg_route_batch_free(&b);
+}
 
 /* Checks every (s, t) for s in sources and t in targets (nt == 0: every
  * vertex) at every level of the router. */
@@ -154,6 +227,8 @@ static inline void rc_check(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
         st->quality_n[level]++;
         if (qwant < st->quality_min[level]) st->quality_min[level] = qwant;
       }
+      if (level >= 1 && i < st->shortcut_sources)
+        rc_check_shortcuts(ctx, r, &c, q, cnt, &b, level, st);
       wg_route_batch_free(&b);
     }
   }
@@ -168,6 +243,11 @@ static inline void rc_print(const char *what, const rc_stats *st) {
     if (st->quality_n[k])
       printf(" %d: %.4f (min %.4f)", k, st->quality_sum[k] / (double)st->quality_n[k],
              st->quality_min[k]);
+  if (st->shortcut_queries)
+    printf("; shortcut paths: %llu answers, %.2f vertices a path against %.2f in full",
+           (unsigned long long)st->shortcut_queries,
+           (double)st->shortcut_vertices / (double)st->shortcut_queries,
+           (double)st->full_vertices / (double)st->shortcut_queries);
   printf("\n");
 }
 

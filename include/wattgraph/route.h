@@ -13,7 +13,9 @@
  * 1..num_levels-1 answer faster with less work and return a real path of the
  * graph whose length may exceed the optimum. quality = optimal / returned
  * length, measured (wg_route_result.quality is filled when the query asked
- * for it, see WG_ROUTE_MEASURE_QUALITY).
+ * for it, see WG_ROUTE_MEASURE_QUALITY). With WG_ROUTE_SHORTCUTS they return
+ * that path at less detail (the hierarchy route; wg_router_expand gives
+ * every vertex).
  *
  * Thread safety: queries on one router may run from several threads at
  * once; wg_router_set_weights must not run concurrently with queries on the
@@ -92,7 +94,15 @@ void wg_router_get_info(const wg_router_t *r, wg_router_info *out);
 
 enum {
   WG_ROUTE_PATH = 1u << 0,            /* return the vertex path */
-  WG_ROUTE_MEASURE_QUALITY = 1u << 1  /* also compute the exact distance */
+  WG_ROUTE_MEASURE_QUALITY = 1u << 1, /* also compute the exact distance */
+  /* With WG_ROUTE_PATH: a query answered at a level >= 1 returns its path
+   * at less detail, as the vertices of the hierarchy route it found (the
+   * result's `shortcuts` is 1): consecutive vertices are joined by one
+   * hierarchy arc, a shortcut that stands for a real path of the graph, and
+   * the lengths of those paths add up to exactly the returned distance.
+   * wg_router_expand turns it into the full vertex path. Level 0 (and a
+   * coarse query that fell back to it) returns the full path as always. */
+  WG_ROUTE_SHORTCUTS = 1u << 2
 };
 
 typedef struct wg_route_query {
@@ -107,6 +117,7 @@ typedef struct wg_route_result {
   uint64_t path_first; /* into wg_route_batch.path: path_first .. +path_len */
   uint32_t path_len;   /* vertices, source..target; 0 without WG_ROUTE_PATH
                           or when unreachable; 1 when source = target */
+  int shortcuts;       /* 1: the path is the hierarchy route (WG_ROUTE_SHORTCUTS) */
 } wg_route_result;
 
 /* A batch owns its results and the concatenated paths. */
@@ -115,6 +126,7 @@ typedef struct wg_route_batch {
   wg_route_result *results; /* count entries */
   uint32_t *path;           /* internal vertex ids */
   uint64_t path_total;
+  uint64_t metric;          /* the router's metric generation it was answered on */
 } wg_route_batch;
 
 /* Answers n queries (flags: WG_ROUTE_*). An id out of range fails the batch
@@ -124,6 +136,16 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
                           const wg_route_query *queries, size_t n,
                           unsigned flags, wg_route_batch *out);
 void wg_route_batch_free(wg_route_batch *b);
+
+/* Expands result i of b (answered by r) into its full vertex path of the
+ * graph (internal ids, source..target; *path malloc'd, free()), of exactly
+ * the result's distance. A full path is copied as it is; a shortcut path
+ * (WG_ROUTE_SHORTCUTS) is unpacked arc by arc with the metric it was
+ * answered on. WG_EINVAL when i is out of range, the result has no path,
+ * a consecutive pair is not a hierarchy arc, or r's weights changed since
+ * the batch (its shortcuts then stand for other paths: ask again). */
+wg_status wg_router_expand(wg_ctx_t *ctx, wg_router_t *r, const wg_route_batch *b, size_t i,
+                           uint32_t **path, uint32_t *len);
 
 /* Distances from each source to each target, row-major
  * (dist[i * nt + j]), WG_ROUTE_INF when unreachable. dist has ns * nt

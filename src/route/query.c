@@ -27,7 +27,12 @@
  * through its middle (u -> x -> v: the backward word of x-u, then the
  * forward word of x-v) on an explicit stack until it is a graph arc. Every
  * word's weight equals the length of its unpacked path, so the path's
- * length is exactly the returned distance, at every level.
+ * length is exactly the returned distance, at every level. With
+ * WG_ROUTE_SHORTCUTS a level >= 1 answer keeps the steps unexpanded: its
+ * path is s and the far end of each step (the hierarchy route), and
+ * wg_router_expand unpacks it later from the vertex pairs (each pair names
+ * its hierarchy arc; the direction is which end ranks higher), refusing a
+ * batch answered on an older metric.
  *
  * Batches: OpenMP over queries (dynamic schedule), one scratch per thread
  * from the router's pool (distances reset after every query, so a scratch
@@ -272,7 +277,19 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
       goto reset;
     }
     (*path)[(*len)++] = h->order[sr];
-    st = unpack(r, s, ns, path, len, cap);
+    if (want_path == WG__ROUTE_PATH_SHORTCUTS) {
+      /* the hierarchy route: the far end of each step */
+      if (grow32(path, cap, *len + ns)) {
+        st = WG_ENOMEM;
+        goto reset;
+      }
+      for (uint64_t i = 0; i < ns; i++) {
+        const uint64_t a = s->steps[i] >> 1;
+        (*path)[(*len)++] = h->order[(s->steps[i] & 1) ? h->up_tail[a] : h->up_head[a]];
+      }
+    } else {
+      st = unpack(r, s, ns, path, len, cap);
+    }
   }
 reset:
   for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) df[x] = INF;
@@ -408,16 +425,20 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     goto done;
   /* the host loops run on the context's threads: on a million queries
    * their first touches of fresh pages (results above all) cost tens of
-   * milliseconds on one thread, next to a GPU batch of about 100 ms */
+   * milliseconds on one thread, next to a GPU batch of about 100 ms; a
+   * small batch stays on the calling thread (no team to wake) */
   const int nth = wg__threads(ctx);
-#pragma omp parallel for num_threads(nth) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) if (n >= 16384)
   for (size_t i = 0; i < n; i++) {
     src[i] = q[i].source;
     dst[i] = q[i].target;
     lvl[i] = q[i].level == WG_ROUTE_LEVEL_AUTO ? 0 : q[i].level;
   }
-  st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, (flags & WG_ROUTE_PATH) != 0,
-                          dist, &first, &path, why, sizeof why);
+  const int path_mode = !(flags & WG_ROUTE_PATH)      ? 0
+                        : (flags & WG_ROUTE_SHORTCUTS) ? WG__CCH_PATH_SHORTCUTS
+                                                       : WG__CCH_PATH_FULL;
+  st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, path_mode, dist,
+                          path_mode ? &first : NULL, path_mode ? &path : NULL, why, sizeof why);
   if (st != WG_OK) {
     st = wg__error(ctx, st, "router (cuda): %s", why);
     goto done;
@@ -437,7 +458,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
       goto done;
     }
   }
-#pragma omp parallel for num_threads(nth) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) if (n >= 16384)
   for (size_t i = 0; i < n; i++) {
     wg_route_result *res = &out->results[i];
     res->distance = dist[i];
@@ -448,9 +469,11 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     if (first) {
       res->path_first = first[i];
       res->path_len = (uint32_t)(first[i + 1] - first[i]);
+      res->shortcuts = path_mode == WG__CCH_PATH_SHORTCUTS && res->level >= 1 && res->path_len;
     }
   }
   out->count = n;
+  out->metric = r->metric_version;
   if (first) {
     out->path_total = first[n];
     out->path = path;
@@ -482,7 +505,7 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
   if (!r || r->magic != WG__ROUTER_MAGIC)
     return wg__error(ctx, WG_EINVAL, "wg_router_query: not a router");
   if (n && !queries) return wg__error(ctx, WG_EINVAL, "wg_router_query: queries is NULL");
-  if (flags & ~(unsigned)(WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY))
+  if (flags & ~(unsigned)(WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY | WG_ROUTE_SHORTCUTS))
     return wg__error(ctx, WG_EINVAL, "wg_router_query: unknown flags 0x%x", flags);
   wg_status st = check_queries(ctx, r, queries, n);
   if (st != WG_OK) return st;
@@ -490,6 +513,7 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
   if (r->backend == WG_ROUTE_BACKEND_CUDA) return query_cuda(ctx, r, queries, n, flags, out);
 
   const int want_path = (flags & WG_ROUTE_PATH) != 0;
+  const int coarse_mode = want_path && (flags & WG_ROUTE_SHORTCUTS) ? WG__ROUTE_PATH_SHORTCUTS : want_path;
   const int measure = (flags & WG_ROUTE_MEASURE_QUALITY) != 0;
   const int threads = wg__threads(ctx);
   int nt = threads;
@@ -522,8 +546,8 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
       int level = q->level == WG_ROUTE_LEVEL_AUTO ? 0 : q->level;
       const uint32_t sr = r->h.rank[q->source], tr = r->h.rank[q->target];
       uint64_t d = INF, before = tp[t].len;
-      my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d, want_path, &tp[t].v,
-                         &tp[t].len, &tp[t].cap);
+      my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d,
+                         level ? coarse_mode : want_path, &tp[t].v, &tp[t].len, &tp[t].cap);
       if (my == WG_OK && d == INF && level != 0) {
         level = 0;
         tp[t].len = before;
@@ -552,6 +576,7 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
         owner[i] = (uint32_t)t;
         res->path_first = before;
         res->path_len = (uint32_t)(tp[t].len - before);
+        res->shortcuts = coarse_mode == WG__ROUTE_PATH_SHORTCUTS && level >= 1 && res->path_len;
       }
     }
     if (s) wg__route_scratch_put(r, s);
@@ -581,12 +606,93 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
     out->path_total = total;
   }
   out->count = n;
+  out->metric = r->metric_version;
 done:
   if (tp)
     for (int t = 0; t < nt; t++) free(tp[t].v);
   free(tp);
   free(owner);
   if (st != WG_OK) wg_route_batch_free(out);
+  return st;
+}
+
+/* ---- expansion of a shortcut path ------------------------------------------------- */
+
+wg_status wg_router_expand(wg_ctx_t *ctx, wg_router_t *r, const wg_route_batch *b, size_t i,
+                           uint32_t **path, uint32_t *len) {
+  if (path) *path = NULL;
+  if (len) *len = 0;
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg_router_expand: not a router");
+  if (!b || !path || !len) return wg__error(ctx, WG_EINVAL, "wg_router_expand: NULL argument");
+  if (i >= b->count)
+    return wg__error(ctx, WG_EINVAL, "wg_router_expand: result %zu of a batch of %zu", i,
+                     b->count);
+  const wg_route_result *res = &b->results[i];
+  if (res->path_len == 0 || !b->path || res->path_first + res->path_len > b->path_total)
+    return wg__error(ctx, WG_EINVAL, "wg_router_expand: result %zu has no path", i);
+  const uint32_t *cp = b->path + res->path_first;
+  uint32_t *out = NULL;
+  uint64_t n_out = 0, cap = 0;
+  if (!res->shortcuts) {
+    if (grow32(&out, &cap, res->path_len))
+      return wg__error(ctx, WG_ENOMEM, "wg_router_expand: out of memory");
+    memcpy(out, cp, (size_t)res->path_len * sizeof *out);
+    *path = out;
+    *len = res->path_len;
+    return WG_OK;
+  }
+  if (b->metric != r->metric_version)
+    return wg__error(ctx, WG_EINVAL,
+                     "wg_router_expand: result %zu was answered on an older metric (the "
+                     "weights changed since): ask again",
+                     i);
+  wg_status st = wg__router_host_metric(ctx, r);
+  if (st != WG_OK) return st;
+  const wg__cch *h = &r->h;
+  wg__route_scratch *s = NULL;
+  if ((st = wg__route_scratch_get(ctx, r, &s)) != WG_OK) return st;
+  uint64_t ns = 0;
+  for (uint32_t k = 0; k + 1 < res->path_len; k++) {
+    if (cp[k] >= h->n || cp[k + 1] >= h->n) {
+      st = wg__error(ctx, WG_EINVAL, "wg_router_expand: result %zu: vertex out of range", i);
+      goto done;
+    }
+    const uint32_t ru = h->rank[cp[k]], rv = h->rank[cp[k + 1]];
+    const uint32_t lo = ru < rv ? ru : rv, hi = ru < rv ? rv : ru;
+    const uint64_t a = lo == hi ? UINT64_MAX : wg__cch_find(h, lo, hi);
+    const unsigned dir = ru > rv;
+    if (a == UINT64_MAX || wg__cch_weight(dir ? r->bwd[a] : r->fwd[a]) == UINT32_MAX) {
+      st = wg__error(ctx, WG_EINVAL,
+                     "wg_router_expand: result %zu: vertices %u and %u (positions %u, %u) are "
+                     "not joined by a hierarchy arc",
+                     i, cp[k], cp[k + 1], k, k + 1);
+      goto done;
+    }
+    if (grow64(&s->steps, &s->steps_cap, ns + 1)) {
+      st = wg__error(ctx, WG_ENOMEM, "wg_router_expand: out of memory");
+      goto done;
+    }
+    s->steps[ns++] = a << 1 | dir;
+  }
+  if (grow32(&out, &cap, 1)) {
+    st = wg__error(ctx, WG_ENOMEM, "wg_router_expand: out of memory");
+    goto done;
+  }
+  out[n_out++] = cp[0];
+  st = unpack(r, s, ns, &out, &n_out, &cap);
+  if (st == WG_OK && n_out > UINT32_MAX) st = WG_EOVERFLOW;
+  if (st != WG_OK) {
+    st = wg__error(ctx, st, "wg_router_expand: result %zu: %s", i,
+                   st == WG_ENOMEM ? "out of memory" : "a hierarchy word is corrupt");
+    goto done;
+  }
+  *path = out;
+  *len = (uint32_t)n_out;
+  out = NULL;
+done:
+  wg__route_scratch_put(r, s);
+  free(out);
   return st;
 }
 

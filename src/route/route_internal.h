@@ -83,6 +83,7 @@ struct wg_router {
   wg__route_scratch *pool;
   wg__snap_index snap;
   int snap_built;
+  uint64_t metric_version; /* +1 at every accepted wg_router_set_weights */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */
@@ -127,6 +128,8 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
                         uint64_t *len, uint64_t *cap);
+/* want_path of wg__route_one: the hierarchy route's vertices, not unpacked */
+#define WG__ROUTE_PATH_SHORTCUTS 2
 
 /* With the CUDA backend the metric lives on the device; this brings the
  * host words (r->fwd, r->bwd) up to date for a host search (tables).

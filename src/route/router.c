@@ -231,7 +231,9 @@ wg_status wg_router_set_weights(wg_ctx_t *ctx, wg_router_t *r,
     return wg__error(ctx, WG_EINVAL, "wg_router_set_weights: not a router");
   wg_status st = check_weights(ctx, r, weights, num_arcs);
   if (st != WG_OK) return st;
-  return customise(ctx, r, weights);
+  st = customise(ctx, r, weights);
+  if (st == WG_OK) r->metric_version++; /* batches' shortcuts now stale */
+  return st;
 }
 
 void wg_router_get_info(const wg_router_t *r, wg_router_info *out) {

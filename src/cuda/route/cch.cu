@@ -500,6 +500,7 @@ void wg__cuda_cch_destroy(wg__cuda_cch **cp) {
   if (!cp || !*cp) return;
   wg__cuda_cch *c = *cp;
   cudaSetDevice(c->device);
+  wg__cuda_cch_qws_free(c);
   void *dev[] = {c->up_first, c->up_head,     c->up_tail,          c->up_hdepth,  c->parent,
                  c->depth,    c->order,       c->rank_of,          c->height_arc_first,
                  c->height_arcs, c->arc_to_up, c->level_row_arcs,  c->weights,   c->fwd[0],

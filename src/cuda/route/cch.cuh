@@ -84,6 +84,8 @@ struct wg__cuda_cch {
   uint32_t *h_rank_of; /* n */
   uint32_t *h_height_arc_first;
   int sms;
+  /* the query workspace (query.cu), made on the first query */
+  struct wg__cch_qws *qws;
 };
 
 /* Index of arc (row u -> head v) by binary search in row u, or UINT32_MAX. */
@@ -103,6 +105,8 @@ __device__ __forceinline__ uint32_t wg__cch_find(const uint32_t *__restrict__ up
 
 /* The status and message for a nonzero flags word. */
 wg_status wg__cuda_cch_flag_status(unsigned f, char *why, size_t why_cap);
+/* Frees the query workspace (query.cu); called by destroy. */
+void wg__cuda_cch_qws_free(wg__cuda_cch *c);
 /* Computes the hop counts of the live metric when they are stale. */
 wg_status wg__cuda_cch_hops(wg__cuda_cch *c, char *why, size_t why_cap);
 

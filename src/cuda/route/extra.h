@@ -6,6 +6,13 @@
 
 #include "cuda/gateway.h"
 
+/* wg__cuda_cch_query's want_path: 0 distances only, FULL every path
+ * unpacked to graph vertices, SHORTCUTS queries at levels >= 1 return the
+ * hierarchy route's vertices (each consecutive pair one hierarchy arc) and
+ * level-0 queries full paths. */
+#define WG__CCH_PATH_FULL 1
+#define WG__CCH_PATH_SHORTCUTS 2
+
 #ifdef __cplusplus
 extern "C" {
 #endif

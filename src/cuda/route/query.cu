@@ -40,25 +40,38 @@
  * ancestor lists agree; the lanes reduce (df + db, rank) over them, so ties
  * go to the smallest rank as the CPU's scan does.
  *
- * Paths, two kernels and a scan. The search kernel also writes, per query,
- * its chain of hierarchy arcs (s up to the meeting vertex by the forward
- * predecessors, then down to t by the backward ones) into a buffer sized
- * by the host from the depths of s and t (a chain has at most depth(s) +
- * depth(t) arcs), and the number of path vertices, 1 + the sum of the
- * chain's hop counts (cch.cu computes hop counts per arc once per metric),
- * so no unpacking is needed to size the output. A CUB exclusive sum gives
- * each query's offset; the unpack kernel (a thread per query) expands each
- * chain arc through its middles with an explicit stack in global memory,
- * interleaved across threads so the stack accesses coalesce. The stack
- * bound: an expansion replaces an arc with two whose lower ends are deeper
- * in the tree than its own, and at most one entry per depth waits under
- * the top pair, so D + 2 entries suffice (checked; a flag reports it).
+ * Paths: the search kernel also writes, per query, its chain of hierarchy
+ * arcs (s up to the meeting vertex by the forward predecessors, then down
+ * to t by the backward ones) into a slot sized by the host from the depths
+ * of s and t (a chain has at most depth(s) + depth(t) arcs), and the number
+ * of path vertices: 1 + the sum of the chain's hop counts (cch.cu computes
+ * hop counts per arc once per metric) for a full path, 1 + the chain length
+ * for a shortcut path (WG__CCH_PATH_SHORTCUTS at a level >= 1: the
+ * hierarchy route's own vertices). The counts come back with the
+ * distances; the host sums them into offsets and sends those down; the
+ * unpack kernel (a thread per query) writes each path: a shortcut path
+ * straight from the chain, a full one by expanding each chain arc through
+ * its middles on an explicit stack in global memory, interleaved across
+ * threads so the stack accesses coalesce. The stack bound: an expansion
+ * replaces an arc with two whose lower ends are deeper in the tree than its
+ * own, and at most one entry per depth waits under the top pair, so D + 2
+ * entries suffice (checked; a flag reports it).
  *
- * Memory per batch: 40 bytes per query (ids, level, distance, count,
- * chain offset and length) plus 4 (depth(s) + depth(t)) bytes of chain
- * with paths, plus 4 bytes per path vertex; the batch is cut into chunks
- * that fit a quarter of the free device memory, and a chunk's paths into
- * pieces that fit, so a batch larger than the device is split, not failed.
+ * Workspace: every device buffer (inputs, distances and counts, chains,
+ * scratch, stack, paths) and the pinned host buffers the copies go through
+ * belong to the router (struct wg__cch_qws, freed with it), grown on demand
+ * and kept; the free device memory is asked once, when the workspace is
+ * made or must grow. A batch is one upload of its ids, levels and chain
+ * slots, one search launch and one copy back of distances (and counts) on
+ * the router's stream, one synchronisation; with paths, one more upload
+ * (offsets), one unpack launch and one copy back (paths and flags).
+ *
+ * Memory per batch: 48 bytes per query with paths (ids, level, chain slot,
+ * distance, count, chain length, offset; 20 without), plus 4 (depth(s) +
+ * depth(t)) bytes of chain, plus 4 bytes per path vertex; the batch is cut
+ * into chunks that fit a quarter of the free device memory, and a chunk's
+ * paths into pieces that fit, so a batch larger than the device is split,
+ * not failed.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -68,19 +81,55 @@
 #include <sys/mman.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
-
-#include <cub/device/device_scan.cuh>
 
 #include "cuda/check.cuh"
 #include "cuda/route/cch.cuh"
 
 typedef unsigned long long ull;
 
+/* The router's query workspace (see the header comment): device buffers and
+ * pinned host buffers, each with its capacity in bytes, grown on demand. */
+struct wg__cch_qws {
+  cudaStream_t stream;
+  size_t budget; /* a quarter of (free + held) device memory, when last asked */
+  size_t held;   /* device bytes held here */
+  unsigned char *d_in;  size_t d_in_cap;  /* src, tgt, level (u32), chain slots (u64) */
+  ull *d_out;           size_t d_out_cap; /* dist, count */
+  ull *d_off;           size_t d_off_cap;
+  uint32_t *d_chain;    size_t d_chain_cap;
+  uint32_t *d_chain_len; size_t d_chain_len_cap;
+  unsigned char *d_scratch; size_t d_scratch_cap;
+  uint32_t *d_stack;    size_t d_stack_cap;
+  uint32_t *d_path;     size_t d_path_cap;
+  unsigned char *h_in;  size_t h_in_cap;  /* pinned */
+  ull *h_out;           size_t h_out_cap;
+  ull *h_off;           size_t h_off_cap;
+  uint32_t *h_path;     size_t h_path_cap;
+  unsigned *h_flag;     /* pinned, one word */
+  int smem_ready;       /* the shared-memory search may use kSmemBytes */
+  int block_ready;      /* the block search may use its shared memory */
+  uint32_t *d_jump;     /* n: the rank kJump levels up, WG__CCH_NONE */
+  uint32_t *d_bstack;   size_t d_bstack_cap; /* the block unpack's stacks */
+};
+
 namespace {
+
+/* The workspace belongs to the router and queries may come from several
+ * threads at once (route.h): one query call at a time in the process (each
+ * call synchronises with the device anyway; routers on different devices
+ * wait for each other too, a limit). */
+std::mutex g_query_mutex;
 
 constexpr int kWarpsPerBlock = 8;
 constexpr int kUnpackThreads = 128;
+/* batches up to this many queries search with shared-memory scratch, when
+ * kWarpsPerBlock warps' scratch (32 D bytes each) fits kSmemBytes */
+constexpr uint32_t kSmemQueries = 4096;
+constexpr size_t kSmemBytes = 192u << 10;
+/* shortcut paths below this many words come back through pinned memory */
+constexpr uint64_t kPinnedPathWords = 4u << 20;
 
 struct SearchArgs {
   uint32_t nq;
@@ -92,6 +141,7 @@ struct SearchArgs {
   uint32_t D; /* scratch entries per array */
   unsigned char *scratch;
   ull *dist;
+  int shortcuts; /* levels >= 1 count shortcut paths */
   /* with paths (chain == nullptr without) */
   const ull *chain_off;
   uint32_t *chain;
@@ -103,12 +153,51 @@ __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r
   return s1 < s2 || (s1 == s2 && r1 < r2);
 }
 
+/* The meeting over the common ancestors (depths 0..dmin where the two
+ * ancestor lists agree): the smallest (df + db, rank), reduced over the
+ * warp; every lane gets it. */
+__device__ __forceinline__ void warp_meet(const uint32_t *anc2, const ull *dist2, uint32_t D,
+                                          uint32_t dmin, uint32_t lane, ull *best_out,
+                                          uint32_t *best_r_out, uint32_t *best_d_out) {
+  ull best = WG__CCH_INF_DIST;
+  uint32_t best_r = WG__CCH_NONE, best_d = 0;
+  for (uint32_t e = lane; e <= dmin; e += 32) {
+    const uint32_t r = anc2[e];
+    if (r != anc2[D + e]) continue;
+    const ull a = dist2[e], b = dist2[D + e];
+    if (a == WG__CCH_INF_DIST || b == WG__CCH_INF_DIST) continue;
+    if (key_less(a + b, r, best, best_r)) {
+      best = a + b;
+      best_r = r;
+      best_d = e;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const ull ob = __shfl_xor_sync(0xffffffffu, best, off);
+    const uint32_t orr = __shfl_xor_sync(0xffffffffu, best_r, off);
+    const uint32_t od = __shfl_xor_sync(0xffffffffu, best_d, off);
+    if (key_less(ob, orr, best, best_r)) {
+      best = ob;
+      best_r = orr;
+      best_d = od;
+    }
+  }
+  *best_out = best;
+  *best_r_out = best_r;
+  *best_d_out = best_d;
+}
+
+/* kSmem: the warp's scratch lives in shared memory (small batches, where
+ * one query's latency is the whole batch's), else in A.scratch. */
+template <bool kSmem>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs A) {
+  extern __shared__ __align__(16) unsigned char smem[];
   const uint32_t lane = threadIdx.x & 31, l16 = lane & 15, g = lane >> 4;
   const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
   const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
   const uint32_t D = A.D;
-  unsigned char *base = A.scratch + warp * (uint64_t)D * 32;
+  unsigned char *base = kSmem ? smem + (size_t)(threadIdx.x >> 5) * D * 32
+                              : A.scratch + warp * (uint64_t)D * 32;
   uint32_t *anc2 = (uint32_t *)base;            /* anc_s[D], anc_t[D] */
   ull *dist2 = (ull *)(base + (size_t)D * 8);   /* df[D], db[D] */
   uint32_t *pred2 = (uint32_t *)(base + (size_t)D * 24); /* pf[D], pb[D] */
@@ -123,6 +212,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     if (lev < 0) lev = 0;
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
+    const uint32_t dmin = ds < dt ? ds : dt;
     for (uint32_t d = lane; d <= ds; d += 32) dist2[d] = WG__CCH_INF_DIST;
     for (uint32_t d = lane; d <= dt; d += 32) dist2[D + d] = WG__CCH_INF_DIST;
     __syncwarp();
@@ -133,20 +223,36 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     __syncwarp();
     uint32_t x = g ? rt : rs;
     uint32_t d = g ? dt : ds;
+    /* the row of x, [rb, re) within the level's budget; the next row is
+     * fetched while this one relaxes (a software pipeline: the parent
+     * chain is the walk's only serial dependency besides the distances) */
+    uint32_t rb = A.up_first[x], re = A.up_first[x + 1];
+    if (re - rb > lim) re = rb + lim;
     const uint32_t steps = (ds > dt ? ds : dt) + 1;
     for (uint32_t step = 0; step < steps; ++step) {
       const bool active = x != WG__CCH_NONE;
+      const uint32_t xn = active ? A.parent[x] : WG__CCH_NONE;
+      const uint32_t k0 = rb + l16;
+      ull word0 = WG__CCH_INF_WORD;
+      uint32_t hd0 = 0;
+      if (active && k0 < re) {
+        word0 = words[k0];
+        hd0 = A.up_hdepth[k0];
+      }
+      uint32_t nb = 0, ne = 0;
+      if (xn != WG__CCH_NONE) {
+        nb = A.up_first[xn];
+        ne = A.up_first[xn + 1];
+      }
       if (active) {
         if (l16 == 0) anc[d] = x;
         const ull dx = dist[d];
         if (dx != WG__CCH_INF_DIST) {
-          const uint32_t first = A.up_first[x], len = A.up_first[x + 1] - first;
-          const uint32_t end = first + (len < lim ? len : lim);
-          for (uint32_t k = first + l16; k < end; k += 16) {
-            const ull word = words[k];
+          for (uint32_t k = k0; k < re; k += 16) {
+            const ull word = k == k0 ? word0 : words[k];
             const uint32_t w = (uint32_t)(word >> 32);
             if (w == WG__CCH_NONE) continue;
-            const uint32_t hd = A.up_hdepth[k];
+            const uint32_t hd = k == k0 ? hd0 : A.up_hdepth[k];
             const ull cand = dx + w;
             if (cand < dist[hd]) {
               dist[hd] = cand;
@@ -157,36 +263,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
       }
       __syncwarp();
       if (active) {
-        x = A.parent[x];
+        x = xn;
         --d;
+        rb = nb;
+        re = ne - nb > lim ? nb + lim : ne;
       }
     }
     __syncwarp();
     /* meet over the common ancestors: depths where the two lists agree */
-    ull best = WG__CCH_INF_DIST;
-    uint32_t best_r = WG__CCH_NONE, best_d = 0;
-    const uint32_t dmin = ds < dt ? ds : dt;
-    for (uint32_t e = lane; e <= dmin; e += 32) {
-      const uint32_t r = anc2[e];
-      if (r != anc2[D + e]) continue;
-      const ull a = dist2[e], b = dist2[D + e];
-      if (a == WG__CCH_INF_DIST || b == WG__CCH_INF_DIST) continue;
-      if (key_less(a + b, r, best, best_r)) {
-        best = a + b;
-        best_r = r;
-        best_d = e;
-      }
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-      const ull ob = __shfl_down_sync(0xffffffffu, best, off);
-      const uint32_t orr = __shfl_down_sync(0xffffffffu, best_r, off);
-      const uint32_t od = __shfl_down_sync(0xffffffffu, best_d, off);
-      if (key_less(ob, orr, best, best_r)) {
-        best = ob;
-        best_r = orr;
-        best_d = od;
-      }
-    }
+    ull best;
+    uint32_t best_r, best_d;
+    warp_meet(anc2, dist2, D, dmin, lane, &best, &best_r, &best_d);
     if (lane == 0) {
       A.dist[q] = best;
       if (A.chain) {
@@ -213,7 +300,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
             hops += A.hop_b[a];
             e = A.depth[A.up_tail[a]];
           }
-          A.count[q] = hops + 1;
+          A.count[q] = (A.shortcuts && lev >= 1 ? (ull)(cf + cb) : hops) + 1;
         } else {
           A.count[q] = 0;
         }
@@ -224,10 +311,251 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
   }
 }
 
+
+/* ---- small batches: a block per query ------------------------------------
+ * A warp walks its start's elimination-tree path one row after another: the
+ * parent chain and the distances make one query a chain of about
+ * 3 * depth dependent memory round trips (about 250 us on FLA), which is
+ * the whole latency of a batch of one. For batches up to kBlockQueries a
+ * block answers each query instead, with the same answer to the bit:
+ *   1. the ancestors of s and t come from jump pointers (the rank
+ *      kJump levels up, made once per router): one thread follows the jumps,
+ *      then a thread per jump fills its kJump ancestors, so the serial
+ *      chain is depth / kJump + kJump loads instead of depth;
+ *   2. the rows of all ancestors (their first `lim` arcs: weight and head
+ *      depth) are copied into shared memory at once;
+ *   3. the upward distances are relaxed Bellman-Ford style over all those
+ *      arcs in parallel until nothing changes (as many rounds as the
+ *      longest shortest upward path has arcs, plus one): the same minima
+ *      as the walk, which computes exact shortest paths on this DAG;
+ *   4. the predecessor of each depth is the walk's: among the arcs that
+ *      reach its final distance, the one whose tail is deepest (the walk
+ *      relaxes deeper rows first and keeps the first of equal values; a row
+ *      holds at most one arc to a head);
+ *   5. the meeting and the chain as in the warp kernel.
+ * Shared memory: 32 D (the warp kernel's layout) + 16 D (predecessor keys)
+ * + 16 D (row bounds) bytes + 8 bytes per cached arc (kBlockArcs). */
+constexpr uint32_t kJump = 16;
+constexpr uint32_t kBlockQueries = 128;
+constexpr int kBlockThreads = 512;
+constexpr uint32_t kBlockArcs = 8192;
+
+__global__ void __launch_bounds__(kBlockThreads) search_block_kernel(SearchArgs A,
+                                                                     const uint32_t *jump) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const uint32_t D = A.D, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const uint32_t nthreads = blockDim.x, nwarps = nthreads >> 5;
+  uint32_t *anc2 = (uint32_t *)smem;                       /* 2D */
+  ull *dist2 = (ull *)(smem + (size_t)D * 8);              /* 2D */
+  /* bytes 24 D .. 32 D: the warp kernel's predecessors, unused here */
+  ull *pkey = (ull *)(smem + (size_t)D * 32);              /* 2D: (tail depth + 1) << 32 | arc */
+  uint32_t *row_b = (uint32_t *)(smem + (size_t)D * 48);   /* 2D: first cached slot or arc */
+  uint32_t *row_n = row_b + 2 * (size_t)D;                 /* 2D: arcs in the row */
+  uint32_t *arc_w = row_n + 2 * (size_t)D;                 /* kBlockArcs */
+  uint32_t *arc_h = arc_w + kBlockArcs;                    /* kBlockArcs */
+  __shared__ uint32_t cp[2][64];                           /* jump checkpoints */
+  for (uint64_t q = blockIdx.x; q < A.nq; q += gridDim.x) {
+    const uint32_t rs = A.rank_of[A.src[q]], rt = A.rank_of[A.tgt[q]];
+    int lev = A.level[q];
+    if (lev < 0) lev = 0;
+    const uint32_t lim = A.level_row_arcs[lev];
+    const uint32_t ds = A.depth[rs], dt = A.depth[rt];
+    const uint32_t dmin = ds < dt ? ds : dt;
+    const uint32_t ncs = ds / kJump + 1, nct = dt / kJump + 1;
+    /* 1. checkpoints (the ancestors at depths ds, ds - kJump, ...) */
+    if (tid == 0 || tid == 32) {
+      const int side = tid == 32;
+      uint32_t x = side ? rt : rs;
+      const uint32_t nc = side ? nct : ncs;
+      for (uint32_t k = 0; k < nc && k < 64; ++k) {
+        cp[side][k] = x;
+        if (k + 1 < nc) x = jump[x];
+      }
+    }
+    for (uint32_t e = tid; e < 2 * D; e += nthreads) {
+      dist2[e] = WG__CCH_INF_DIST;
+      pkey[e] = 0;
+    }
+    __syncthreads();
+    /* ... and the kJump ancestors below each checkpoint's depth */
+    if (tid < 128) {
+      const uint32_t side = tid >> 6, k = tid & 63;
+      const uint32_t nc = side ? nct : ncs, d0 = side ? dt : ds;
+      if (k < nc) {
+        uint32_t x = cp[side][k], d = d0 - k * kJump;
+        for (uint32_t j = 0; j < kJump && x != WG__CCH_NONE; ++j) {
+          anc2[side * D + d] = x;
+          if (d == 0) break;
+          x = A.parent[x];
+          --d;
+        }
+      }
+    }
+    __syncthreads();
+    /* 2. the rows of every ancestor, the level's first lim arcs */
+    for (uint32_t e = tid; e < 2 * D; e += nthreads) {
+      const uint32_t side = e >= D, d = side ? e - D : e;
+      uint32_t b = 0, n = 0;
+      if (d <= (side ? dt : ds)) {
+        const uint32_t x = anc2[e];
+        b = A.up_first[x];
+        n = A.up_first[x + 1] - b;
+        if (n > lim) n = lim;
+      }
+      row_b[e] = b;
+      row_n[e] = n;
+    }
+    __syncthreads();
+    if (warp == 0) { /* cached slots: an exclusive scan of the row lengths */
+      uint32_t carry = 0;
+      for (uint32_t base = 0; base < 2 * D; base += 32) {
+        const uint32_t e = base + lane;
+        const uint32_t n = e < 2 * D ? row_n[e] : 0;
+        uint32_t incl = n;
+        for (int off = 1; off < 32; off <<= 1) {
+          const uint32_t o = __shfl_up_sync(0xffffffffu, incl, off);
+          if (lane >= (uint32_t)off) incl += o;
+        }
+        if (e < 2 * D) {
+          const uint32_t slot = carry + incl - n;
+          /* the slot where it fits in the cache, else the arc itself */
+          if (slot + n <= kBlockArcs) row_b[e] = slot | 0x80000000u;
+        }
+        carry += __shfl_sync(0xffffffffu, incl, 31);
+      }
+    }
+    __syncthreads();
+    /* fill the cache: weight and head depth of each cached arc */
+    for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+      const uint32_t rb = row_b[e];
+      if (!(rb & 0x80000000u)) continue;
+      const uint32_t side = e >= D;
+      const uint32_t first = A.up_first[anc2[e]];
+      const ull *words = side ? A.bwd : A.fwd;
+      for (uint32_t k = lane; k < row_n[e]; k += 32) {
+        arc_w[(rb & 0x7fffffffu) + k] = (uint32_t)(words[first + k] >> 32);
+        arc_h[(rb & 0x7fffffffu) + k] = A.up_hdepth[first + k];
+      }
+    }
+    if (tid == 0) {
+      dist2[ds] = 0;
+      dist2[D + dt] = 0;
+    }
+    __syncthreads();
+    /* 3. Bellman-Ford over the cached rows until nothing changes */
+    for (;;) {
+      int my = 0;
+      for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+        const uint32_t n = row_n[e];
+        if (n == 0) continue;
+        const ull dx = dist2[e];
+        if (dx == WG__CCH_INF_DIST) continue;
+        const uint32_t side = e >= D, rb = row_b[e];
+        ull *dist = dist2 + side * D;
+        const ull *words = side ? A.bwd : A.fwd;
+        const uint32_t first = rb; /* the row's first arc when not cached */
+        for (uint32_t k = lane; k < n; k += 32) {
+          uint32_t w, hd;
+          if (rb & 0x80000000u) {
+            w = arc_w[(rb & 0x7fffffffu) + k];
+            hd = arc_h[(rb & 0x7fffffffu) + k];
+          } else {
+            w = (uint32_t)(words[first + k] >> 32);
+            hd = A.up_hdepth[first + k];
+          }
+          if (w == WG__CCH_NONE) continue;
+          const ull cand = dx + w;
+          if (cand < dist[hd]) {
+            atomicMin(&dist[hd], cand);
+            my = 1;
+          }
+        }
+      }
+      if (!__syncthreads_or(my)) break;
+    }
+    /* 4. predecessors: the deepest tail among the arcs that give the final
+     * distance (the walk's first strict improvement) */
+    for (uint32_t e = warp; e < 2 * D; e += nwarps) {
+      const uint32_t n = row_n[e];
+      if (n == 0) continue;
+      const ull dx = dist2[e];
+      if (dx == WG__CCH_INF_DIST) continue;
+      const uint32_t side = e >= D, d = side ? e - D : e, rb = row_b[e];
+      const ull *dist = dist2 + side * D;
+      const ull *words = side ? A.bwd : A.fwd;
+      const uint32_t first = A.up_first[anc2[e]];
+      for (uint32_t k = lane; k < n; k += 32) {
+        uint32_t w, hd;
+        if (rb & 0x80000000u) {
+          w = arc_w[(rb & 0x7fffffffu) + k];
+          hd = arc_h[(rb & 0x7fffffffu) + k];
+        } else {
+          w = (uint32_t)(words[first + k] >> 32);
+          hd = A.up_hdepth[first + k];
+        }
+        if (w == WG__CCH_NONE || dx + w != dist[hd]) continue;
+        atomicMax(&pkey[side * D + hd], (ull)(d + 1) << 32 | (first + k));
+      }
+    }
+    __syncthreads();
+    /* 5. the meeting and the chain (warp 0), tail depths from the keys */
+    if (warp == 0) {
+      ull best;
+      uint32_t best_r, best_d;
+      warp_meet(anc2, dist2, D, dmin, lane, &best, &best_r, &best_d);
+      if (lane == 0) {
+        A.dist[q] = best;
+        if (A.chain) {
+          uint32_t *ch = A.chain + A.chain_off[q];
+          ull hops = 0;
+          uint32_t cf = 0, cb = 0;
+          if (best != WG__CCH_INF_DIST) {
+            /* (a zero key on the way would be a bug: it stops the walk) */
+            for (uint32_t e = best_d; e != ds && pkey[e]; e = (uint32_t)(pkey[e] >> 32) - 1)
+              ++cf;
+            uint32_t i = cf;
+            for (uint32_t e = best_d; e != ds && pkey[e]; e = (uint32_t)(pkey[e] >> 32) - 1) {
+              const uint32_t a = (uint32_t)pkey[e];
+              ch[--i] = a << 1;
+              hops += A.hop_f[a];
+            }
+            for (uint32_t e = best_d; e != dt && pkey[D + e];
+                 e = (uint32_t)(pkey[D + e] >> 32) - 1) {
+              const uint32_t a = (uint32_t)pkey[D + e];
+              ch[cf + cb++] = a << 1 | 1u;
+              hops += A.hop_b[a];
+            }
+            A.count[q] = (A.shortcuts && lev >= 1 ? (ull)(cf + cb) : hops) + 1;
+          } else {
+            A.count[q] = 0;
+          }
+          A.chain_len[q] = cf + cb;
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+size_t block_smem_bytes(uint32_t D) { return (size_t)D * 64 + (size_t)kBlockArcs * 8; }
+
+/* Unpacks the paths of a piece with a block per query: the chain's arcs
+ * and then their halves are split breadth-first in shared memory (each
+ * item knows where its vertices go from the hop counts), so a path of L
+ * vertices takes about as many rounds as its deepest expansion, not L
+ * steps; an item that finds the queue full is expanded by its thread alone
+ * on a private stack (stack + thread * (D + 2)). */
+constexpr int kUnpackBlockThreads = 256;
+constexpr uint32_t kQueueItems = 2048;
+
+struct UnpackArgs;
+
 struct UnpackArgs {
   uint32_t q0, q1; /* queries of this piece (chunk-local) */
   ull out_base;    /* offset of query q0's path in out */
   const uint32_t *src;
+  const int *level;
+  int shortcuts;
   const ull *offset; /* chunk-local exclusive sums of count */
   const ull *count;
   const ull *chain_off;
@@ -251,6 +579,14 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_kernel(UnpackArgs A) {
     out[k++] = A.src[q];
     const uint32_t *ch = A.chain + A.chain_off[q];
     const uint32_t len = A.chain_len[q];
+    if (A.shortcuts && A.level[q] >= 1) {
+      /* the hierarchy route: the far end of each chain arc */
+      for (uint32_t i = 0; i < len; ++i) {
+        const uint32_t a = ch[i] >> 1;
+        out[k++] = A.order[(ch[i] & 1u) ? A.up_tail[a] : A.up_head[a]];
+      }
+      continue;
+    }
     for (uint32_t i = 0; i < len; ++i) {
       uint32_t sp = 0;
       stack[0] = ch[i];
@@ -273,6 +609,117 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_kernel(UnpackArgs A) {
         stack[(size_t)(sp++) * nthreads] = hf.x;
       }
     }
+  }
+}
+
+__global__ void __launch_bounds__(kUnpackBlockThreads) unpack_block_kernel(UnpackArgs A,
+                                                                          const uint32_t *hop_f,
+                                                                          const uint32_t *hop_b) {
+  __shared__ uint2 qa[kQueueItems], qb[kQueueItems];
+  __shared__ uint32_t na, nb;
+  const uint32_t tid = threadIdx.x, nthreads = blockDim.x;
+  uint32_t *stack = A.stack + ((size_t)blockIdx.x * nthreads + tid) * A.stack_cap;
+  for (uint32_t q = A.q0 + blockIdx.x; q < A.q1; q += gridDim.x) {
+    if (A.count[q] == 0) continue; /* the same for the whole block */
+    uint32_t *out = A.out + (A.offset[q] - A.out_base);
+    const uint32_t *ch = A.chain + A.chain_off[q];
+    const uint32_t len = A.chain_len[q];
+    if (A.shortcuts && A.level[q] >= 1) {
+      for (uint32_t i = tid; i <= len; i += nthreads) {
+        if (i == 0) {
+          out[0] = A.src[q];
+          continue;
+        }
+        const uint32_t a = ch[i - 1] >> 1;
+        out[i] = A.order[(ch[i - 1] & 1u) ? A.up_tail[a] : A.up_head[a]];
+      }
+      continue;
+    }
+    if (tid == 0) {
+      out[0] = A.src[q];
+      /* the chain's arcs, each where its vertices start */
+      uint32_t pos = 1, n = 0;
+      for (uint32_t i = 0; i < len && n < kQueueItems; ++i) {
+        const uint32_t e = ch[i];
+        qa[n++] = make_uint2(e, pos);
+        pos += (e & 1u) ? hop_b[e >> 1] : hop_f[e >> 1];
+      }
+      na = n;
+      nb = 0;
+      /* a chain longer than the queue (never on road graphs): the rest
+       * alone, here */
+      for (uint32_t i = n; i < len; ++i) {
+        uint32_t sp = 0, k = pos;
+        stack[sp++] = ch[i];
+        pos += (ch[i] & 1u) ? hop_b[ch[i] >> 1] : hop_f[ch[i] >> 1];
+        while (sp) {
+          const uint32_t e = stack[--sp];
+          const uint32_t a = e >> 1, dir = e & 1u;
+          const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+          if (hf.x == WG__CCH_NONE) {
+            out[k++] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
+            continue;
+          }
+          if (sp + 2 > A.stack_cap) {
+            atomicOr(A.flags, WG__CCH_F_STACK);
+            break;
+          }
+          stack[sp++] = hf.y;
+          stack[sp++] = hf.x;
+        }
+      }
+    }
+    __syncthreads();
+    for (int round = 0;; ++round) {
+      uint2 *cur = (round & 1) ? qb : qa, *nxt = (round & 1) ? qa : qb;
+      __syncthreads();
+      const uint32_t cnt = (round & 1) ? nb : na;
+      const uint32_t n = cnt < kQueueItems ? cnt : kQueueItems; /* the rest went alone */
+      if (n == 0) break;
+      if (tid == 0) {
+        if (round & 1)
+          na = 0;
+        else
+          nb = 0;
+      }
+      __syncthreads();
+      uint32_t *ncount = (round & 1) ? &na : &nb;
+      for (uint32_t i = tid; i < n; i += nthreads) {
+        const uint2 it = cur[i];
+        const uint32_t a = it.x >> 1, dir = it.x & 1u;
+        const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+        if (hf.x == WG__CCH_NONE) {
+          out[it.y] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
+          continue;
+        }
+        const uint32_t h1 = (hf.x & 1u) ? hop_b[hf.x >> 1] : hop_f[hf.x >> 1];
+        const uint32_t slot = atomicAdd(ncount, 2u);
+        if (slot + 2 <= kQueueItems) {
+          nxt[slot] = make_uint2(hf.x, it.y);
+          nxt[slot + 1] = make_uint2(hf.y, it.y + h1);
+          continue;
+        }
+        /* the queue is full: this item alone, on the thread's stack */
+        uint32_t sp = 0, k = it.y;
+        stack[sp++] = it.x;
+        while (sp) {
+          const uint32_t e = stack[--sp];
+          const uint32_t a2 = e >> 1, dir2 = e & 1u;
+          const uint2 h2 = dir2 ? A.half_b[a2] : A.half_f[a2];
+          if (h2.x == WG__CCH_NONE) {
+            out[k++] = A.order[dir2 ? A.up_tail[a2] : A.up_head[a2]];
+            continue;
+          }
+          if (sp + 2 > A.stack_cap) {
+            atomicOr(A.flags, WG__CCH_F_STACK);
+            break;
+          }
+          stack[sp++] = h2.y;
+          stack[sp++] = h2.x;
+        }
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -354,27 +801,207 @@ wg_status bad_query(uint32_t i, const char *what, uint32_t v, uint32_t lim, char
   return WG_EINVAL;
 }
 
+/* Grows a device buffer to at least need bytes (kept: no copy). */
+template <typename T>
+wg_status dgrow(wg__cch_qws *w, T **p, size_t *cap, size_t need, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  if (need <= *cap) return WG_OK;
+  size_t want = need < 4096 ? 4096 : need;
+  if (*cap && want < *cap + *cap / 2 && *cap + *cap / 2 <= w->budget) want = *cap + *cap / 2;
+  if (*p) WG_CK(cudaFree(*p));
+  *p = nullptr;
+  w->held -= *cap;
+  *cap = 0;
+  WG_CK(cudaMalloc((void **)p, want));
+  *cap = want;
+  w->held += want;
+done:
+  return st;
+}
+
+/* Grows a pinned host buffer to at least need bytes (kept: no copy). */
+template <typename T>
+wg_status hgrow(T **p, size_t *cap, size_t need, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  if (need <= *cap) return WG_OK;
+  size_t want = need < 4096 ? 4096 : need;
+  if (*cap && want < *cap * 2) want = *cap * 2;
+  if (*p) WG_CK(cudaFreeHost(*p));
+  *p = nullptr;
+  *cap = 0;
+  WG_CK(cudaHostAlloc((void **)p, want, cudaHostAllocDefault));
+  *cap = want;
+done:
+  return st;
+}
+
+wg_status refresh_budget(wg__cch_qws *w, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  size_t free_b = 0, total_b = 0;
+  WG_CK(cudaMemGetInfo(&free_b, &total_b));
+  w->budget = (free_b + w->held) / 4;
+done:
+  return st;
+}
+
+/* The block search's jump pointers: for each rank the ancestor kJump
+ * levels up (WG__CCH_NONE above depth kJump), from the device's parent
+ * array, once per router (the topology never changes). */
+wg_status make_jump(wg__cuda_cch *c, wg__cch_qws *w, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t n = c->n;
+  uint32_t *par = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
+  uint32_t *jump = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
+  if (!par || !jump) {
+    snprintf(why, why_cap, "route queries on the GPU: out of host memory for jump pointers");
+    st = WG_ENOMEM;
+    goto done;
+  }
+  if (n) WG_CK(cudaMemcpy(par, c->parent, (size_t)n * 4, cudaMemcpyDeviceToHost));
+  for (uint32_t x = 0; x < n; ++x) {
+    uint32_t y = x;
+    if (c->h_depth[x] < kJump) {
+      jump[x] = WG__CCH_NONE;
+      continue;
+    }
+    for (uint32_t j = 0; j < kJump; ++j) y = par[y];
+    jump[x] = y;
+  }
+  WG_CK(cudaMalloc((void **)&w->d_jump, (size_t)(n ? n : 1) * 4));
+  w->held += (size_t)(n ? n : 1) * 4;
+  if (n) WG_CK(cudaMemcpy(w->d_jump, jump, (size_t)n * 4, cudaMemcpyHostToDevice));
+done:
+  free(par);
+  free(jump);
+  return st;
+}
+
+wg_status qws_get(wg__cuda_cch *c, wg__cch_qws **out, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  if (c->qws) {
+    *out = c->qws;
+    return WG_OK;
+  }
+  wg__cch_qws *w = (wg__cch_qws *)calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(why, why_cap, "route queries on the GPU: out of host memory for the workspace");
+    return WG_ENOMEM;
+  }
+  c->qws = w;
+  WG_CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+  WG_CK(cudaHostAlloc((void **)&w->h_flag, sizeof(unsigned), cudaHostAllocDefault));
+  if ((st = make_jump(c, w, why, why_cap)) != WG_OK) goto done;
+  if ((st = refresh_budget(w, why, why_cap)) != WG_OK) goto done;
+  *out = w;
+done:
+  return st;
+}
+
+/* The plan of a call: grid, chunk and buffer sizes for a budget. */
+struct Plan {
+  uint64_t warps, Q, C;
+  uint32_t unpack_threads;
+};
+
+Plan make_plan(const wg__cuda_cch *c, uint32_t nq, int want_path, uint64_t C_need, size_t budget) {
+  const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
+  Plan p;
+  p.warps = (uint64_t)c->sms * 64;
+  if (p.warps > nq) p.warps = nq;
+  if (p.warps * D * 32 > budget) p.warps = budget / ((uint64_t)D * 32);
+  p.warps = (p.warps + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock;
+  if (p.warps == 0) p.warps = kWarpsPerBlock;
+  p.Q = nq < (1u << 22) ? nq : (1u << 22);
+  {
+    const uint64_t per_q = want_path ? 48 : 20;
+    if (p.Q * per_q > budget) p.Q = budget / per_q;
+    if (p.Q < 1) p.Q = 1;
+  }
+  p.C = 0;
+  p.unpack_threads = 0;
+  if (want_path) {
+    p.C = budget / 4;
+    if (p.C < 2ull * D) p.C = 2ull * D;
+    if (C_need < p.C) p.C = C_need ? C_need : 1;
+    uint64_t th = p.Q < (uint64_t)c->sms * 2048 ? p.Q : (uint64_t)c->sms * 2048;
+    if (th * (D + 2) * 4 > budget) th = budget / (((uint64_t)D + 2) * 4);
+    th = (th + kUnpackThreads - 1) / kUnpackThreads * kUnpackThreads;
+    if (th == 0) th = kUnpackThreads;
+    p.unpack_threads = (uint32_t)th;
+  }
+  return p;
+}
+
+size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+/* Every buffer a plan needs, grown. */
+wg_status plan_grow(wg__cuda_cch *c, wg__cch_qws *w, const Plan &p, int want_path, char *why,
+                    size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
+  const size_t in_bytes = align8((size_t)p.Q * 12) + (want_path ? (size_t)p.Q * 8 : 0);
+  const size_t out_bytes = (size_t)p.Q * (want_path ? 16 : 8);
+  if ((st = dgrow(w, &w->d_in, &w->d_in_cap, in_bytes, why, why_cap)) ||
+      (st = dgrow(w, &w->d_out, &w->d_out_cap, out_bytes, why, why_cap)) ||
+      (st = dgrow(w, &w->d_scratch, &w->d_scratch_cap, (size_t)(p.warps * D * 32), why, why_cap)) ||
+      (st = hgrow(&w->h_in, &w->h_in_cap, in_bytes, why, why_cap)) ||
+      (st = hgrow(&w->h_out, &w->h_out_cap, out_bytes, why, why_cap)))
+    return st;
+  if (want_path) {
+    if ((st = dgrow(w, &w->d_off, &w->d_off_cap, ((size_t)p.Q + 1) * 8, why, why_cap)) ||
+        (st = dgrow(w, &w->d_chain, &w->d_chain_cap, (size_t)p.C * 4, why, why_cap)) ||
+        (st = dgrow(w, &w->d_chain_len, &w->d_chain_len_cap, (size_t)p.Q * 4, why, why_cap)) ||
+        (st = dgrow(w, &w->d_stack, &w->d_stack_cap,
+                    (size_t)p.unpack_threads * (D + 2) * 4, why, why_cap)) ||
+        (st = hgrow(&w->h_off, &w->h_off_cap, ((size_t)p.Q + 1) * 8, why, why_cap)))
+      return st;
+  }
+  return st;
+}
+
+bool plan_fits(const wg__cuda_cch *c, const wg__cch_qws *w, const Plan &p, int want_path) {
+  const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
+  const size_t in_bytes = align8((size_t)p.Q * 12) + (want_path ? (size_t)p.Q * 8 : 0);
+  const size_t out_bytes = (size_t)p.Q * (want_path ? 16 : 8);
+  bool ok = in_bytes <= w->d_in_cap && out_bytes <= w->d_out_cap &&
+            p.warps * D * 32 <= w->d_scratch_cap && in_bytes <= w->h_in_cap &&
+            out_bytes <= w->h_out_cap;
+  if (want_path)
+    ok = ok && ((size_t)p.Q + 1) * 8 <= w->d_off_cap && (size_t)p.C * 4 <= w->d_chain_cap &&
+         (size_t)p.Q * 4 <= w->d_chain_len_cap &&
+         (size_t)p.unpack_threads * (D + 2) * 4 <= w->d_stack_cap &&
+         ((size_t)p.Q + 1) * 8 <= w->h_off_cap;
+  return ok;
+}
+
 } // namespace
+
+void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
+  wg__cch_qws *w = c ? c->qws : nullptr;
+  if (!w) return;
+  void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
+                 w->d_stack, w->d_path, w->d_jump, w->d_bstack};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
+  void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
+  if (w->stream) cudaStreamDestroy(w->stream);
+  free(w);
+  c->qws = nullptr;
+}
 
 wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint32_t *target,
                              const int *level, uint32_t nq, int want_path, uint64_t *dist,
                              uint64_t **path_first, uint32_t **path, char *why, size_t why_cap) {
+  std::lock_guard<std::mutex> guard(g_query_mutex);
   wg_status st = WG_OK;
   const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
-  uint32_t *d_src = nullptr, *d_tgt = nullptr, *d_chain = nullptr, *d_chain_len = nullptr;
-  uint32_t *d_path = nullptr, *d_stack = nullptr;
-  int *d_level = nullptr;
-  ull *d_dist = nullptr, *d_count = nullptr, *d_off = nullptr, *d_chain_off = nullptr;
-  unsigned char *d_scratch = nullptr;
-  void *d_tmp = nullptr;
-  size_t tmp_bytes = 0;
-  ull *h_chain_off = nullptr, *h_off = nullptr;
+  const int shortcuts = want_path == WG__CCH_PATH_SHORTCUTS;
+  wg__cch_qws *w = nullptr;
   uint64_t *pf = nullptr;
   uint32_t *pv = nullptr;
   uint64_t path_total = 0, path_cap_host = 0;
-  size_t free_b = 0, total_b = 0, budget;
-  uint64_t warps, Q, C, P = 0;
-  uint32_t unpack_threads = 0;
+  uint64_t C_need = 0;
+  Plan P;
   double tp[WG__CCH_PHASES] = {0, 0, 0, 0, 0, 0};
   const double t_start = now_s();
   double t_clk = t_start;
@@ -385,6 +1012,10 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
   };
   if (path_first) *path_first = nullptr;
   if (path) *path = nullptr;
+  if (want_path < 0 || want_path > WG__CCH_PATH_SHORTCUTS) {
+    snprintf(why, why_cap, "route queries on the GPU: bad path mode %d", want_path);
+    return WG_EINVAL;
+  }
   if (want_path && (!path_first || !path)) {
     snprintf(why, why_cap, "route queries on the GPU: paths asked for without output pointers");
     return WG_EINVAL;
@@ -402,85 +1033,64 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
   }
   if (nq == 0) goto finish;
   WG_CK(cudaSetDevice(c->device));
+  if ((st = qws_get(c, &w, why, why_cap)) != WG_OK) goto done;
   lap(0);
   if (want_path) {
     st = wg__cuda_cch_hops(c, why, why_cap);
     if (st != WG_OK) goto done;
   }
   lap(2);
-  WG_CK(cudaMemGetInfo(&free_b, &total_b));
-  budget = free_b / 4;
-  /* the search grid: resident warps, fewer for small batches or memory */
-  warps = (uint64_t)c->sms * 64;
-  if (warps > nq) warps = nq;
-  if (warps * D * 32 > budget) warps = budget / ((uint64_t)D * 32);
-  warps = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock;
-  if (warps == 0) warps = kWarpsPerBlock;
-  WG_CK(cudaMalloc(&d_scratch, warps * D * 32));
-  /* a chunk: up to Q queries and C chain entries */
-  Q = nq < (1u << 22) ? nq : (1u << 22);
-  {
-    const uint64_t per_q = 40 + (want_path ? 8 : 0);
-    if (Q * per_q > budget) Q = budget / per_q;
-    if (Q < 1) Q = 1;
+  if (want_path)
+    for (uint32_t i = 0; i < nq && C_need <= w->budget / 4; ++i)
+      C_need += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
+  P = make_plan(c, nq, want_path, C_need, w->budget);
+  if (!plan_fits(c, w, P, want_path)) {
+    /* growth: ask the device again, then plan for what it has now */
+    if ((st = refresh_budget(w, why, why_cap)) != WG_OK) goto done;
+    P = make_plan(c, nq, want_path, C_need, w->budget);
+    if ((st = plan_grow(c, w, P, want_path, why, why_cap)) != WG_OK) goto done;
   }
-  C = 0;
-  if (want_path) {
-    C = budget / 4;
-    if (C < 2ull * D) C = 2ull * D;
-    uint64_t need = 0;
-    for (uint32_t i = 0; i < nq && need <= C; ++i)
-      need += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
-    if (need < C) C = need ? need : 1;
-    h_chain_off = (ull *)malloc(Q * sizeof *h_chain_off);
-    h_off = (ull *)malloc((Q + 1) * sizeof *h_off);
-    if (!h_chain_off || !h_off) {
-      st = WG_ENOMEM;
-      goto done;
-    }
-    WG_CK(cudaMalloc(&d_chain, C * 4));
-    WG_CK(cudaMalloc(&d_chain_len, Q * 4));
-    WG_CK(cudaMalloc(&d_count, Q * 8));
-    WG_CK(cudaMalloc(&d_off, (Q + 1) * 8));
-    WG_CK(cudaMalloc(&d_chain_off, Q * 8));
-    WG_CK(cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, d_count, d_off, (int64_t)Q));
-    WG_CK(cudaMalloc(&d_tmp, tmp_bytes ? tmp_bytes : 1));
-    unpack_threads = (uint32_t)(Q < (uint64_t)c->sms * 2048 ? Q : (uint64_t)c->sms * 2048);
-    if ((uint64_t)unpack_threads * (D + 2) * 4 > budget)
-      unpack_threads = (uint32_t)(budget / (((uint64_t)D + 2) * 4));
-    unpack_threads = (unpack_threads + kUnpackThreads - 1) / kUnpackThreads * kUnpackThreads;
-    if (unpack_threads == 0) unpack_threads = kUnpackThreads;
-    WG_CK(cudaMalloc(&d_stack, (uint64_t)unpack_threads * (D + 2) * 4));
-  }
-  WG_CK(cudaMalloc(&d_src, Q * 4));
-  WG_CK(cudaMalloc(&d_tgt, Q * 4));
-  WG_CK(cudaMalloc(&d_level, Q * sizeof(int)));
-  WG_CK(cudaMalloc(&d_dist, Q * 8));
   for (uint32_t q0 = 0; q0 < nq;) {
     uint32_t q1 = q0;
     uint64_t cused = 0;
-    while (q1 < nq && q1 - q0 < Q) {
-      if (want_path) {
-        const uint64_t cap = (uint64_t)c->h_depth[c->h_rank_of[source[q1]]] +
-                             c->h_depth[c->h_rank_of[target[q1]]];
-        if (q1 > q0 && cused + cap > C) break;
-        h_chain_off[q1 - q0] = cused;
-        cused += cap;
+    ull *h_chain_off = nullptr;
+    {
+      /* fill the pinned input: src, tgt, level, then the chain slots */
+      const uint32_t qmax = (uint32_t)(nq - q0 < P.Q ? nq - q0 : P.Q);
+      h_chain_off = (ull *)(w->h_in + align8((size_t)qmax * 12));
+      while (q1 < nq && q1 - q0 < P.Q) {
+        if (want_path) {
+          const uint64_t cap = (uint64_t)c->h_depth[c->h_rank_of[source[q1]]] +
+                               c->h_depth[c->h_rank_of[target[q1]]];
+          if (q1 > q0 && cused + cap > P.C) break;
+          h_chain_off[q1 - q0] = cused;
+          cused += cap;
+        }
+        ++q1;
       }
-      ++q1;
+      const uint32_t qc = q1 - q0;
+      uint32_t *h32 = (uint32_t *)w->h_in;
+      memcpy(h32, source + q0, (size_t)qc * 4);
+      memcpy(h32 + qc, target + q0, (size_t)qc * 4);
+      memcpy(h32 + 2 * (size_t)qc, level + q0, (size_t)qc * 4);
+      const size_t off_in = align8((size_t)qc * 12);
+      if (want_path && qc < qmax) /* the slots sit after this chunk's ids */
+        memmove(w->h_in + off_in, h_chain_off, (size_t)qc * 8);
+      h_chain_off = (ull *)(w->h_in + off_in);
+      const size_t in_bytes = off_in + (want_path ? (size_t)qc * 8 : 0);
+      WG_CK(cudaMemcpyAsync(w->d_in, w->h_in, in_bytes, cudaMemcpyHostToDevice, w->stream));
     }
     const uint32_t qc = q1 - q0;
-    WG_CK(cudaMemcpy(d_src, source + q0, (size_t)qc * 4, cudaMemcpyHostToDevice));
-    WG_CK(cudaMemcpy(d_tgt, target + q0, (size_t)qc * 4, cudaMemcpyHostToDevice));
-    WG_CK(cudaMemcpy(d_level, level + q0, (size_t)qc * sizeof(int), cudaMemcpyHostToDevice));
-    if (want_path)
-      WG_CK(cudaMemcpy(d_chain_off, h_chain_off, (size_t)qc * 8, cudaMemcpyHostToDevice));
+    const uint32_t *d_src = (const uint32_t *)w->d_in;
+    const int *d_level = (const int *)(w->d_in + (size_t)qc * 8);
+    const ull *d_chain_off = (const ull *)(w->d_in + align8((size_t)qc * 12));
+    ull *d_dist = w->d_out, *d_count = w->d_out + qc;
     lap(0);
     {
       SearchArgs A;
       A.nq = qc;
       A.src = d_src;
-      A.tgt = d_tgt;
+      A.tgt = d_src + qc;
       A.level = d_level;
       A.up_first = c->up_first;
       A.up_hdepth = c->up_hdepth;
@@ -494,25 +1104,55 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.hop_f = c->hop_f;
       A.hop_b = c->hop_b;
       A.D = D;
-      A.scratch = d_scratch;
+      A.scratch = w->d_scratch;
       A.dist = d_dist;
+      A.shortcuts = shortcuts;
       A.chain_off = want_path ? d_chain_off : nullptr;
-      A.chain = want_path ? d_chain : nullptr;
-      A.chain_len = d_chain_len;
+      A.chain = want_path ? w->d_chain : nullptr;
+      A.chain_len = w->d_chain_len;
       A.count = d_count;
-      uint64_t w = warps < qc ? warps : qc;
-      const unsigned blocks = (unsigned)((w + kWarpsPerBlock - 1) / kWarpsPerBlock);
-      search_kernel<<<blocks, kWarpsPerBlock * 32>>>(A);
+      uint64_t wq = P.warps < qc ? P.warps : qc;
+      const size_t bsm = block_smem_bytes(D);
+      if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
+        /* a block per query (the latency path) */
+        if (!w->block_ready) {
+          WG_CK(cudaFuncSetAttribute(search_block_kernel,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bsm));
+          w->block_ready = 1;
+        }
+        search_block_kernel<<<qc, kBlockThreads, bsm, w->stream>>>(A, w->d_jump);
+      } else if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
+        /* small batch: a warp per query, its scratch in shared memory */
+        const uint32_t wpb = qc < (uint32_t)kWarpsPerBlock ? qc : (uint32_t)kWarpsPerBlock;
+        const size_t sm = (size_t)wpb * D * 32;
+        if (!w->smem_ready) {
+          WG_CK(cudaFuncSetAttribute(search_kernel<true>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)kSmemBytes));
+          w->smem_ready = 1;
+        }
+        search_kernel<true><<<(qc + wpb - 1) / wpb, wpb * 32, sm, w->stream>>>(A);
+      } else {
+        const unsigned blocks = (unsigned)((wq + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        search_kernel<false><<<blocks, kWarpsPerBlock * 32, 0, w->stream>>>(A);
+      }
       WG_CK(cudaGetLastError());
     }
-    WG_CK(cudaMemcpy(dist + q0, d_dist, (size_t)qc * 8, cudaMemcpyDeviceToHost));
+    /* distances (and counts, right after them) in one copy */
+    WG_CK(cudaMemcpyAsync(w->h_out, d_dist, (size_t)qc * (want_path ? 16 : 8),
+                          cudaMemcpyDeviceToHost, w->stream));
+    WG_CK(cudaStreamSynchronize(w->stream));
+    memcpy(dist + q0, w->h_out, (size_t)qc * 8);
     lap(1);
     if (want_path) {
-      ull last = 0;
-      WG_CK(cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_count, d_off, (int64_t)qc));
-      WG_CK(cudaMemcpy(h_off, d_off, (size_t)qc * 8, cudaMemcpyDeviceToHost));
-      WG_CK(cudaMemcpy(&last, d_count + qc - 1, 8, cudaMemcpyDeviceToHost));
-      h_off[qc] = h_off[qc - 1] + last;
+      const ull *h_count = w->h_out + qc;
+      ull *h_off = w->h_off;
+      h_off[0] = 0;
+      uint64_t one = 1;
+      for (uint32_t i = 0; i < qc; ++i) {
+        h_off[i + 1] = h_off[i] + h_count[i];
+        if (h_count[i] > one) one = h_count[i];
+      }
       for (uint32_t i = 1; i <= qc; ++i) pf[q0 + i] = path_total + h_off[i];
       const uint64_t chunk_total = h_off[qc];
       if (path_total + chunk_total > path_cap_host) {
@@ -529,68 +1169,85 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
         path_cap_host = cap;
         /* large pages where the kernel offers them: the copy-out's page
          * faults on fresh memory were most of its time (a fault per 4 KB) */
-        advise_huge(pv, cap * 4);
+        if (cap * 4 >= (8u << 20)) advise_huge(pv, cap * 4);
       }
       /* the device path buffer: this chunk's total within the budget,
        * and never less than its longest single path */
       {
-        uint64_t want = chunk_total, one = 1;
-        for (uint32_t i = 0; i < qc; ++i)
-          if (h_off[i + 1] - h_off[i] > one) one = h_off[i + 1] - h_off[i];
-        if (want > budget / 4) want = budget / 4;
+        uint64_t want = chunk_total;
+        if (want > w->budget / 4) want = w->budget / 4;
         if (want < one) want = one;
-        if (want > P) {
-          cudaFree(d_path);
-          d_path = nullptr;
-          P = 0;
-          WG_CK(cudaMalloc(&d_path, want * 4));
-          P = want;
-        }
+        if ((st = dgrow(w, &w->d_path, &w->d_path_cap, want * 4, why, why_cap)) != WG_OK)
+          goto done;
       }
+      const uint64_t Pw = w->d_path_cap / 4;
+      WG_CK(cudaMemcpyAsync(w->d_off, h_off, ((size_t)qc + 1) * 8, cudaMemcpyHostToDevice,
+                            w->stream));
       lap(2);
       /* unpack in pieces whose paths fit the device buffer */
       for (uint32_t p0 = 0; p0 < qc;) {
         uint32_t p1 = p0 + 1;
-        while (p1 < qc && h_off[p1 + 1] - h_off[p0] <= P) ++p1;
+        while (p1 < qc && h_off[p1 + 1] - h_off[p0] <= Pw) ++p1;
         UnpackArgs U;
         U.q0 = p0;
         U.q1 = p1;
         U.out_base = h_off[p0];
         U.src = d_src;
-        U.offset = d_off;
+        U.level = d_level;
+        U.shortcuts = shortcuts;
+        U.offset = w->d_off;
         U.count = d_count;
         U.chain_off = d_chain_off;
-        U.chain = d_chain;
-        U.chain_len = d_chain_len;
+        U.chain = w->d_chain;
+        U.chain_len = w->d_chain_len;
         U.up_head = c->up_head;
         U.up_tail = c->up_tail;
         U.order = c->order;
         U.half_f = c->half_f;
         U.half_b = c->half_b;
-        U.stack = d_stack;
+        U.stack = w->d_stack;
         U.stack_cap = D + 2;
-        U.out = d_path;
+        U.out = w->d_path;
         U.flags = c->flags;
-        WG_CK(cudaMemset(c->flags, 0, sizeof(unsigned)));
+        WG_CK(cudaMemsetAsync(c->flags, 0, sizeof(unsigned), w->stream));
         const uint32_t pieces = p1 - p0;
-        uint32_t th = pieces < unpack_threads ? pieces : unpack_threads;
+        uint32_t th = pieces < P.unpack_threads ? pieces : P.unpack_threads;
         th = (th + kUnpackThreads - 1) / kUnpackThreads * kUnpackThreads;
-        /* the stack is interleaved by the launch's thread count */
-        unpack_kernel<<<th / kUnpackThreads, kUnpackThreads>>>(U);
-        WG_CK(cudaGetLastError());
-        {
-          unsigned f = 0;
-          WG_CK(cudaMemcpy(&f, c->flags, sizeof f, cudaMemcpyDeviceToHost));
-          if (f) {
-            st = wg__cuda_cch_flag_status(f, why, why_cap);
+        if (pieces <= kBlockQueries) {
+          /* a block per path (the latency path), stacks for overflow only */
+          const size_t sb = (size_t)pieces * kUnpackBlockThreads * (D + 2) * 4;
+          if ((st = dgrow(w, &w->d_bstack, &w->d_bstack_cap, sb, why, why_cap)) != WG_OK)
             goto done;
-          }
+          U.stack = w->d_bstack;
+          unpack_block_kernel<<<pieces, kUnpackBlockThreads, 0, w->stream>>>(U, c->hop_f,
+                                                                             c->hop_b);
+        } else {
+          /* the stack is interleaved by the launch's thread count */
+          unpack_kernel<<<th / kUnpackThreads, kUnpackThreads, 0, w->stream>>>(U);
+        }
+        WG_CK(cudaGetLastError());
+        const uint64_t n_out = h_off[p1] - h_off[p0];
+        const bool pinned = n_out <= kPinnedPathWords;
+        if (pinned && n_out) {
+          if ((st = hgrow(&w->h_path, &w->h_path_cap, n_out * 4, why, why_cap)) != WG_OK)
+            goto done;
+          WG_CK(cudaMemcpyAsync(w->h_path, w->d_path, n_out * 4, cudaMemcpyDeviceToHost,
+                                w->stream));
+        }
+        WG_CK(cudaMemcpyAsync(w->h_flag, c->flags, sizeof(unsigned), cudaMemcpyDeviceToHost,
+                              w->stream));
+        WG_CK(cudaStreamSynchronize(w->stream));
+        if (*w->h_flag) {
+          st = wg__cuda_cch_flag_status(*w->h_flag, why, why_cap);
+          goto done;
         }
         lap(3);
-        const uint64_t n_out = h_off[p1] - h_off[p0];
         if (n_out) {
-          st = copy_out(c, pv + path_total + h_off[p0], d_path, n_out, why, why_cap);
-          if (st != WG_OK) goto done;
+          if (pinned)
+            memcpy(pv + path_total + h_off[p0], w->h_path, n_out * 4);
+          else if ((st = copy_out(c, pv + path_total + h_off[p0], w->d_path, n_out, why,
+                                  why_cap)) != WG_OK)
+            goto done;
         }
         lap(4);
         p0 = p1;
@@ -617,21 +1274,6 @@ done:
   lap(0);
   tp[5] = now_s() - t_start;
   for (int i = 0; i < WG__CCH_PHASES; ++i) c->t_phase[i] = tp[i];
-  cudaFree(d_src);
-  cudaFree(d_tgt);
-  cudaFree(d_level);
-  cudaFree(d_dist);
-  cudaFree(d_scratch);
-  cudaFree(d_chain);
-  cudaFree(d_chain_len);
-  cudaFree(d_count);
-  cudaFree(d_off);
-  cudaFree(d_chain_off);
-  cudaFree(d_tmp);
-  cudaFree(d_stack);
-  cudaFree(d_path);
-  free(h_chain_off);
-  free(h_off);
   free(pf);
   free(pv);
   return st;
