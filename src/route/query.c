@@ -416,8 +416,10 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     dst[i] = q[i].target;
     lvl[i] = q[i].level == WG_ROUTE_LEVEL_AUTO ? 0 : q[i].level;
   }
+  wg__cuda_cch_downgrade_poll(r->cuda, 1); /* wg_router_downgrade: this call only */
   st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, (flags & WG_ROUTE_PATH) != 0,
                           dist, &first, &path, why, sizeof why);
+  wg__cuda_cch_downgrade_poll(r->cuda, 0);
   if (st != WG_OK) {
     st = wg__error(ctx, st, "router (cuda): %s", why);
     goto done;
@@ -520,6 +522,8 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
       const wg_route_query *q = &queries[i];
       wg_route_result *res = &out->results[i];
       int level = q->level == WG_ROUTE_LEVEL_AUTO ? 0 : q->level;
+      const int dg = __atomic_load_n(&r->dg_word, __ATOMIC_ACQUIRE); /* wg_router_downgrade */
+      if (dg > level) level = dg;
       const uint32_t sr = r->h.rank[q->source], tr = r->h.rank[q->target];
       uint64_t d = INF, before = tp[t].len;
       my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d, want_path, &tp[t].v,

@@ -83,6 +83,7 @@ struct wg_router {
   wg__route_scratch *pool;
   wg__snap_index snap;
   int snap_built;
+  int32_t dg_word; /* the mid-batch downgrade word (downgrade.c) */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */

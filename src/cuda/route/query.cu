@@ -97,6 +97,10 @@ struct SearchArgs {
   uint32_t *chain;
   uint32_t *chain_len;
   ull *count;
+  /* the mid-batch downgrade word (route.h), polled when not NULL; the
+   * level each query ran at goes to level_out */
+  const int *downgrade;
+  int *level_out;
 };
 
 __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r2) {
@@ -121,6 +125,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     const uint32_t rs = A.rank_of[A.src[q]], rt = A.rank_of[A.tgt[q]];
     int lev = A.level[q];
     if (lev < 0) lev = 0;
+    if (A.downgrade) { /* the mid-batch downgrade word: max(level, word) */
+      int w = lane == 0 ? *(volatile const int *)A.downgrade : 0;
+      w = __shfl_sync(0xffffffffu, w, 0);
+      if (w > lev) lev = w;
+      if (lane == 0) A.level_out[q] = lev;
+    }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
     for (uint32_t d = lane; d <= ds; d += 32) dist2[d] = WG__CCH_INF_DIST;
@@ -500,12 +510,17 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.chain = want_path ? d_chain : nullptr;
       A.chain_len = d_chain_len;
       A.count = d_count;
+      A.downgrade = wg__cuda_cch_downgrade_dev(c);
+      A.level_out = d_level;
       uint64_t w = warps < qc ? warps : qc;
       const unsigned blocks = (unsigned)((w + kWarpsPerBlock - 1) / kWarpsPerBlock);
       search_kernel<<<blocks, kWarpsPerBlock * 32>>>(A);
       WG_CK(cudaGetLastError());
     }
     WG_CK(cudaMemcpy(dist + q0, d_dist, (size_t)qc * 8, cudaMemcpyDeviceToHost));
+    if (wg__cuda_cch_downgrade_dev(c)) /* the levels run (extra.h: level is writable then) */
+      WG_CK(cudaMemcpy((int *)level + q0, d_level, (size_t)qc * sizeof(int),
+                       cudaMemcpyDeviceToHost));
     lap(1);
     if (want_path) {
       ull last = 0;
