@@ -49,6 +49,7 @@ typedef struct job {
   int dispatched;      /* queued (connection suspended) */
   int done;
   double arrival, deadline; /* wg__now() seconds */
+  double t_batch, t_resume;  /* its batch began; it was handed back */
   wg_serve_request req;
   /* POST body */
   char *body;
@@ -93,6 +94,11 @@ struct wg_server {
   uint64_t batch_queries;
   uint64_t errors_by_http[6];  /* 400, 404, 405, 413, 500, 503 */
   uint64_t invalid_routes;     /* legs the evaluator rejected */
+  /* where the time goes (seconds, summed): per request queue (arrival to
+   * its batch) and respond (handed back to the response queued); per
+   * batch snap, route (the backend) and encode (JSON) */
+  double ph_queue, ph_respond, ph_snap, ph_route, ph_encode;
+  uint64_t ph_requests;
   /* energy */
   pthread_mutex_t meter_mu;
   wg_meter_t *meter;
@@ -244,6 +250,8 @@ static char *metrics_text(wg_server_t *s) {
   bq = s->batch_queries;
   size_t queued = s->queued;
   uint64_t invalid = s->invalid_routes;
+  const double ph[5] = {s->ph_queue, s->ph_snap, s->ph_route, s->ph_encode, s->ph_respond};
+  const uint64_t ph_n = s->ph_requests;
   pthread_mutex_unlock(&s->mu);
   size_t len = 0, cap = 4096;
   char *b = malloc(cap);
@@ -293,6 +301,15 @@ static char *metrics_text(wg_server_t *s) {
   }
   app(&b, &len, &cap, "wattgraph_batch_size_sum %llu\nwattgraph_batch_size_count %llu\n",
       (unsigned long long)bq, (unsigned long long)st.batches);
+  app(&b, &len, &cap, "# HELP wattgraph_phase_seconds_total where the time of route, table "
+                      "and nearest requests went: queue (arrival to its batch) and respond "
+                      "(handed back to the response queued) summed over requests; snap, route "
+                      "(the router) and encode (JSON) summed over batches\n"
+                      "# TYPE wattgraph_phase_seconds_total counter\n");
+  static const char *phn[5] = {"queue", "snap", "route", "encode", "respond"};
+  for (int i = 0; i < 5; i++)
+    app(&b, &len, &cap, "wattgraph_phase_seconds_total{phase=\"%s\"} %.9f\n", phn[i], ph[i]);
+  C("phase_requests_total", "requests in the queue and respond sums", ph_n);
   pthread_mutex_lock(&s->meter_mu);
   app(&b, &len, &cap, "# HELP wattgraph_joules_total energy since the server started, per "
                       "meter\n# TYPE wattgraph_joules_total counter\n");
@@ -474,6 +491,7 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
     }
     at += j->req.ncoords;
   }
+  const double t_snapped = wg__now();
   int level = pick_level(s, legs, budget);
   wg_route_query *q = legs ? malloc(legs * sizeof *q) : NULL;
   wg_route_batch batch;
@@ -497,6 +515,7 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
   } else if (legs) {
     st = WG_ENOMEM;
   }
+  const double t_routed = wg__now();
   size_t k = 0;
   for (size_t i = 0; i < nj; i++) {
     job *j = jobs[i];
@@ -675,6 +694,12 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
   free(first);
   free(verts);
   free(snapm);
+  const double t_done = wg__now();
+  pthread_mutex_lock(&s->mu);
+  s->ph_snap += t_snapped - now;
+  s->ph_route += t_routed - t_snapped;
+  s->ph_encode += t_done - t_routed;
+  pthread_mutex_unlock(&s->mu);
 }
 
 static void answer_weights(wg_server_t *s, job *j) {
@@ -795,7 +820,12 @@ static void *batcher_main(void *arg) {
     pthread_mutex_unlock(&s->mu);
     /* hand back: after MHD_resume_connection the job belongs to the
      * connection again (it may be freed at once) */
-    for (size_t i = 0; i < n; i++) MHD_resume_connection(batch[i]->conn);
+    const double t_back = wg__now();
+    for (size_t i = 0; i < n; i++) {
+      batch[i]->t_batch = t0;
+      batch[i]->t_resume = t_back;
+      MHD_resume_connection(batch[i]->conn);
+    }
     control_tick(s, t1);
     pthread_mutex_lock(&s->mu);
   }
@@ -906,7 +936,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     char *a = j->answer;
     j->answer = NULL;
     if (j->http != 200) count_error(s, j->http);
-    return send_text(c, j->http, a, "application/json", 0);
+    enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
+    if (j->kind == JOB_REQUEST && j->t_resume > 0) {
+      const double t = wg__now();
+      pthread_mutex_lock(&s->mu);
+      s->ph_queue += j->t_batch - j->arrival;
+      s->ph_respond += t - j->t_resume;
+      s->ph_requests++;
+      pthread_mutex_unlock(&s->mu);
+    }
+    return ret;
   }
   if (j->dispatched) return MHD_YES; /* spurious call while suspended */
   int is_post = strcmp(method, "POST") == 0;

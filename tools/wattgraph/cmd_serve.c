@@ -60,7 +60,9 @@ int cmd_serve(int argc, char **argv) {
        "0", 0, 100000, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
-      {"order", 0, OPT_STRING, &order, "FILE", "the router's saved order (wg_router_save_order)",
+      {"order", 0, OPT_STRING, &order, "FILE",
+       "the router's order file: loaded when FILE exists (checked against the map), else "
+       "built and saved to FILE",
        NULL, 0, 0, NULL},
       {"duration-s", 0, OPT_DOUBLE, &duration, "S", "stop after S seconds (0: on Ctrl-C)", "0",
        0, 1e9, NULL},
@@ -90,7 +92,11 @@ int cmd_serve(int argc, char **argv) {
     cli_error("serve: --backend expects auto, cpu or cuda, got '%s'", backend);
     return CLI_USAGE;
   }
-  ro.order_file = order;
+  int save_order = 0;
+  if (order && access(order, F_OK) == 0)
+    ro.order_file = order;
+  else if (order)
+    save_order = 1; /* built below, then saved for the next start */
 
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
@@ -110,6 +116,10 @@ int cmd_serve(int argc, char **argv) {
   cli_progress_done();
   if (st != WG_OK) {
     rc = cli_fail(ctx, st, "router");
+    goto done;
+  }
+  if (save_order && (st = wg_router_save_order(ctx, router, order)) != WG_OK) {
+    rc = cli_fail(ctx, st, order);
     goto done;
   }
   wg_serve_backend be;
