@@ -1315,9 +1315,12 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
     s->nbt = i + 1;
     pthread_mutex_unlock(&s->mu);
   }
-  /* a word left raised by an earlier server on the same router */
-  if (s->be.downgrade) s->be.downgrade(s->be.user, NULL, 0);
+  /* With the watchdog: make the router's word now (the CUDA kernel polls
+   * only a word that exists when a batch starts, and the poll costs, so
+   * not without the watchdog), 0, also over a word left raised by an
+   * earlier server on the same router. */
   if (s->has_profile && s->be.downgrade && !o->no_watchdog) {
+    s->be.downgrade(s->be.user, NULL, 0);
     pthread_mutex_lock(&s->mu); /* the batchers read watchdog_started under mu */
     s->watchdog_started = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
     pthread_mutex_unlock(&s->mu);
