@@ -9,6 +9,10 @@
 #
 # Defaults: RATE 2000/s, COUNT 4000, DEADLINE_MS 50. Loopback only; every run
 # is bounded (serve_load --max-seconds, wattgraph serve --duration-s).
+# Environment: ORDER (the router's order file, built and saved when missing),
+# MAX_S (serve_load's time bound per run, 60), SERVE_FLAGS (more flags for
+# wattgraph serve, e.g. "--batchers 2 --max-batch 1024"), WORKERS (serve_load's
+# client threads, 64).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -17,9 +21,13 @@ rate=${4:-2000}
 count=${5:-4000}
 deadline=${6:-50}
 mkdir -p "$out"
+order_flag=()
+[ -n "${ORDER:-}" ] && order_flag=(--order "$ORDER")
+max_s=${MAX_S:-60}
+read -r -a extra <<<"${SERVE_FLAGS:-}"
 backend=cpu
 if "$build/wattgraph" --version | grep -q "CUDA backend: built"; then backend=auto; fi
-"$build/serve_load" --map "$map" --profile-out "$out/profile.csv" \
+"$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
   --backend "$([ "$backend" = auto ] && echo cuda || echo cpu)" 2>"$out/profile.log"
 port=$((20000 + RANDOM % 20000))
 for mode in with without; do
@@ -27,14 +35,15 @@ for mode in with without; do
   [ "$mode" = without ] && flags+=(--no-admission)
   "$build/wattgraph" serve "$map" --port "$port" --backend "$backend" \
     --profile "$out/profile.csv" --deadline-ms "$deadline" --period-ms "$deadline" \
-    --duration-s 120 --json "${flags[@]}" >"$out/server-$mode.json" 2>"$out/server-$mode.log" &
+    --duration-s $((max_s + 60)) --json "${order_flag[@]}" "${extra[@]}" "${flags[@]}" \
+    >"$out/server-$mode.json" 2>"$out/server-$mode.log" &
   pid=$!
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 900); do
     grep -q "serving" "$out/server-$mode.log" 2>/dev/null && break
     sleep 0.1
   done
   "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
-    --deadline-ms "$deadline" --max-seconds 60 --out "$out/$mode.csv" 2>"$out/load-$mode.log"
+    --deadline-ms "$deadline" --max-seconds "$max_s" --workers "${WORKERS:-64}" --out "$out/$mode.csv" 2>"$out/load-$mode.log"
   kill -TERM "$pid"
   wait "$pid" || true
   cat "$out/load-$mode.log"

@@ -872,6 +872,231 @@ static void parser_and_polyline(void **state) {
   assert_string_equal(out, "_p~iF~ps|U_ulLnnqC_mqNvxq`@");
 }
 
+/* ---- several batching threads, and the watchdog ------------------------------------------- */
+
+typedef struct replies_arg {
+  fixture *f;
+  int id;
+  reply r[40];
+  int n;
+} replies_arg;
+
+static void *client_keep(void *p) {
+  replies_arg *a = p;
+  wg__rng rng;
+  wg__rng_seed(&rng, (uint64_t)a->id + 500);
+  for (int i = 0; i < 40; i++) {
+    uint32_t x = (uint32_t)wg__bounded(wg__rng_next(&rng), a->f->o.csr.n);
+    uint32_t y = (uint32_t)wg__bounded(wg__rng_next(&rng), a->f->o.csr.n);
+    char url[300];
+    snprintf(url, sizeof url,
+             "/route/v1/driving/%.7f,%.7f;%.7f,%.7f?geometries=geojson&annotations=true",
+             a->f->o.csr.lon[x], a->f->o.csr.lat[x], a->f->o.csr.lon[y], a->f->o.csr.lat[y]);
+    a->r[a->n++] = get(a->f->port, url);
+  }
+  return NULL;
+}
+
+/* Three batching threads over the real CPU router (concurrent batches, a
+ * third of the cores each): 8 clients x 40 routes at once, every answer
+ * checked against the oracle afterwards; then a metric swap while they run
+ * is still applied between batches. */
+static void several_batchers_match_the_oracle(void **state) {
+  fixture *f = *state;
+  wg_router_opts ro;
+  wg_router_opts_defaults(&ro);
+  ro.backend = WG_ROUTE_BACKEND_CPU;
+  wg_router_t *router = NULL;
+  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &router, f->g, &ro), WG_OK);
+  wg_serve_backend keep = f->be;
+  wg_serve_backend_router(&f->be, router);
+  assert_int_equal(f->be.concurrent, 1);
+  assert_non_null(f->be.downgrade);
+  wg_server_opts o;
+  opts_for_test(&o);
+  o.batchers = 3;
+  o.max_wait_ms = 2;
+  start(f, &o);
+  static replies_arg args[8];
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++) {
+    memset(&args[i], 0, sizeof args[i]);
+    args[i].f = f;
+    args[i].id = i;
+    pthread_create(&th[i], NULL, client_keep, &args[i]);
+  }
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  int ok = 0, noroute = 0;
+  for (int i = 0; i < 8; i++)
+    for (int k = 0; k < args[i].n; k++) {
+      reply *r = &args[i].r[k];
+      if (r->status == 400 && strcmp(code_of(r), "NoRoute") == 0) {
+        noroute++;
+      } else {
+        uint32_t a, b;
+        check_route(f, r, &a, &b);
+        ok++;
+      }
+      reply_free(r);
+    }
+  wg_server_stats st;
+  wg_server_get_stats(f->s, &st);
+  print_message("3 batchers, 8 clients x 40 routes: %d equal the oracle, %d NoRoute, %llu "
+                "batches\n", ok, noroute, (unsigned long long)st.batches);
+  assert_int_equal(ok + noroute, 320);
+  assert_true(ok >= 200);
+  assert_int_equal(st.answered, 320);
+  wg_server_stop(&f->s);
+  f->be = keep;
+  wg_router_destroy(&router);
+}
+
+/* A backend that answers one leg at a time through the real router and
+ * sleeps after each: a batch that runs far past its projection. */
+typedef struct slow_router {
+  wg_router_t *r;
+  double sleep_s;
+} slow_router;
+
+static wg_status slow_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                            unsigned flags, wg_route_batch *out) {
+  slow_router *sr = user;
+  memset(out, 0, sizeof *out);
+  out->results = calloc(n ? n : 1, sizeof *out->results);
+  uint64_t cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    wg_route_batch one;
+    wg_status st = wg_router_query(ctx, sr->r, &q[i], 1, flags, &one);
+    if (st != WG_OK) return st;
+    out->results[i] = one.results[0];
+    out->results[i].path_first = out->path_total;
+    if (out->path_total + one.path_total > cap) {
+      cap = 2 * (out->path_total + one.path_total) + 16;
+      out->path = realloc(out->path, cap * sizeof *out->path);
+    }
+    if (one.path_total)
+      memcpy(out->path + out->path_total, one.path, one.path_total * sizeof *out->path);
+    out->path_total += one.path_total;
+    wg_route_batch_free(&one);
+    struct timespec ts = {0, (long)(sr->sleep_s * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+  out->count = n;
+  return WG_OK;
+}
+static wg_status slow_table(void *u, wg_ctx_t *ctx, const uint32_t *s, size_t ns,
+                            const uint32_t *t, size_t nt, uint64_t *d) {
+  return wg_router_table(ctx, ((slow_router *)u)->r, s, ns, t, nt, d);
+}
+static wg_status slow_snap(void *u, wg_ctx_t *ctx, double lon, double lat, double m,
+                           uint32_t *v, double *metres) {
+  return wg_router_snap(ctx, ((slow_router *)u)->r, lon, lat, m, v, metres);
+}
+static wg_status slow_weights(void *u, wg_ctx_t *ctx, const uint32_t *w, uint64_t m) {
+  return wg_router_set_weights(ctx, ((slow_router *)u)->r, w, m);
+}
+static wg_status slow_downgrade(void *u, wg_ctx_t *ctx, int level) {
+  return wg_router_downgrade(ctx, ((slow_router *)u)->r, level);
+}
+static void slow_free(void *u, wg_route_batch *b) {
+  (void)u;
+  wg_route_batch_free(b);
+}
+
+/* The profile says a batch takes about a millisecond at level 0; the
+ * backend takes 25 ms per leg, so a 20-leg route with a 250 ms deadline
+ * falls behind: the watchdog raises the router's word once the rest can no
+ * longer fit, and the legs not yet started answer at a coarser level (real
+ * paths no shorter than the oracle's, the first ones exact). The next
+ * batch starts with the word back at 0; --no-watchdog keeps every leg at
+ * level 0. */
+static void watchdog_drops_a_late_batch(void **state) {
+  fixture *f = *state;
+  wg_router_opts ro;
+  wg_router_opts_defaults(&ro);
+  ro.backend = WG_ROUTE_BACKEND_CPU;
+  slow_router sr = {NULL, 0.025};
+  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &sr.r, f->g, &ro), WG_OK);
+  wg_serve_backend keep = f->be;
+  f->be = (wg_serve_backend){&sr, 4, slow_query, slow_table, slow_snap, slow_weights,
+                             slow_free, slow_downgrade, 0};
+  memset(&f->prof, 0, sizeof f->prof);
+  f->prof.num_levels = 4;
+  f->prof.num_sizes = 1;
+  f->prof.size[0] = 1;
+  for (int l = 0; l < 4; l++) {
+    f->prof.seconds[l][0] = 0.00005 / pow(4, l);
+    f->prof.quality[l][0] = 1.0 - 0.2 * l;
+  }
+  /* the oracle's lengths of the two legs, A -> B and B -> A */
+  const double ax = 7.4166, ay = 43.7318, bx = 7.4246, by = 43.7384;
+  uint32_t va, vb;
+  double m;
+  wgt_assert_status(f->ctx, wg_router_snap(f->ctx, sr.r, ax, ay, 2000, &va, &m), WG_OK);
+  wgt_assert_status(f->ctx, wg_router_snap(f->ctx, sr.r, bx, by, 2000, &vb, &m), WG_OK);
+  uint64_t *dist = malloc(f->o.csr.n * sizeof *dist);
+  uint32_t *pred = malloc(f->o.csr.n * sizeof *pred);
+  dijkstra(&f->o, va, dist, pred);
+  const double ab = (double)dist[vb] * 0.1;
+  dijkstra(&f->o, vb, dist, pred);
+  const double ba = (double)dist[va] * 0.1;
+  free(dist);
+  free(pred);
+  char url[1400];
+  int at = snprintf(url, sizeof url, "/route/v1/driving/");
+  for (int i = 0; i < 21; i++)
+    at += snprintf(url + at, sizeof url - (size_t)at, "%s%.4f,%.4f", i ? ";" : "",
+                   i % 2 ? bx : ax, i % 2 ? by : ay);
+  snprintf(url + at, sizeof url - (size_t)at, "?overview=false&deadline=250");
+  for (int no_wd = 0; no_wd < 2; no_wd++) {
+    wg_server_opts o;
+    opts_for_test(&o);
+    o.profile = &f->prof;
+    o.no_watchdog = no_wd;
+    start(f, &o);
+    for (int round = 0; round < 2; round++) {
+      reply r = get(f->port, url);
+      if (r.status != 200) fail_msg("status %d: %.300s", r.status, r.body);
+      json_t *route = json_array_get(json_object_get(r.json, "routes"), 0);
+      json_t *legs = json_object_get(route, "legs");
+      assert_int_equal(json_array_size(legs), 20);
+      int exact = 0, longer = 0;
+      for (size_t k = 0; k < 20; k++) {
+        double w = json_real_value(json_object_get(json_array_get(legs, k), "weight"));
+        double want = k % 2 ? ba : ab;
+        if (w < want - 1e-6 * (1 + want)) fail_msg("leg %zu: weight %.3f < oracle %.3f", k, w, want);
+        exact += fabs(w - want) <= 1e-6 * (1 + want);
+        longer += w > want + 1e-6 * (1 + want);
+      }
+      int level = (int)json_integer_value(json_object_get(route, "level"));
+      wg_server_stats st;
+      wg_server_get_stats(f->s, &st);
+      print_message("%s, round %d: route level %d, %d legs exact, %d longer; levels "
+                    "%llu/%llu/%llu/%llu, %llu downgrades\n",
+                    no_wd ? "no watchdog" : "watchdog", round, level, exact, longer,
+                    (unsigned long long)st.level_count[0], (unsigned long long)st.level_count[1],
+                    (unsigned long long)st.level_count[2], (unsigned long long)st.level_count[3],
+                    (unsigned long long)st.downgrades);
+      if (no_wd) {
+        assert_int_equal(level, 0);
+        assert_int_equal(exact, 20);
+        assert_int_equal(st.downgrades, 0);
+      } else {
+        assert_true(level > 0);
+        assert_int_equal(st.downgrades, (uint64_t)round + 1);
+        /* the first legs ran before the batch fell behind: exact */
+        assert_true(st.level_count[0] >= (uint64_t)(round + 1) * 2);
+        assert_true(st.level_count[1] + st.level_count[2] + st.level_count[3] >= (uint64_t)(round + 1) * 5);
+        assert_true(fabs(json_real_value(json_object_get(json_array_get(legs, 0), "weight")) - ab) <= 1e-6 * (1 + ab));
+      }
+      reply_free(&r);
+    }
+    wg_server_stop(&f->s);
+  }
+  f->be = keep;
+  wg_router_destroy(&sr.r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parser_and_polyline),
@@ -884,6 +1109,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(weights_swap_between_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_clients_are_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(evaluator_rejects_broken_paths, setup, teardown),
+      cmocka_unit_test_setup_teardown(several_batchers_match_the_oracle, setup, teardown),
+      cmocka_unit_test_setup_teardown(watchdog_drops_a_late_batch, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

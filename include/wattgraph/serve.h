@@ -94,8 +94,11 @@ size_t wg_serve_polyline(const double *lon, const double *lat, size_t n,
 /* ---- the backend ------------------------------------------------------------ */
 
 /* What answers path questions for the server: the router's calls with a user
- * pointer (see route.h for each contract). Calls come from the server's one
- * batching thread, never at once; set_weights comes between batches. */
+ * pointer (see route.h for each contract). With one batching thread (the
+ * default) calls never come at once; with several, query and table come at
+ * once only when `concurrent` is set (else the server takes turns), snap
+ * may come at once from several threads, and set_weights always comes
+ * alone, between batches. */
 typedef struct wg_serve_backend {
   void *user;
   int num_levels;
@@ -109,9 +112,15 @@ typedef struct wg_serve_backend {
   wg_status (*set_weights)(void *user, wg_ctx_t *ctx, const uint32_t *weights,
                            uint64_t num_arcs);
   void (*batch_free)(void *user, wg_route_batch *b); /* frees query's output */
+  /* Optional (NULL: none): the mid-batch downgrade word (route.h,
+   * wg_router_downgrade), set from the server's watchdog thread while a
+   * query call runs on another; ctx may be NULL. */
+  wg_status (*downgrade)(void *user, wg_ctx_t *ctx, int level);
+  int concurrent; /* 1: query and table may run from several threads at once */
 } wg_serve_backend;
 
-/* Fills b with the router's calls (r must outlive the server). */
+/* Fills b with the router's calls (r must outlive the server): concurrent
+ * with the CPU router, taking turns with the CUDA one. */
 void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r);
 
 /* ---- the server ---------------------------------------------------------------- */
@@ -138,6 +147,13 @@ typedef struct wg_server_opts {
   double burst;              /* token bucket depth, requests, 64 */
   const wg_profile *profile; /* NULL: level 0 unless a request forces one;
                                 copied */
+  unsigned batchers;         /* batching threads, 1 (0 means 1): with more,
+                                several batches are in flight at once (each
+                                CPU batch gets cores / batchers threads) */
+  int no_watchdog;           /* 1: never change a running batch's level (with
+                                a profile and a backend with downgrade, the
+                                watchdog drops the queries of a batch that
+                                runs past its projection to a coarser level) */
 } wg_server_opts;
 
 void wg_server_opts_defaults(wg_server_opts *o);
@@ -160,6 +176,7 @@ typedef struct wg_server_stats {
   double tardiness;       /* mean of the last control period */
   double admitted_rate;   /* req/s */
   uint64_t level_count[WG_PROFILE_MAX_LEVELS];
+  uint64_t downgrades;    /* batches the watchdog dropped to a coarser level */
 } wg_server_stats;
 
 void wg_server_get_stats(wg_server_t *s, wg_server_stats *out);

@@ -305,6 +305,14 @@ void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n) {
   for (int i = 0; i < n; i++) seconds[i] = 0.0;
 }
 
+int32_t *wg__cuda_cch_downgrade_word(wg__cuda_cch *c, char *why, size_t why_cap) {
+  (void)c;
+  absent(why, why_cap);
+  return NULL;
+}
+
+void wg__cuda_cch_downgrade_poll(wg__cuda_cch *c, int on) { (void)c, (void)on; }
+
 wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   (void)a;
   return absent(why, why_cap);

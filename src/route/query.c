@@ -437,8 +437,10 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   const int path_mode = !(flags & WG_ROUTE_PATH)      ? 0
                         : (flags & WG_ROUTE_SHORTCUTS) ? WG__CCH_PATH_SHORTCUTS
                                                        : WG__CCH_PATH_FULL;
+  wg__cuda_cch_downgrade_poll(r->cuda, 1); /* wg_router_downgrade: this call only */
   st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, path_mode, dist,
                           path_mode ? &first : NULL, path_mode ? &path : NULL, why, sizeof why);
+  wg__cuda_cch_downgrade_poll(r->cuda, 0);
   if (st != WG_OK) {
     st = wg__error(ctx, st, "router (cuda): %s", why);
     goto done;
@@ -544,6 +546,8 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
       const wg_route_query *q = &queries[i];
       wg_route_result *res = &out->results[i];
       int level = q->level == WG_ROUTE_LEVEL_AUTO ? 0 : q->level;
+      const int dg = __atomic_load_n(&r->dg_word, __ATOMIC_ACQUIRE); /* wg_router_downgrade */
+      if (dg > level) level = dg;
       const uint32_t sr = r->h.rank[q->source], tr = r->h.rank[q->target];
       uint64_t d = INF, before = tp[t].len;
       my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d,

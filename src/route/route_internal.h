@@ -84,6 +84,7 @@ struct wg_router {
   wg__snap_index snap;
   int snap_built;
   uint64_t metric_version; /* +1 at every accepted wg_router_set_weights */
+  int32_t dg_word; /* the mid-batch downgrade word (downgrade.c) */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */

@@ -21,6 +21,10 @@ static wg_status r_weights(void *user, wg_ctx_t *ctx, const uint32_t *w, uint64_
   return wg_router_set_weights(ctx, user, w, m);
 }
 
+static wg_status r_downgrade(void *user, wg_ctx_t *ctx, int level) {
+  return wg_router_downgrade(ctx, user, level);
+}
+
 static void r_free(void *user, wg_route_batch *b) {
   (void)user;
   wg_route_batch_free(b);
@@ -37,4 +41,6 @@ void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r) {
   b->snap = r_snap;
   b->set_weights = r_weights;
   b->batch_free = r_free;
+  b->downgrade = r_downgrade;
+  b->concurrent = info.backend == WG_ROUTE_BACKEND_CPU;
 }

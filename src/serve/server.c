@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "wattgraph/power.h"
@@ -42,6 +43,20 @@
 
 typedef enum job_kind { JOB_REQUEST = 0, JOB_WEIGHTS } job_kind;
 
+/* One batching thread: its context and, while a batch of routes is in the
+ * backend, what the watchdog needs to judge it (under the server's mu). */
+typedef struct batcher {
+  struct wg_server *s;
+  pthread_t th;
+  wg_ctx_t *ctx;
+  int routing;            /* a batch of route legs is in the backend */
+  int armed;              /* its level came from the profile: it may drop */
+  int level;              /* the level it runs at now */
+  uint64_t legs;
+  double t_route, budget; /* wg__now() when the call began; seconds it may take */
+  int downgraded;
+} batcher;
+
 typedef struct job {
   struct job *next;
   struct MHD_Connection *conn;
@@ -49,6 +64,7 @@ typedef struct job {
   int dispatched;      /* queued (connection suspended) */
   int done;
   double arrival, deadline; /* wg__now() seconds */
+  double t_batch, t_resume;  /* its batch began; it was handed back */
   wg_serve_request req;
   /* POST body */
   char *body;
@@ -72,12 +88,19 @@ struct wg_server {
   int metric_is_time; /* after POST /weights: weights are deciseconds */
   struct MHD_Daemon *d;
   unsigned port;
-  pthread_t batcher;
-  int batcher_started;
-  wg_ctx_t *ctx; /* the batching thread's */
+  struct batcher *bt; /* o.batchers of them */
+  unsigned nbt;       /* started */
+  pthread_rwlock_t metric_lock; /* batches read, POST /weights writes */
+  pthread_mutex_t route_mu;     /* backend calls, when it is not concurrent */
+  /* the mid-batch downgrade watchdog (with a profile and a backend that can) */
+  pthread_t watchdog;
+  int watchdog_started;
+  int dg_word;              /* the backend's word as last set (under mu) */
+  uint64_t downgrades;      /* batches whose word went up while they ran */
   /* queue */
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_cond_t wd_cv; /* the watchdog's sleep */
   job *head, *tail;
   size_t queued;
   int stop;
@@ -93,6 +116,11 @@ struct wg_server {
   uint64_t batch_queries;
   uint64_t errors_by_http[6];  /* 400, 404, 405, 413, 500, 503 */
   uint64_t invalid_routes;     /* legs the evaluator rejected */
+  /* where the time goes (seconds, summed): per request queue (arrival to
+   * its batch) and respond (handed back to the response queued); per
+   * batch snap, route (the backend) and encode (JSON) */
+  double ph_queue, ph_respond, ph_snap, ph_route, ph_encode;
+  uint64_t ph_requests;
   /* energy */
   pthread_mutex_t meter_mu;
   wg_meter_t *meter;
@@ -121,6 +149,8 @@ void wg_server_opts_defaults(wg_server_opts *o) {
   o->period_ms = 0;
   o->burst = 64;
   o->profile = NULL;
+  o->batchers = 1;
+  o->no_watchdog = 0;
 }
 
 /* ---- JSON answers -------------------------------------------------------------- */
@@ -244,6 +274,8 @@ static char *metrics_text(wg_server_t *s) {
   bq = s->batch_queries;
   size_t queued = s->queued;
   uint64_t invalid = s->invalid_routes;
+  const double ph[5] = {s->ph_queue, s->ph_snap, s->ph_route, s->ph_encode, s->ph_respond};
+  const uint64_t ph_n = s->ph_requests, downgrades = s->downgrades;
   pthread_mutex_unlock(&s->mu);
   size_t len = 0, cap = 4096;
   char *b = malloc(cap);
@@ -293,6 +325,17 @@ static char *metrics_text(wg_server_t *s) {
   }
   app(&b, &len, &cap, "wattgraph_batch_size_sum %llu\nwattgraph_batch_size_count %llu\n",
       (unsigned long long)bq, (unsigned long long)st.batches);
+  app(&b, &len, &cap, "# HELP wattgraph_phase_seconds_total where the time of route, table "
+                      "and nearest requests went: queue (arrival to its batch) and respond "
+                      "(handed back to the response queued) summed over requests; snap, route "
+                      "(the router) and encode (JSON) summed over batches\n"
+                      "# TYPE wattgraph_phase_seconds_total counter\n");
+  static const char *phn[5] = {"queue", "snap", "route", "encode", "respond"};
+  for (int i = 0; i < 5; i++)
+    app(&b, &len, &cap, "wattgraph_phase_seconds_total{phase=\"%s\"} %.9f\n", phn[i], ph[i]);
+  C("phase_requests_total", "requests in the queue and respond sums", ph_n);
+  C("downgrades_total", "batches that ran past their projection and dropped the queries not "
+    "yet started to a coarser level", downgrades);
   pthread_mutex_lock(&s->meter_mu);
   app(&b, &len, &cap, "# HELP wattgraph_joules_total energy since the server started, per "
                       "meter\n# TYPE wattgraph_joules_total counter\n");
@@ -397,21 +440,21 @@ static void finish(job *j, int http, char *answer) {
   j->done = 1;
 }
 
-static const char *backend_error(wg_server_t *s) {
-  const char *m = wg_ctx_last_error(s->ctx);
+static const char *backend_error(wg_ctx_t *ctx) {
+  const char *m = wg_ctx_last_error(ctx);
   return m && *m ? m : "the router failed";
 }
 
 /* Snaps every coordinate of j; on failure finishes j with NoSegment. */
-static int snap_all(wg_server_t *s, job *j, uint32_t *v, double *metres) {
+static int snap_all(wg_server_t *s, wg_ctx_t *ctx, job *j, uint32_t *v, double *metres) {
   for (size_t i = 0; i < j->req.ncoords; i++) {
-    wg_status st = s->be.snap(s->be.user, s->ctx, j->req.lon[i], j->req.lat[i],
+    wg_status st = s->be.snap(s->be.user, ctx, j->req.lon[i], j->req.lat[i],
                               s->o.snap_metres, &v[i], &metres[i]);
     if (st != WG_OK) {
       char msg[300];
       snprintf(msg, sizeof msg, "coordinate %zu (%.6f,%.6f) is not near the map: %s", i,
                j->req.lon[i], j->req.lat[i], st == WG_ENOENT ? "no road within reach"
-                                                              : backend_error(s));
+                                                              : backend_error(ctx));
       finish(j, 400, error_json("NoSegment", msg));
       return -1;
     }
@@ -446,7 +489,87 @@ static int pick_level(const wg_server_t *s, uint64_t n, double budget) {
   return best >= 0 ? best : fastest;
 }
 
-static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
+/* The watchdog's view of a batch in the backend. The last batch to leave
+ * the backend (and the first to enter it, should that fail) sets the
+ * backend's downgrade word back to 0. */
+static void route_begin(batcher *w, int level, uint64_t legs, double budget) {
+  wg_server_t *s = w->s;
+  if (!s->be.concurrent) pthread_mutex_lock(&s->route_mu);
+  pthread_mutex_lock(&s->mu);
+  int others = 0;
+  for (unsigned i = 0; i < s->nbt; i++) others += &s->bt[i] != w && s->bt[i].routing;
+  if (!others && s->dg_word != 0 && s->be.downgrade &&
+      s->be.downgrade(s->be.user, NULL, 0) == WG_OK)
+    s->dg_word = 0;
+  w->routing = 1;
+  w->armed = s->watchdog_started && isfinite(budget) && budget > 0;
+  w->level = level;
+  w->legs = legs;
+  w->t_route = wg__now();
+  w->budget = budget;
+  w->downgraded = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void route_end(batcher *w) {
+  wg_server_t *s = w->s;
+  pthread_mutex_lock(&s->mu);
+  w->routing = 0;
+  if (w->downgraded) s->downgrades++;
+  int others = 0;
+  for (unsigned i = 0; i < s->nbt; i++) others += s->bt[i].routing;
+  if (!others && s->dg_word != 0 && s->be.downgrade(s->be.user, NULL, 0) == WG_OK)
+    s->dg_word = 0;
+  pthread_mutex_unlock(&s->mu);
+  if (!s->be.concurrent) pthread_mutex_unlock(&s->route_mu);
+}
+
+/* Every `tick` seconds: a batch whose level came from the profile and that
+ * has run past its projection asks wg_contract_downgrade for the level its
+ * queries not yet started should take (not knowing how many are done, it
+ * counts none: the whole batch at the profile's speed must still fit the
+ * time left, else the best coarser level that fits, else the fastest); the
+ * word is the largest level any running batch asks for, and only rises
+ * while batches run (the last batch to leave the backend resets
+ * it). */
+static void *watchdog_main(void *arg) {
+  wg_server_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  while (!s->stop) {
+    double now = wg__now(), tick = 0.010;
+    int want = s->dg_word;
+    for (unsigned i = 0; i < s->nbt; i++) {
+      batcher *w = &s->bt[i];
+      if (!w->routing || !w->armed) continue;
+      double proj = wg_profile_seconds(&s->profile, w->level, w->legs);
+      double elapsed = now - w->t_route;
+      if (proj / 4 < tick) tick = proj / 4;
+      if (elapsed <= proj) continue;
+      int l = wg_contract_downgrade(&s->profile, w->level, w->legs, 0, 0, elapsed, w->budget);
+      if (l > w->level) {
+        w->level = l;
+        w->downgraded = 1;
+      }
+      if (l > want) want = l;
+    }
+    if (want > s->dg_word && want < s->be.num_levels &&
+        s->be.downgrade(s->be.user, NULL, want) == WG_OK)
+      s->dg_word = want;
+    if (tick < 0.0002) tick = 0.0002;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += (long)(tick * 1e9);
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(&s->wd_cv, &s->mu, &ts);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
+  wg_server_t *s = bw->s;
+  wg_ctx_t *ctx = bw->ctx;
   /* snap, count legs */
   size_t legs = 0;
   uint32_t *verts = NULL;
@@ -468,12 +591,13 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
   for (size_t i = 0; i < nj && first; i++) {
     job *j = jobs[i];
     first[i] = at;
-    if (snap_all(s, j, verts + at, snapm + at) == 0 && j->req.service == WG_SERVE_ROUTE) {
+    if (snap_all(s, ctx, j, verts + at, snapm + at) == 0 && j->req.service == WG_SERVE_ROUTE) {
       legs += j->req.ncoords - 1;
       if (j->req.level < 0 && j->deadline - now < budget) budget = j->deadline - now;
     }
     at += j->req.ncoords;
   }
+  const double t_snapped = wg__now();
   int level = pick_level(s, legs, budget);
   wg_route_query *q = legs ? malloc(legs * sizeof *q) : NULL;
   wg_route_batch batch;
@@ -493,10 +617,13 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
         k++;
       }
     }
-    st = s->be.query(s->be.user, s->ctx, q, legs, WG_ROUTE_PATH, &batch);
+    route_begin(bw, level, legs, budget);
+    st = s->be.query(s->be.user, ctx, q, legs, WG_ROUTE_PATH, &batch);
+    route_end(bw);
   } else if (legs) {
     st = WG_ENOMEM;
   }
+  const double t_routed = wg__now();
   size_t k = 0;
   for (size_t i = 0; i < nj; i++) {
     job *j = jobs[i];
@@ -528,9 +655,11 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
       for (size_t b = 0; b < nt; b++)
         dst[b] = v[j->req.ndestinations ? j->req.destinations[b] : b];
       uint64_t *dist = malloc(ns * nt * sizeof *dist);
-      wg_status ts = dist ? s->be.table(s->be.user, s->ctx, src, ns, dst, nt, dist) : WG_ENOMEM;
+      if (dist && !s->be.concurrent) pthread_mutex_lock(&s->route_mu);
+      wg_status ts = dist ? s->be.table(s->be.user, ctx, src, ns, dst, nt, dist) : WG_ENOMEM;
+      if (dist && !s->be.concurrent) pthread_mutex_unlock(&s->route_mu);
       if (ts != WG_OK) {
-        finish(j, 500, error_json("InternalError", dist ? backend_error(s) : "out of memory"));
+        finish(j, 500, error_json("InternalError", dist ? backend_error(ctx) : "out of memory"));
         free(dist);
         continue;
       }
@@ -563,7 +692,7 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
     /* a route: its legs are k .. k + ncoords - 2 of the batch */
     size_t nl = j->req.ncoords - 1;
     if (st != WG_OK) {
-      finish(j, 500, error_json("InternalError", backend_error(s)));
+      finish(j, 500, error_json("InternalError", backend_error(ctx)));
       k += nl;
       continue;
     }
@@ -675,12 +804,19 @@ static void answer_routes(wg_server_t *s, job **jobs, size_t nj, double now) {
   free(first);
   free(verts);
   free(snapm);
+  const double t_done = wg__now();
+  pthread_mutex_lock(&s->mu);
+  s->ph_snap += t_snapped - now;
+  s->ph_route += t_routed - t_snapped;
+  s->ph_encode += t_done - t_routed;
+  pthread_mutex_unlock(&s->mu);
 }
 
-static void answer_weights(wg_server_t *s, job *j) {
-  wg_status st = s->be.set_weights(s->be.user, s->ctx, j->weights, j->nweights);
+static void answer_weights(batcher *w, job *j) {
+  wg_server_t *s = w->s;
+  wg_status st = s->be.set_weights(s->be.user, w->ctx, j->weights, j->nweights);
   if (st != WG_OK) {
-    finish(j, 400, error_json("InvalidQuery", backend_error(s)));
+    finish(j, 400, error_json("InvalidQuery", backend_error(w->ctx)));
     return;
   }
   s->metric_is_time = 1;
@@ -700,26 +836,32 @@ static double period_s(const wg_server_t *s) {
   return p / 1000.0;
 }
 
+/* With several batching threads, busy is the batches' time summed over
+ * the threads divided by their number: the mean share of the period they
+ * worked, and the capacity is answers per second of that. */
 static void control_tick(wg_server_t *s, double now) {
-  double len = now - s->period_start;
-  if (len < period_s(s)) return;
-  double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
-  double cap = s->period_busy >= 0.8 * len && s->period_busy > 0
-                   ? (double)s->period_answered / s->period_busy
-                   : 0;
   pthread_mutex_lock(&s->mu);
+  double len = now - s->period_start;
+  if (len < period_s(s)) {
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  double busy = s->period_busy / (double)(s->nbt ? s->nbt : 1);
+  double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
+  double cap = busy >= 0.8 * len && busy > 0 ? (double)s->period_answered / busy : 0;
   double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
   if (s->o.admission) wg_bucket_set_rate(&s->bucket, rate, now);
   if (tard >= 0) s->st.tardiness = tard;
   s->st.admitted_rate = s->o.admission ? rate : 0;
-  pthread_mutex_unlock(&s->mu);
   s->period_start = now;
   s->period_busy = s->period_tard_sum = 0;
   s->period_answered = 0;
+  pthread_mutex_unlock(&s->mu);
 }
 
 static void *batcher_main(void *arg) {
-  wg_server_t *s = arg;
+  batcher *w = arg;
+  wg_server_t *s = w->s;
   job **batch = malloc((s->o.max_batch + 1) * sizeof *batch);
   if (!batch) return NULL;
   pthread_mutex_lock(&s->mu);
@@ -741,9 +883,11 @@ static void *batcher_main(void *arg) {
         continue;
       }
     }
-    /* gather: wait for a full batch or the oldest's max wait */
+    /* gather: wait for a full batch or the oldest's max wait (another
+     * batching thread may take the queue meanwhile) */
     double oldest = s->head->arrival;
-    while (!s->stop && s->queued < s->o.max_batch && s->head->kind == JOB_REQUEST) {
+    while (!s->stop && s->head && s->queued < s->o.max_batch && s->head->kind == JOB_REQUEST &&
+           s->head->arrival == oldest) {
       double left = oldest + s->o.max_wait_ms / 1000.0 - wg__now();
       if (left <= 0) break;
       struct timespec ts;
@@ -753,6 +897,7 @@ static void *batcher_main(void *arg) {
       ts.tv_nsec %= 1000000000L;
       pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
+    if (!s->head) continue;
     size_t n = 0;
     job_kind kind = s->head->kind;
     while (s->head && n < (kind == JOB_WEIGHTS ? 1 : s->o.max_batch) && s->head->kind == kind) {
@@ -762,27 +907,36 @@ static void *batcher_main(void *arg) {
       s->queued--;
       batch[n++] = j;
     }
+    /* more work queued: wake another batching thread for it */
+    if (s->head && s->nbt > 1) pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     double t0 = wg__now();
-    if (kind == JOB_WEIGHTS)
-      answer_weights(s, batch[0]);
-    else
-      answer_routes(s, batch, n, t0);
+    if (kind == JOB_WEIGHTS) {
+      pthread_rwlock_wrlock(&s->metric_lock); /* batches in flight finish first */
+      answer_weights(w, batch[0]);
+      pthread_rwlock_unlock(&s->metric_lock);
+    } else {
+      pthread_rwlock_rdlock(&s->metric_lock);
+      answer_routes(w, batch, n, t0);
+      pthread_rwlock_unlock(&s->metric_lock);
+    }
     double t1 = wg__now();
-    s->period_busy += t1 - t0;
     uint64_t misses = 0, answered = 0;
+    double tard_sum = 0;
     for (size_t i = 0; i < n; i++) {
       job *j = batch[i];
       if (j->kind == JOB_REQUEST) {
         double dl = j->deadline - j->arrival;
         double tard = dl > 0 ? (t1 - j->arrival) / dl : 0;
-        s->period_tard_sum += tard;
-        s->period_answered++;
+        tard_sum += tard;
         answered++;
         if (tard > 1) misses++;
       }
     }
     pthread_mutex_lock(&s->mu);
+    s->period_busy += t1 - t0;
+    s->period_tard_sum += tard_sum;
+    s->period_answered += answered;
     if (kind == JOB_REQUEST) {
       s->st.batches++;
       s->st.answered += answered;
@@ -795,7 +949,12 @@ static void *batcher_main(void *arg) {
     pthread_mutex_unlock(&s->mu);
     /* hand back: after MHD_resume_connection the job belongs to the
      * connection again (it may be freed at once) */
-    for (size_t i = 0; i < n; i++) MHD_resume_connection(batch[i]->conn);
+    const double t_back = wg__now();
+    for (size_t i = 0; i < n; i++) {
+      batch[i]->t_batch = t0;
+      batch[i]->t_resume = t_back;
+      MHD_resume_connection(batch[i]->conn);
+    }
     control_tick(s, t1);
     pthread_mutex_lock(&s->mu);
   }
@@ -906,7 +1065,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     char *a = j->answer;
     j->answer = NULL;
     if (j->http != 200) count_error(s, j->http);
-    return send_text(c, j->http, a, "application/json", 0);
+    enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
+    if (j->kind == JOB_REQUEST && j->t_resume > 0) {
+      const double t = wg__now();
+      pthread_mutex_lock(&s->mu);
+      s->ph_queue += j->t_batch - j->arrival;
+      s->ph_respond += t - j->t_resume;
+      s->ph_requests++;
+      pthread_mutex_unlock(&s->mu);
+    }
+    return ret;
   }
   if (j->dispatched) return MHD_YES; /* spurious call while suspended */
   int is_post = strcmp(method, "POST") == 0;
@@ -1051,6 +1219,8 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   }
   if (o->port > 65535)
     return wg__error(ctx, WG_EINVAL, "serve: port %u is above 65535", o->port);
+  if (o->batchers > 256)
+    return wg__error(ctx, WG_EINVAL, "serve: batchers must be in [1, 256], got %u", o->batchers);
   if (o->max_batch < 1 || o->max_batch > 1u << 20 || o->threads < 1 || o->threads > 1024)
     return wg__error(ctx, WG_EINVAL, "serve: max_batch must be in [1, 2^20], threads in [1, 1024]");
   if (!(o->max_wait_ms >= 0 && o->max_wait_ms <= 10000) ||
@@ -1104,20 +1274,57 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&s->cv, &ca);
+  pthread_cond_init(&s->wd_cv, &ca);
   pthread_condattr_destroy(&ca);
-  if (wg_ctx_create(&s->ctx) != WG_OK) {
+  pthread_rwlockattr_t rwa;
+  pthread_rwlockattr_init(&rwa);
+  pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&s->metric_lock, &rwa);
+  pthread_rwlockattr_destroy(&rwa);
+  pthread_mutex_init(&s->route_mu, NULL);
+  s->o.batchers = o->batchers ? o->batchers : 1;
+  s->bt = calloc(s->o.batchers, sizeof *s->bt);
+  if (!s->bt) {
     st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
     goto fail;
+  }
+  /* several batching threads share the cores: each batch's backend call
+   * gets its share of them (the CPU router answers a batch over threads) */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int share = s->o.batchers > 1 && cores > 0
+                  ? (int)(cores / (long)s->o.batchers > 0 ? cores / (long)s->o.batchers : 1)
+                  : 0;
+  for (unsigned i = 0; i < s->o.batchers; i++) {
+    s->bt[i].s = s;
+    if (wg_ctx_create(&s->bt[i].ctx) != WG_OK) {
+      st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
+      goto fail;
+    }
+    if (share) wg_ctx_set_threads(s->bt[i].ctx, share);
   }
   wg_meter_opts mo;
   wg_meter_opts_defaults(&mo);
   if (wg_meter_create(NULL, &s->meter, &mo) == WG_OK) wg_meter_begin(s->meter);
   s->period_start = wg__now();
-  if (pthread_create(&s->batcher, NULL, batcher_main, s) != 0) {
-    st = wg__error(ctx, WG_ENOMEM, "serve: cannot start the batching thread");
-    goto fail;
+  for (unsigned i = 0; i < s->o.batchers; i++) {
+    if (pthread_create(&s->bt[i].th, NULL, batcher_main, &s->bt[i]) != 0) {
+      st = wg__error(ctx, WG_ENOMEM, "serve: cannot start a batching thread");
+      goto fail;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->nbt = i + 1;
+    pthread_mutex_unlock(&s->mu);
   }
-  s->batcher_started = 1;
+  /* With the watchdog: make the router's word now (the CUDA kernel polls
+   * only a word that exists when a batch starts, and the poll costs, so
+   * not without the watchdog), 0, also over a word left raised by an
+   * earlier server on the same router. */
+  if (s->has_profile && s->be.downgrade && !o->no_watchdog) {
+    s->be.downgrade(s->be.user, NULL, 0);
+    pthread_mutex_lock(&s->mu); /* the batchers read watchdog_started under mu */
+    s->watchdog_started = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
+    pthread_mutex_unlock(&s->mu);
+  }
   s->d = MHD_start_daemon(
       MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
@@ -1146,16 +1353,22 @@ void wg_server_stop(wg_server_t **sp) {
   if (!sp || !*sp) return;
   wg_server_t *s = *sp;
   if (s->d) MHD_quiesce_daemon(s->d);
-  if (s->batcher_started) {
-    pthread_mutex_lock(&s->mu);
-    s->stop = 1;
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    pthread_join(s->batcher, NULL);
-  }
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_cond_broadcast(&s->wd_cv);
+  unsigned nbt = s->nbt;
+  int wd = s->watchdog_started;
+  pthread_mutex_unlock(&s->mu);
+  for (unsigned i = 0; i < nbt; i++) pthread_join(s->bt[i].th, NULL);
+  if (wd) pthread_join(s->watchdog, NULL);
   if (s->d) MHD_stop_daemon(s->d);
   wg_meter_destroy(&s->meter);
-  wg_ctx_destroy(&s->ctx);
+  for (unsigned i = 0; s->bt && i < s->o.batchers; i++) wg_ctx_destroy(&s->bt[i].ctx);
+  free(s->bt);
+  pthread_rwlock_destroy(&s->metric_lock);
+  pthread_mutex_destroy(&s->route_mu);
+  pthread_cond_destroy(&s->wd_cv);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->meter_mu);
@@ -1166,5 +1379,6 @@ void wg_server_stop(wg_server_t **sp) {
 void wg_server_get_stats(wg_server_t *s, wg_server_stats *out) {
   pthread_mutex_lock(&s->mu);
   *out = s->st;
+  out->downgrades = s->downgrades;
   pthread_mutex_unlock(&s->mu);
 }

@@ -17,10 +17,10 @@ int cmd_serve(int argc, char **argv) {
   wg_server_opts_defaults(&so);
   const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL;
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
-           per_ip = 0, max_coords = 100;
+           per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
          burst = 64, duration = 0, snap = 2000;
-  int no_admission = 0, threads = 0, json = 0, quiet = 0;
+  int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0;
   const cli_opt opts[] = {
       CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
       {"host", 0, OPT_STRING, &host, "ADDR", "IPv4 address to listen on", "127.0.0.1", 0, 0,
@@ -58,9 +58,17 @@ int cmd_serve(int argc, char **argv) {
        NULL},
       {"per-ip", 0, OPT_U32, &per_ip, "N", "connections at once from one address (0: any)",
        "0", 0, 100000, NULL},
+      {"batchers", 0, OPT_U32, &batchers, "N",
+       "batches in flight at once (batching threads; the CPU router splits the cores "
+       "among them, the CUDA router takes them in turn)", "1", 1, 256, NULL},
+      {"no-watchdog", 0, OPT_FLAG, &no_watchdog, NULL,
+       "never drop a running batch to a coarser level (with --profile, a batch that runs "
+       "past its projection does)", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
-      {"order", 0, OPT_STRING, &order, "FILE", "the router's saved order (wg_router_save_order)",
+      {"order", 0, OPT_STRING, &order, "FILE",
+       "the router's order file: loaded when FILE exists (checked against the map), else "
+       "built and saved to FILE",
        NULL, 0, 0, NULL},
       {"duration-s", 0, OPT_DOUBLE, &duration, "S", "stop after S seconds (0: on Ctrl-C)", "0",
        0, 1e9, NULL},
@@ -90,7 +98,11 @@ int cmd_serve(int argc, char **argv) {
     cli_error("serve: --backend expects auto, cpu or cuda, got '%s'", backend);
     return CLI_USAGE;
   }
-  ro.order_file = order;
+  int save_order = 0;
+  if (order && access(order, F_OK) == 0)
+    ro.order_file = order;
+  else if (order)
+    save_order = 1; /* built below, then saved for the next start */
 
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
@@ -110,6 +122,10 @@ int cmd_serve(int argc, char **argv) {
   cli_progress_done();
   if (st != WG_OK) {
     rc = cli_fail(ctx, st, "router");
+    goto done;
+  }
+  if (save_order && (st = wg_router_save_order(ctx, router, order)) != WG_OK) {
+    rc = cli_fail(ctx, st, order);
     goto done;
   }
   wg_serve_backend be;
@@ -132,6 +148,8 @@ int cmd_serve(int argc, char **argv) {
   so.connection_timeout_s = timeout_s;
   so.connection_limit = conns;
   so.per_ip_limit = per_ip;
+  so.batchers = batchers;
+  so.no_watchdog = no_watchdog;
   /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
    * receives them with sigtimedwait */
   sigset_t set;
@@ -210,6 +228,8 @@ int cmd_serve(int argc, char **argv) {
     json_u64(&j, "batches", s.batches);
     json_u64(&j, "deadline_misses", s.deadline_misses);
     json_u64(&j, "weight_swaps", s.weight_swaps);
+    json_u64(&j, "downgrades", s.downgrades);
+    json_u64(&j, "batchers", batchers);
     if (profile_path)
       json_str(&j, "profile", profile_path);
     else
@@ -227,6 +247,9 @@ int cmd_serve(int argc, char **argv) {
     printf("%-12s %llu in %llu batches, %llu after their deadline\n", "answered",
            (unsigned long long)s.answered, (unsigned long long)s.batches,
            (unsigned long long)s.deadline_misses);
+    if (s.downgrades)
+      printf("%-12s %llu batches dropped to a coarser level while running\n", "downgrades",
+             (unsigned long long)s.downgrades);
     printf("%-12s", "levels");
     for (int l = 0; l < be.num_levels; l++)
       printf(" %d: %llu", l, (unsigned long long)s.level_count[l]);

@@ -515,6 +515,7 @@ void wg__cuda_cch_destroy(wg__cuda_cch **cp) {
     if (c->stage_buf[w]) cudaFreeHost(c->stage_buf[w]);
   }
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
+  if (c->dg_host) cudaFreeHost(c->dg_host);
   free(c->h_depth);
   free(c->h_rank_of);
   free(c->h_height_arc_first);

@@ -86,7 +86,15 @@ struct wg__cuda_cch {
   int sms;
   /* the query workspace (query.cu), made on the first query */
   struct wg__cch_qws *qws;
+  /* the mid-batch downgrade word (downgrade.cu): mapped pinned, made on
+   * first use; the kernel polls it while dg_poll */
+  int32_t *dg_host;
+  int dg_poll;
 };
+
+/* The device address of the downgrade word while polling is on and the
+ * word exists, else NULL (downgrade.cu). */
+const int *wg__cuda_cch_downgrade_dev(wg__cuda_cch *c);
 
 /* Index of arc (row u -> head v) by binary search in row u, or UINT32_MAX. */
 __device__ __forceinline__ uint32_t wg__cch_find(const uint32_t *__restrict__ up_first,

@@ -29,6 +29,17 @@ wg_status wg__cuda_cch_metric(wg__cuda_cch *c, uint64_t *fwd, uint64_t *bwd,
  * host memory, [5] the whole call. Zeros without CUDA or a router. */
 void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n);
 
+/* The mid-batch downgrade word (route.h, wg_router_downgrade) in mapped
+ * pinned host memory, made on the first call (thread-safe; NULL with why
+ * when it cannot be made); defined in src/cuda/route/downgrade.cu. While
+ * polling is on (wg__cuda_cch_downgrade_poll), wg__cuda_cch_query's search
+ * kernel reads it before each query, runs the query at max(level[i], word)
+ * and writes the level it ran at back into level[i] (the caller's array
+ * must then be writable). The router turns polling on for a batch's main
+ * call only, never for its exact fallbacks or quality measurements. */
+int32_t *wg__cuda_cch_downgrade_word(wg__cuda_cch *c, char *why, size_t why_cap);
+void wg__cuda_cch_downgrade_poll(wg__cuda_cch *c, int on);
+
 #ifdef __cplusplus
 }
 #endif

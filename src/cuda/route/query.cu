@@ -147,6 +147,10 @@ struct SearchArgs {
   uint32_t *chain;
   uint32_t *chain_len;
   ull *count;
+  /* the mid-batch downgrade word (route.h), polled when not NULL; the
+   * level each query ran at goes to level_out */
+  const int *downgrade;
+  int *level_out;
 };
 
 __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r2) {
@@ -210,6 +214,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
     const uint32_t rs = A.rank_of[A.src[q]], rt = A.rank_of[A.tgt[q]];
     int lev = A.level[q];
     if (lev < 0) lev = 0;
+    if (A.downgrade) { /* the mid-batch downgrade word: max(level, word) */
+      int w = lane == 0 ? *(volatile const int *)A.downgrade : 0;
+      w = __shfl_sync(0xffffffffu, w, 0);
+      if (w > lev) lev = w;
+      if (lane == 0) A.level_out[q] = lev;
+    }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
     const uint32_t dmin = ds < dt ? ds : dt;
@@ -358,6 +368,13 @@ __global__ void __launch_bounds__(kBlockThreads) search_block_kernel(SearchArgs 
     const uint32_t rs = A.rank_of[A.src[q]], rt = A.rank_of[A.tgt[q]];
     int lev = A.level[q];
     if (lev < 0) lev = 0;
+    if (A.downgrade) { /* the mid-batch downgrade word: max(level, word) */
+      __shared__ int word;
+      if (tid == 0) word = *(volatile const int *)A.downgrade;
+      __syncthreads();
+      if (word > lev) lev = word;
+      if (tid == 0) A.level_out[q] = lev;
+    }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
     const uint32_t dmin = ds < dt ? ds : dt;
@@ -1111,6 +1128,8 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.chain = want_path ? w->d_chain : nullptr;
       A.chain_len = w->d_chain_len;
       A.count = d_count;
+      A.downgrade = wg__cuda_cch_downgrade_dev(c);
+      A.level_out = const_cast<int *>(d_level); /* the levels run, read by the unpack too */
       uint64_t wq = P.warps < qc ? P.warps : qc;
       const size_t bsm = block_smem_bytes(D);
       if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
@@ -1141,6 +1160,9 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
     /* distances (and counts, right after them) in one copy */
     WG_CK(cudaMemcpyAsync(w->h_out, d_dist, (size_t)qc * (want_path ? 16 : 8),
                           cudaMemcpyDeviceToHost, w->stream));
+    if (wg__cuda_cch_downgrade_dev(c)) /* the levels run (extra.h: level is writable then) */
+      WG_CK(cudaMemcpyAsync((int *)level + q0, d_level, (size_t)qc * sizeof(int),
+                            cudaMemcpyDeviceToHost, w->stream));
     WG_CK(cudaStreamSynchronize(w->stream));
     memcpy(dist + q0, w->h_out, (size_t)qc * 8);
     lap(1);
