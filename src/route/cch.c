@@ -4,9 +4,11 @@
  * Algorithm (Dibbelt, Strasser, Wagner, "Customizable Contraction
  * Hierarchies", ACM JEA 21, 2016; RoutingKit's
  * customizable_contraction_hierarchy.cpp is the reference implementation):
- *   1. Order. METIS_NodeND (nested dissection) on the undirected,
- *      deduplicated, loop-free topology: separators get the highest ranks,
- *      so the elimination tree is shallow (O(sqrt n) on planar-like roads).
+ *   1. Order. Nested dissection on the undirected, deduplicated,
+ *      loop-free topology: separators get the highest ranks, so the
+ *      elimination tree is shallow (O(sqrt n) on planar-like roads).
+ *      order_nd.c: METIS vertex separators for the top levels, their
+ *      halves as parallel OpenMP tasks, METIS_NodeND below 2^17 vertices.
  *   2. Chordal completion. For r in increasing rank, up(r) is the set of
  *      higher-ranked neighbours; eliminating r joins them into a clique, and
  *      it suffices to merge up(r) \ {p} into up(p) where p = min up(r) is
@@ -25,7 +27,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "route/route_internal.h"
+#include "route/order_nd.h"
 
 void wg__cch_free(wg__cch *h) {
   if (!h) return;
@@ -81,9 +83,13 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g) {
 }
 
 wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
+  return wg__cch_order_leaf(ctx, g, h, WG__ND_LEAF);
+}
+
+wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf) {
   const uint32_t n = g->n;
   wg_status st = WG_OK;
-  idx_t *xadj = NULL, *adj = NULL, *perm = NULL, *iperm = NULL;
+  idx_t *xadj = NULL, *adj = NULL;
   uint32_t *deg = NULL;
   h->n = n;
   h->m = g->m;
@@ -144,39 +150,21 @@ wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
     for (uint32_t v = 0; v < n; v++) h->order[v] = h->rank[v] = v;
     goto done;
   }
-  if ((st = wg__alloc(ctx, &perm, n, sizeof *perm, "router permutation")) ||
-      (st = wg__alloc(ctx, &iperm, n, sizeof *iperm, "router permutation")))
-    goto done;
-  {
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_NUMBERING] = 0;
-    options[METIS_OPTION_SEED] = 1;
-    idx_t nv = (idx_t)n;
-    int rc = METIS_NodeND(&nv, xadj, adj, NULL, options, perm, iperm);
-    if (rc != METIS_OK) {
-      st = wg__error(ctx, rc == METIS_ERROR_MEMORY ? WG_ENOMEM : WG_EINVAL,
-                     "router: METIS_NodeND failed (code %d) on %u vertices", rc, n);
-      goto done;
-    }
-  }
-  /* perm[r] is the vertex at rank r; check it is a permutation */
+  if ((st = wg__cch_nd_order(ctx, n, &xadj, &adj, h->order, leaf)) != WG_OK) goto done;
+  /* order[r] is the vertex at rank r; check it is a permutation */
   memset(h->rank, 0xff, (size_t)n * sizeof *h->rank);
   for (uint32_t r = 0; r < n; r++) {
-    idx_t v = perm[r];
-    if (v < 0 || (uint32_t)v >= n || h->rank[v] != UINT32_MAX) {
+    const uint32_t v = h->order[r];
+    if (v >= n || h->rank[v] != UINT32_MAX) {
       st = wg__error(ctx, WG_EINVAL, "router: METIS returned an invalid order");
       goto done;
     }
-    h->order[r] = (uint32_t)v;
     h->rank[v] = r;
   }
 done:
   wg__free(&deg);
   wg__free(&xadj);
   wg__free(&adj);
-  wg__free(&perm);
-  wg__free(&iperm);
   return st;
 }
 
