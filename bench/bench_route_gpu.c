@@ -111,6 +111,17 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
          info.tree_height, info.num_levels, info.build_seconds, create_s,
          (unsigned long long)info.bytes);
   {
+    /* the customisation's work: one triangle per pair of arcs in a row */
+    uint64_t tri = 0, longest = 0;
+    for (uint32_t x = 0; x < r->h.n; x++) {
+      const uint64_t len = r->h.up_first[x + 1] - r->h.up_first[x];
+      tri += len * (len ? len - 1 : 0) / 2;
+      if (len > longest) longest = len;
+    }
+    printf("%s: %llu triangles (%.2f GB as the CUDA router's triangle lists), longest row %llu\n",
+           name, (unsigned long long)tri, (double)tri * 12 / 1e9, (unsigned long long)longest);
+  }
+  {
     const char *prefix = getenv("WG_BENCH_ROUTE_ORDER_OUT");
     if (prefix && *prefix) {
       char path[4096];

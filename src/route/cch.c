@@ -8,7 +8,7 @@
  *      loop-free topology: separators get the highest ranks, so the
  *      elimination tree is shallow (O(sqrt n) on planar-like roads).
  *      order_nd.c: METIS vertex separators for the top levels, their
- *      halves as parallel OpenMP tasks, METIS_NodeND below 2^17 vertices.
+ *      halves as parallel OpenMP tasks, METIS_NodeND below 2^21 vertices.
  *   2. Chordal completion. For r in increasing rank, up(r) is the set of
  *      higher-ranked neighbours; eliminating r joins them into a clique, and
  *      it suffices to merge up(r) \ {p} into up(p) where p = min up(r) is
