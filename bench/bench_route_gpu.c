@@ -21,8 +21,15 @@
  *     percentile (p99 of the pairs are at least this good), then a table
  *     of every level beside exact;
  *   - one batch of all levels mixed;
- *   - the CPU router on one thread: exact distance queries/s on 20000
- *     pairs (RoutingKit CH's single-core figure is the bar);
+ *   - the CPU router on one thread: build (order on one thread), host
+ *     bytes, customisation and exact distance queries/s on 20000 pairs
+ *     (RoutingKit CH's single-core figure is the bar); skipped on graphs
+ *     of more than WG_BENCH_ROUTE_CPU1_MAX_ARCS arcs (default 1e7: the
+ *     20M-arc graph's one-thread build and customisation take minutes);
+ *   - WG_BENCH_ROUTE_ORDER_OUT=PREFIX writes the CUDA router's order to
+ *     PREFIX-NAME.order (raw little-endian uint32, order[rank] = vertex),
+ *     so RoutingKit's CCH (the peer driver's --order) is customised on the
+ *     same order (bench/route_peer.sh);
  *   - verification: exact distances of WG_BENCH_ROUTE_VERIFY_SOURCES
  *     (default 100) sources x 1000 random targets against Dijkstra; the
  *     mismatch count is printed and makes the exit status 1.
@@ -192,6 +199,30 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
          name, n, (unsigned long long)m, (unsigned long long)info.hierarchy_arcs,
          info.tree_height, info.num_levels, info.build_seconds, create_s,
          (unsigned long long)info.bytes);
+  {
+    /* the customisation's work: one triangle per pair of arcs in a row */
+    uint64_t tri = 0, longest = 0;
+    for (uint32_t x = 0; x < r->h.n; x++) {
+      const uint64_t len = r->h.up_first[x + 1] - r->h.up_first[x];
+      tri += len * (len ? len - 1 : 0) / 2;
+      if (len > longest) longest = len;
+    }
+    printf("%s: %llu triangles (%.2f GB as the CUDA router's triangle lists), longest row %llu\n",
+           name, (unsigned long long)tri, (double)tri * 12 / 1e9, (unsigned long long)longest);
+  }
+  {
+    const char *prefix = getenv("WG_BENCH_ROUTE_ORDER_OUT");
+    if (prefix && *prefix) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s-%s.order", prefix, name);
+      for (char *c = path + strlen(prefix); *c; c++)
+        if (*c == ' ') *c = '_';
+      FILE *f = fopen(path, "wb");
+      const int ok = f && fwrite(r->h.order, sizeof *r->h.order, n, f) == n;
+      if (f && fclose(f)) printf("%s: order: closing %s failed\n", name, path);
+      printf("%s: order %s %s\n", name, ok ? "written to" : "NOT written to", path);
+    }
+  }
 
   /* customisation: two metrics alternating */
   wg_csr csr;
@@ -303,7 +334,10 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   printf("%s: all levels mixed in one batch: paths %.3f M queries/s\n", name, N / tm / 1e6);
 
   /* the CPU router, one thread */
-  {
+  if ((double)m > bench_env_double("WG_BENCH_ROUTE_CPU1_MAX_ARCS", 1e7)) {
+    printf("%s: CPU router, 1 thread: skipped (%llu arcs > WG_BENCH_ROUTE_CPU1_MAX_ARCS)\n", name,
+           (unsigned long long)m);
+  } else {
     wg_router_opts oc = o;
     oc.backend = WG_ROUTE_BACKEND_CPU;
     wg_router_t *rc = NULL;
@@ -319,10 +353,12 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
       const double t1 = time_batch(ctx, rc, q, NC, 0, 3);
       latency(ctx, rc, name, "CPU router, 1 thread", n);
       printf("%s: CPU router, 1 thread: build %.3f s (create %.3f s), customise %.1f ms, exact "
-             "distance %.1f us/query (%.0f queries/s)\n",
+             "distance %.1f us/query (%.0f queries/s), hierarchy arcs %llu, host bytes %llu\n",
              name, ic.build_seconds, build_cpu, ic.customise_seconds * 1e3, t1 / NC * 1e6,
-             NC / t1);
+             NC / t1, (unsigned long long)ic.hierarchy_arcs, (unsigned long long)ic.bytes);
       wg_router_destroy(&rc);
+    } else {
+      printf("%s: CPU router, 1 thread: %s\n", name, wg_ctx_last_error(ctx));
     }
     wg_ctx_set_threads(ctx, threads);
   }

@@ -21,7 +21,13 @@
 # (repetitions of each wattgraph run, default 3; medians printed),
 # WG_ROUTE_BACKENDS (default "cpu cuda"), WG_ROUTE_PATH_FLAGS (the route
 # command's flags for a batch with full paths; unset: distance runs only),
-# WG_PEER_TMP (folder for the DIMACS copy, default /tmp).
+# WG_PEER_TMP (folder for the DIMACS copy, default /tmp), WG_ROUTINGKIT_ORDER
+# (an order file, raw uint32 order[rank] = vertex, as bench_route_gpu's
+# WG_BENCH_ROUTE_ORDER_OUT writes it: the peer's CCH is then built on
+# wattgraph's order instead of its own inertial flow, which took minutes
+# on FLA; needs a driver with --order), WG_ROUTINGKIT_ARGS (more driver
+# flags, e.g. "--no-ch 1" or "--paths 0" where the driver has them).
+# WG_ROUTE_BACKENDS=none runs the peer only.
 set -u
 GRAPH=${1:?usage: WG_ROUTINGKIT_DRIVER=... bench/route_peer.sh GRAPH [N] [THREADS]}
 N=${2:-100000}
@@ -48,7 +54,10 @@ else
     echo "convert failed: $BIN convert $GRAPH $GR --weights auto" >&2
     exit 1
   fi
-  RK=$("$DRIVER" "$GR" --queries "$N" --threads "$THREADS" --reps "$REPS")
+  ORDER_ARGS=()
+  [ -n "${WG_ROUTINGKIT_ORDER:-}" ] && ORDER_ARGS=(--order "$WG_ROUTINGKIT_ORDER")
+  # shellcheck disable=SC2086
+  RK=$("$DRIVER" "$GR" --queries "$N" --threads "$THREADS" --reps "$REPS" ${ORDER_ARGS[@]+"${ORDER_ARGS[@]}"} ${WG_ROUTINGKIT_ARGS:-})
   rc=$?
   echo "$RK"
   [ $rc -eq 0 ] || echo "peer driver exit $rc (3: CH and CCH distances differ)"
@@ -71,6 +80,7 @@ fi
 # The route command's --json summary, REPS times per backend; every numeric
 # field's median is printed, so the table follows whatever the command
 # reports (queries/s, customise time, joules per 1000 routes, ...).
+[ "$BACKENDS" = none ] && exit 0
 if ! "$BIN" route --help >/dev/null 2>&1; then
   echo "wattgraph route missing in $BIN"
   exit 0

@@ -5,6 +5,7 @@
  * metric, the order file (round trip, other graph, damage), tables against
  * per-pair queries, snapping against a brute-force nearest, query files,
  * bad ids, and the CUDA backend's clear refusal in a CPU-only build. */
+#include "route/order_nd.h"
 #include "test_route_check.h"
 
 static wg_ctx_t *new_ctx(void) {
@@ -146,6 +147,100 @@ static void zero_oneway_disconnected(void **state) {
   assert_int_equal(b.path_total, 0);
   assert_int_equal(b.results[1].path_len, 0);
   wg_route_batch_free(&b);
+  free(all);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
+/* The parallel nested dissection (order_nd.c) with small leaves, so its
+ * splits, tasks and degenerate separators run on small graphs: the order
+ * is a permutation (checked by wg__cch_order_leaf), the hierarchy built on
+ * it answers every target from several sources exactly (every level), and
+ * on one thread the order is reproducible. */
+static void swap_in_dissection(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
+                               uint32_t leaf) {
+  wg__cch h;
+  memset(&h, 0, sizeof h);
+  wgt_assert_status(ctx, wg__cch_order_leaf(ctx, g, &h, leaf), WG_OK);
+  wgt_assert_status(ctx, wg__cch_eliminate(ctx, g, &h), WG_OK);
+  wgt_assert_status(ctx, wg__cch_derive(ctx, g, &h), WG_OK);
+  wg__cch_free(&r->h);
+  r->h = h;
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  wgt_assert_status(ctx, wg_router_set_weights(ctx, r, c.weights, c.m), WG_OK);
+}
+
+static void parallel_dissection(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_ctx_set_threads(ctx, 2);
+  wg_graph_t *g = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 6000, &go), WG_OK);
+  wg_router_t *r = new_router(ctx, g);
+  const uint32_t leaves[] = {16, 300};
+  for (size_t k = 0; k < sizeof leaves / sizeof *leaves; k++) {
+    swap_in_dissection(ctx, r, g, leaves[k]);
+    wg_router_info info;
+    wg_router_get_info(r, &info);
+    char what[96];
+    snprintf(what, sizeof what, "road 6k, dissection leaves of %u", leaves[k]);
+    printf("%s: %llu hierarchy arcs, tree height %u\n", what,
+           (unsigned long long)info.hierarchy_arcs, info.tree_height);
+    check_all_targets(ctx, r, g, 2, what);
+  }
+  /* one thread: the same order twice */
+  wg_ctx_set_threads(ctx, 1);
+  wg__cch a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  wgt_assert_status(ctx, wg__cch_order_leaf(ctx, g, &a, 64), WG_OK);
+  wgt_assert_status(ctx, wg__cch_order_leaf(ctx, g, &b, 64), WG_OK);
+  assert_memory_equal(a.order, b.order, (size_t)wg_graph_num_vertices(g) * sizeof *a.order);
+  wg__cch_free(&a);
+  wg__cch_free(&b);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  /* the elimination runs by height in parallel from 2^16 vertices: the
+   * same hierarchy on 1 and 2 threads */
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 70000, &go), WG_OK);
+  memset(&a, 0, sizeof a);
+  wgt_assert_status(ctx, wg__cch_order(ctx, g, &a), WG_OK);
+  b = a;
+  b.parent = NULL;
+  b.up_first = NULL;
+  b.up_head = NULL;
+  wgt_assert_status(ctx, wg__cch_eliminate(ctx, g, &a), WG_OK);
+  wg_ctx_set_threads(ctx, 2);
+  wgt_assert_status(ctx, wg__cch_eliminate(ctx, g, &b), WG_OK);
+  assert_true(wg_graph_num_vertices(g) >= (1u << 16));
+  assert_int_equal(a.m_up, b.m_up);
+  assert_memory_equal(a.parent, b.parent, (size_t)a.n * sizeof *a.parent);
+  assert_memory_equal(a.up_first, b.up_first, ((size_t)a.n + 1) * sizeof *a.up_first);
+  assert_memory_equal(a.up_head, b.up_head, (size_t)a.m_up * sizeof *a.up_head);
+  b.order = NULL; /* shared with a */
+  b.rank = NULL;
+  wg__cch_free(&a);
+  wg__cch_free(&b);
+  wg_graph_destroy(&g);
+  /* one-way arcs, zero weights, two components, a sink, an isolated
+   * vertex: separators of disconnected parts, every pair */
+  wg_ctx_set_threads(ctx, 2);
+  g = odd_graph(ctx, 162, 9);
+  r = new_router(ctx, g);
+  swap_in_dissection(ctx, r, g, 16);
+  const uint32_t n = wg_graph_num_vertices(g);
+  uint32_t *all = malloc(n * sizeof *all);
+  assert_non_null(all);
+  for (uint32_t v = 0; v < n; v++) all[v] = v;
+  rc_stats st;
+  rc_stats_init(&st);
+  rc_check(ctx, r, g, all, n, NULL, 0, &st);
+  rc_print("odd graph, dissection leaves of 16 (all pairs)", &st);
+  assert_int_equal(st.mismatches, 0);
   free(all);
   wg_router_destroy(&r);
   wg_graph_destroy(&g);
@@ -646,6 +741,7 @@ int main(void) {
       cmocka_unit_test(grid_exact),
       cmocka_unit_test(road_generated),
       cmocka_unit_test(zero_oneway_disconnected),
+      cmocka_unit_test(parallel_dissection),
       cmocka_unit_test(tiny_graphs),
       cmocka_unit_test(small_budgets),
       cmocka_unit_test(bad_queries),

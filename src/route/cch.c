@@ -4,9 +4,11 @@
  * Algorithm (Dibbelt, Strasser, Wagner, "Customizable Contraction
  * Hierarchies", ACM JEA 21, 2016; RoutingKit's
  * customizable_contraction_hierarchy.cpp is the reference implementation):
- *   1. Order. METIS_NodeND (nested dissection) on the undirected,
- *      deduplicated, loop-free topology: separators get the highest ranks,
- *      so the elimination tree is shallow (O(sqrt n) on planar-like roads).
+ *   1. Order. Nested dissection on the undirected, deduplicated,
+ *      loop-free topology: separators get the highest ranks, so the
+ *      elimination tree is shallow (O(sqrt n) on planar-like roads).
+ *      order_nd.c: METIS vertex separators for the top levels, their
+ *      halves as parallel OpenMP tasks, METIS_NodeND below 2^21 vertices.
  *   2. Chordal completion. For r in increasing rank, up(r) is the set of
  *      higher-ranked neighbours; eliminating r joins them into a clique, and
  *      it suffices to merge up(r) \ {p} into up(p) where p = min up(r) is
@@ -25,7 +27,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "route/route_internal.h"
+#include "route/order_nd.h"
 
 void wg__cch_free(wg__cch *h) {
   if (!h) return;
@@ -81,9 +83,13 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g) {
 }
 
 wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
+  return wg__cch_order_leaf(ctx, g, h, WG__ND_LEAF);
+}
+
+wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf) {
   const uint32_t n = g->n;
   wg_status st = WG_OK;
-  idx_t *xadj = NULL, *adj = NULL, *perm = NULL, *iperm = NULL;
+  idx_t *xadj = NULL, *adj = NULL;
   uint32_t *deg = NULL;
   h->n = n;
   h->m = g->m;
@@ -144,39 +150,21 @@ wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
     for (uint32_t v = 0; v < n; v++) h->order[v] = h->rank[v] = v;
     goto done;
   }
-  if ((st = wg__alloc(ctx, &perm, n, sizeof *perm, "router permutation")) ||
-      (st = wg__alloc(ctx, &iperm, n, sizeof *iperm, "router permutation")))
-    goto done;
-  {
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_NUMBERING] = 0;
-    options[METIS_OPTION_SEED] = 1;
-    idx_t nv = (idx_t)n;
-    int rc = METIS_NodeND(&nv, xadj, adj, NULL, options, perm, iperm);
-    if (rc != METIS_OK) {
-      st = wg__error(ctx, rc == METIS_ERROR_MEMORY ? WG_ENOMEM : WG_EINVAL,
-                     "router: METIS_NodeND failed (code %d) on %u vertices", rc, n);
-      goto done;
-    }
-  }
-  /* perm[r] is the vertex at rank r; check it is a permutation */
+  if ((st = wg__cch_nd_order(ctx, n, &xadj, &adj, h->order, leaf)) != WG_OK) goto done;
+  /* order[r] is the vertex at rank r; check it is a permutation */
   memset(h->rank, 0xff, (size_t)n * sizeof *h->rank);
   for (uint32_t r = 0; r < n; r++) {
-    idx_t v = perm[r];
-    if (v < 0 || (uint32_t)v >= n || h->rank[v] != UINT32_MAX) {
+    const uint32_t v = h->order[r];
+    if (v >= n || h->rank[v] != UINT32_MAX) {
       st = wg__error(ctx, WG_EINVAL, "router: METIS returned an invalid order");
       goto done;
     }
-    h->order[r] = (uint32_t)v;
     h->rank[v] = r;
   }
 done:
   wg__free(&deg);
   wg__free(&xadj);
   wg__free(&adj);
-  wg__free(&perm);
-  wg__free(&iperm);
   return st;
 }
 
@@ -185,53 +173,142 @@ typedef struct vec32 {
   uint32_t len, cap;
 } vec32;
 
-static int vec_push_many(vec32 *a, const uint32_t *x, uint32_t k) {
-  if (a->len + (uint64_t)k > a->cap) {
-    uint64_t cap = a->cap ? a->cap : 4;
-    while (cap < a->len + (uint64_t)k) cap *= 2;
-    if (cap > UINT32_MAX) return -1;
-    uint32_t *nv = realloc(a->v, (size_t)cap * sizeof *nv);
-    if (!nv) return -1;
-    a->v = nv;
-    a->cap = (uint32_t)cap;
-  }
-  memcpy(a->v + a->len, x, (size_t)k * sizeof *x);
-  a->len += k;
-  return 0;
-}
-
+/* Chordal completion, pulled: up(r) = sort_unique(higher neighbours of r
+ * in the graph, and up(c) \ {r} for every child c of r in the elimination
+ * tree). That is the classic push (merge up(r) \ {parent} into up(parent)
+ * in rank order) read from the parent's side: the same sets, the same
+ * tree. The tree comes first (Liu's algorithm with path compression over
+ * the lower neighbours, O(m log n) at worst); then ranks of one height
+ * (leaves 0, parent above its children) only read their children's sets,
+ * which no other rank reads, so each height is one parallel loop, and the
+ * result does not depend on the thread count. parent(r) = min up(r) is
+ * checked against the tree. */
 wg_status wg__cch_eliminate(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
   const uint32_t n = h->n;
   wg_status st = WG_OK;
   vec32 *up = NULL;
-  if ((st = wg__calloc(ctx, &up, n ? n : 1, sizeof *up, "router elimination")))
-    return st;
-  /* initial up-sets: higher-ranked neighbours, both arc directions */
+  uint64_t *hi_first = NULL, *lo_first = NULL;
+  uint32_t *hi_adj = NULL, *lo_adj = NULL, *anc = NULL, *height = NULL, *ch_first = NULL,
+           *ch = NULL, *by_height = NULL, *hfirst = NULL;
+  const uint32_t N1 = n ? n : 1;
+  if ((st = wg__calloc(ctx, &up, N1, sizeof *up, "router elimination")) ||
+      (st = wg__calloc(ctx, &hi_first, (uint64_t)n + 2, sizeof *hi_first, "router elimination")) ||
+      (st = wg__calloc(ctx, &lo_first, (uint64_t)n + 2, sizeof *lo_first, "router elimination")) ||
+      (st = wg__alloc(ctx, &h->parent, N1, sizeof *h->parent, "router parents")))
+    goto done;
+  /* higher and lower neighbours of every rank, both arc directions */
   for (uint32_t u = 0; u < n; u++)
     for (uint64_t k = g->offsets[u]; k < g->offsets[u + 1]; k++) {
-      uint32_t v = g->targets[k];
-      uint32_t ru = h->rank[u], rv = h->rank[v];
+      const uint32_t ru = h->rank[u], rv = h->rank[g->targets[k]];
       if (ru == rv) continue;
-      uint32_t lo = ru < rv ? ru : rv, hi = ru < rv ? rv : ru;
-      if (vec_push_many(&up[lo], &hi, 1)) goto oom;
+      hi_first[(ru < rv ? ru : rv) + 2]++;
+      lo_first[(ru < rv ? rv : ru) + 2]++;
     }
-  if ((st = wg__alloc(ctx, &h->parent, n ? n : 1, sizeof *h->parent, "router parents")))
-    goto done;
-  uint64_t m_up = 0;
   for (uint32_t r = 0; r < n; r++) {
-    vec32 *a = &up[r];
-    a->len = sort_unique(a->v, a->len);
-    m_up += a->len;
-    if (a->len == 0) {
-      h->parent[r] = WG__CCH_NONE;
-      continue;
+    hi_first[r + 2] += hi_first[r + 1];
+    lo_first[r + 2] += lo_first[r + 1];
+  }
+  if ((st = wg__alloc(ctx, &hi_adj, hi_first[n + 1] ? hi_first[n + 1] : 1, sizeof *hi_adj,
+                      "router elimination")) ||
+      (st = wg__alloc(ctx, &lo_adj, lo_first[n + 1] ? lo_first[n + 1] : 1, sizeof *lo_adj,
+                      "router elimination")))
+    goto done;
+  for (uint32_t u = 0; u < n; u++)
+    for (uint64_t k = g->offsets[u]; k < g->offsets[u + 1]; k++) {
+      const uint32_t ru = h->rank[u], rv = h->rank[g->targets[k]];
+      if (ru == rv) continue;
+      const uint32_t lo = ru < rv ? ru : rv, hi = ru < rv ? rv : ru;
+      hi_adj[hi_first[lo + 1]++] = hi;
+      lo_adj[lo_first[hi + 1]++] = lo;
     }
-    uint32_t p = a->v[0];
-    h->parent[r] = p;
-    if (a->len > 1 && vec_push_many(&up[p], a->v + 1, a->len - 1)) goto oom;
-    if ((r & 0xffff) == 0) wg__progress(ctx, "router elimination", r, n);
+  /* the elimination tree (Liu): anc is the path-compressed ancestor */
+  if ((st = wg__alloc(ctx, &anc, N1, sizeof *anc, "router elimination"))) goto done;
+  for (uint32_t r = 0; r < n; r++) {
+    h->parent[r] = WG__CCH_NONE;
+    anc[r] = WG__CCH_NONE;
+    for (uint64_t k = lo_first[r]; k < lo_first[r + 1]; k++) {
+      uint32_t i = lo_adj[k];
+      while (i != WG__CCH_NONE && i < r) {
+        const uint32_t next = anc[i];
+        anc[i] = r;
+        if (next == WG__CCH_NONE) h->parent[i] = r;
+        i = next;
+      }
+    }
+  }
+  wg__free(&anc);
+  wg__free(&lo_adj);
+  wg__free(&lo_first);
+  /* heights, children, ranks by height */
+  if ((st = wg__calloc(ctx, &height, N1, sizeof *height, "router elimination")) ||
+      (st = wg__calloc(ctx, &ch_first, (uint64_t)n + 2, sizeof *ch_first, "router elimination")) ||
+      (st = wg__alloc(ctx, &ch, N1, sizeof *ch, "router elimination")) ||
+      (st = wg__alloc(ctx, &by_height, N1, sizeof *by_height, "router elimination")))
+    goto done;
+  uint32_t maxh = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    const uint32_t p = h->parent[r];
+    if (height[r] > maxh) maxh = height[r];
+    if (p == WG__CCH_NONE) continue;
+    if (height[p] < height[r] + 1) height[p] = height[r] + 1;
+    ch_first[p + 2]++;
+  }
+  for (uint32_t r = 0; r < n; r++) ch_first[r + 2] += ch_first[r + 1];
+  for (uint32_t r = 0; r < n; r++)
+    if (h->parent[r] != WG__CCH_NONE) ch[ch_first[h->parent[r] + 1]++] = r;
+  if ((st = wg__calloc(ctx, &hfirst, (uint64_t)maxh + 2, sizeof *hfirst, "router elimination")))
+    goto done;
+  for (uint32_t r = 0; r < n; r++) hfirst[height[r] + 1]++;
+  for (uint32_t k = 0; k <= maxh; k++) hfirst[k + 1] += hfirst[k];
+  for (uint32_t r = 0; r < n; r++) by_height[hfirst[height[r]]++] = r;
+  for (uint32_t k = maxh + 1; k > 0; k--) hfirst[k] = hfirst[k - 1];
+  hfirst[0] = 0;
+  {
+    int oom = 0;
+    const int threads = wg__threads(ctx);
+    const int team = threads > 1 && n >= (1u << 16) ? threads : 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+    for (uint32_t lev = 0; n && lev <= maxh; lev++) {
+#pragma omp for schedule(dynamic, 16)
+      for (uint32_t i = hfirst[lev]; i < hfirst[lev + 1]; i++) {
+        const uint32_t r = by_height[i];
+        uint64_t len = hi_first[r + 1] - hi_first[r];
+        for (uint32_t c = ch_first[r]; c < ch_first[r + 1]; c++) len += up[ch[c]].len - 1;
+        uint32_t *v = NULL;
+        if (len > UINT32_MAX || (len && !(v = malloc((size_t)len * sizeof *v)))) {
+#pragma omp atomic write
+          oom = 1;
+          continue;
+        }
+        uint64_t at = hi_first[r + 1] - hi_first[r];
+        if (at) memcpy(v, hi_adj + hi_first[r], (size_t)at * sizeof *v);
+        for (uint32_t c = ch_first[r]; c < ch_first[r + 1]; c++) {
+          vec32 *a = &up[ch[c]];
+          if (a->len > 1) memcpy(v + at, a->v + 1, (size_t)(a->len - 1) * sizeof *v);
+          at += a->len - 1;
+        }
+        up[r].v = v;
+        up[r].len = up[r].cap = v ? sort_unique(v, (uint32_t)len) : 0;
+      }
+    }
+    if (oom) {
+      st = wg__error(ctx, WG_ENOMEM, "router: out of memory in the chordal completion");
+      goto done;
+    }
   }
   wg__progress(ctx, "router elimination", n, n);
+  uint64_t m_up = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    const uint32_t p = up[r].len ? up[r].v[0] : WG__CCH_NONE;
+    if (p != h->parent[r]) {
+      st = wg__error(ctx, WG_EINVAL,
+                     "router: internal error: rank %u's parent %u in the elimination tree is "
+                     "not its lowest up-neighbour %u",
+                     r, h->parent[r], p);
+      goto done;
+    }
+    m_up += up[r].len;
+  }
   h->m_up = m_up;
   if ((st = wg__alloc(ctx, &h->up_first, (uint64_t)n + 1, sizeof *h->up_first,
                       "router hierarchy")) ||
@@ -247,13 +324,20 @@ wg_status wg__cch_eliminate(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
     }
     h->up_first[n] = at;
   }
-  goto done;
-oom:
-  st = wg__error(ctx, WG_ENOMEM, "router: out of memory in the chordal completion");
 done:
   if (up)
     for (uint32_t r = 0; r < n; r++) free(up[r].v);
   wg__free(&up);
+  wg__free(&hi_first);
+  wg__free(&lo_first);
+  wg__free(&hi_adj);
+  wg__free(&lo_adj);
+  wg__free(&anc);
+  wg__free(&height);
+  wg__free(&ch_first);
+  wg__free(&ch);
+  wg__free(&by_height);
+  wg__free(&hfirst);
   return st;
 }
 
