@@ -9,7 +9,7 @@
 # capped run gets as many sources as take SECONDS (default 22) at the
 # uncapped rate scaled by the set-point's share of the draw above idle.
 # Last, one run with a set-point schedule (60% of the draw above idle, 90%
-# at 8 s, 40% at 16 s; SCHEDULE=0 skips it) reports the settling time
+# at SCHED_T1 (8) s, 40% at SCHED_T2 (16) s; SCHEDULE=0 skips it) reports the settling time
 # after each change: from the change until the 1 s mean (trace windows)
 # stays within 5% of the new set-point.
 #   bench/power_sweep.sh [BUILD_DIR] [GRAPH] [K] [WATTS...]
@@ -31,7 +31,7 @@ run() { # label, extra options...
   local label=$1
   shift
   local k=$K
-  case "$1" in k=*) k=${1#k=}; shift ;; esac
+  case "${1:-}" in k=*) k=${1#k=}; shift ;; esac
   "$W" sssp "$G" --weights auto --random-sources "$k" --reduce ecc --reduce-out "$TMP/red.csv" --json -q \
     "$@" >"$TMP/out.json" || return 1
   python3 - "$label" "$TMP/out.json" "$TMP/trace.csv" <<'PY'
@@ -86,7 +86,7 @@ if os.path.exists(trace) and os.environ.get("SETTLE"):
 PY
 }
 
-idle=$(nvidia-smi --query-gpu=power.draw --format=csv,noheader,nounits 2>/dev/null | head -1)
+idle=${IDLE_W:-$(nvidia-smi --query-gpu=power.draw --format=csv,noheader,nounits 2>/dev/null | head -1)}
 run uncapped || { echo "uncapped run failed"; exit 1; }
 read -r peak rate < <(python3 -c 'import json; j=json.load(open("'"$TMP/out.json"'")); e=[r for r in j["energy"] if r.get("kind")=="gpu" and r.get("available")]; print(sum(r["joules"] for r in e)/j["seconds"] if e else 0, j["sources"]/j["seconds"])')
 if python3 -c "import sys; sys.exit(0 if float('$peak') > 0 else 1)"; then :; else
@@ -109,8 +109,9 @@ done
 if [ "${SCHEDULE:-1}" != 0 ]; then
   rm -f "$TMP/trace.csv"
   w60=$(at 0.6) w90=$(at 0.9) w40=$(at 0.4)
-  k=$(python3 -c "print(int($rate * 24 * 0.6 * 1.1))")
-  SETTLE=1 run "schedule ${w60}W,${w90}W@8,${w40}W@16" k="$k" --power-cap "$w60" \
-    --power-schedule "${w90}@8,${w40}@16" --power-trace "$TMP/trace.csv"
+  t1=${SCHED_T1:-8} t2=${SCHED_T2:-16}
+  k=$(python3 -c "print(int($rate * ($t2 + $t2 - $t1) * 0.6 * 1.1))")
+  SETTLE=1 run "schedule ${w60}W,${w90}W@$t1,${w40}W@$t2" k="$k" --power-cap "$w60" \
+    --power-schedule "${w90}@$t1,${w40}@$t2" --power-trace "$TMP/trace.csv"
   [ -n "${KEEP_TRACES:-}" ] && cp "$TMP/trace.csv" "$KEEP_TRACES/trace-schedule.csv"
 fi
