@@ -54,6 +54,19 @@ check with-s 2 "$bin" sssp "$g" --sources 1 -s 2
 check reduce-alone 2 "$bin" sssp "$g" --reduce ecc
 check trace-alone 2 "$bin" sssp "$g" --sources 1 --power-trace "$tmp/p.csv"
 check cap-on-cpu 1 "$bin" sssp "$g" --sources 1 --power-cap 100 --backend cpu
+# a set-point schedule: needs a first set-point, W@T steps, times increasing
+check help-sched 0 "$bin" sssp --help
+expect_in help-sched "$tmp/out" "--power-schedule"
+check sched-alone 2 "$bin" sssp "$g" --sources 1 --power-schedule 200@5
+expect_in sched-alone "$tmp/err" "give the first set-point with --power-cap"
+check sched-no-sources 2 "$bin" sssp "$g" --power-cap 100 --power-schedule 200@5
+check sched-bad 2 "$bin" sssp "$g" --sources 1 --power-cap 100 --power-schedule 200
+expect_in sched-bad "$tmp/err" "step 1: want W@T"
+check sched-bad-time 2 "$bin" sssp "$g" --sources 1 --power-cap 100 --power-schedule 200@x
+expect_in sched-bad-time "$tmp/err" "the time after '@'"
+check sched-order 2 "$bin" sssp "$g" --sources 1 --power-cap 100 --power-schedule 200@5,300@5
+expect_in sched-order "$tmp/err" "step 2: time 5 s is not after the step before"
+check sched-cpu 1 "$bin" sssp "$g" --sources 1 --power-cap 100 --power-schedule 200@5,300@9 --backend cpu
 if ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
   check cap-without-nvml 1 "$bin" sssp "$g" --sources 1 --power-cap 100
   expect_in cap-without-nvml "$tmp/err" "NVML GPU energy meter"

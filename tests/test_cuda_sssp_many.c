@@ -184,6 +184,10 @@ static void power_cap(void **state) {
   o.power_window = 0.1;
   o.power_trace = 1;
   o.in_flight = 16;
+  /* a schedule: 200 W from 0.2 s on (the run may end before) */
+  const double steps[] = {0.2, 200};
+  o.power_steps = steps;
+  o.power_nsteps = 1;
   wg_sssp_many_result *r = NULL;
   const wg_status st = wg_sssp_many(ctx, g, src, k, &o, &r);
   if (st == WG_ENOTSUP) {
@@ -191,11 +195,19 @@ static void power_cap(void **state) {
     printf("power cap: %s\n", wg_ctx_last_error(ctx));
   } else {
     wgt_assert_status(ctx, st, WG_OK);
-    printf("power cap 150 W: %u chunks, largest %u in flight, %llu trace rows, %.3f s\n",
-           r->chunks, r->in_flight, (unsigned long long)r->power_len, r->seconds);
-    for (uint64_t i = 0; i < r->power_len; i++)
-      printf("  t %.2f s  %.1f W  set-point %.0f  knob %.1f\n", r->power[i].t,
+    printf("power cap 150 W: %u chunks, largest %u in flight, %llu trace rows, %.3f s, "
+           "governor CPU %.4f s, waits %.3f s\n",
+           r->chunks, r->in_flight, (unsigned long long)r->power_len, r->seconds,
+           r->power_cpu_seconds, r->power_waited);
+    assert_true(r->power_cpu_seconds >= 0);
+    for (uint64_t i = 0; i < r->power_len; i++) {
+      printf("  t %.2f s  %.1f W  set-point %.0f  duty %.3f\n", r->power[i].t,
              r->power[i].watts, r->power[i].setpoint, r->power[i].knob);
+      /* the duty stays in [0.05, 1]; the set-point is 150, then 200 */
+      assert_true(r->power[i].knob >= 0.05 - 1e-9 && r->power[i].knob <= 1.0 + 1e-9);
+      assert_true(r->power[i].setpoint == 150 || r->power[i].setpoint == 200);
+      if (i > 0 && r->power[i - 1].setpoint == 200) assert_true(r->power[i].setpoint == 200);
+    }
     wg_sssp_many_result_destroy(&r);
     /* exact under the cap, whatever chunks it picked */
     many_check_opts(ctx, g, src, 16, &o, 0, "power-capped");

@@ -168,6 +168,24 @@ static void errors(void **state) {
   o.power_window = 0.05;
   wgt_assert_status(ctx, wg_sssp_many(ctx, g, bad, 2, &o, &r), WG_EINVAL);
   wgt_assert_error_has(ctx, "meter updates");
+  /* a set-point schedule: times increasing and positive, watts in range,
+   * only with a first set-point */
+  o.power_window = 0;
+  const double late_first[] = {5, 200, 5, 300};
+  o.power_steps = late_first;
+  o.power_nsteps = 2;
+  wgt_assert_status(ctx, wg_sssp_many(ctx, g, bad, 2, &o, &r), WG_EINVAL);
+  wgt_assert_error_has(ctx, "power schedule step 2: time 5 s");
+  const double neg_watts[] = {5, -1};
+  o.power_steps = neg_watts;
+  o.power_nsteps = 1;
+  wgt_assert_status(ctx, wg_sssp_many(ctx, g, bad, 2, &o, &r), WG_EINVAL);
+  wgt_assert_error_has(ctx, "power schedule step 1: set-point -1 W");
+  o.power_steps = NULL;
+  wgt_assert_status(ctx, wg_sssp_many(ctx, g, bad, 2, &o, &r), WG_EINVAL);
+  wgt_assert_error_has(ctx, "need a first set-point");
+  o.power_nsteps = 0;
+  o.power_window = 0.05;
 #ifndef WG_HAS_CUDA
   /* without CUDA: a cap names the missing meter (NVML) or, where NVML is
    * there, the missing CUDA backend; the CUDA backend says why it cannot run */

@@ -348,6 +348,9 @@ wg_status wg_power_governor_start(wg_ctx_t *ctx, wg_power_governor **out,
                                   wg_energy_fn energy, void *user, int trace);
 /* Changes the set-point of a running governor (thread-safe). */
 void wg_power_governor_setpoint(wg_power_governor *gov, double watts);
+/* The governor thread's CPU time so far in seconds (its own cost), -1
+ * when the clock cannot be read. */
+double wg_power_governor_cpu_seconds(wg_power_governor *gov);
 /* Stops and joins the thread; hands over the trace (malloc'd, caller
  * frees; may be NULL with *len 0) and returns the first error the thread
  * met (WG_OK if none; the message in *why when why_cap > 0). NULL-safe;

@@ -223,12 +223,19 @@ typedef struct wg_sssp_many_opts {
                               thread) per source instead of Dijkstra */
   /* A power set-point (CUDA only, needs the NVML energy counter): a PI
    * controller (control.h, wg_power_pi) reads the GPU's energy every
-   * power_window seconds and sets the sources in flight of the next chunk
-   * to hold power_cap watts. 0: uncapped. */
+   * power_window seconds and sets the duty of the running chunk (the
+   * share of time the GPU runs its steps: the host waits between batches
+   * of 32 steps, never touching clocks or power limits) to hold
+   * power_cap watts. 0: uncapped. */
   double power_cap;        /* watts, 0: off */
   double power_window;     /* seconds per controller step (>= 0.1, the
                               meter's update period; 0: 0.25) */
   int power_trace;         /* 1: record a wg_power_row per window */
+  /* A set-point schedule: power_nsteps pairs (seconds after the start,
+   * watts), times increasing; the set-point becomes the pair's watts at
+   * its time (power_cap holds before the first). NULL/0: none. */
+  const double *power_steps;
+  size_t power_nsteps;
 } wg_sssp_many_opts;
 
 void wg_sssp_many_opts_defaults(wg_sssp_many_opts *opts);
@@ -253,6 +260,9 @@ typedef struct wg_sssp_many_result {
   int wide;                /* CUDA: 64-bit distances were used */
   wg_power_row *power;     /* power_len rows when opts.power_trace */
   uint64_t power_len;
+  double power_cpu_seconds; /* power cap: the governor thread's CPU time */
+  double power_waited;      /* power cap: seconds the duty kept the GPU
+                               waiting between batches */
 } wg_sssp_many_result;
 
 /* Shortest paths from sources[0..k) (internal ids). WG_EINVAL for k == 0 or

@@ -178,6 +178,14 @@ void wg_power_governor_setpoint(wg_power_governor *g, double watts) {
   pthread_mutex_unlock(&g->lock);
 }
 
+double wg_power_governor_cpu_seconds(wg_power_governor *g) {
+  if (!g) return -1.0;
+  clockid_t cid;
+  struct timespec ts;
+  if (pthread_getcpuclockid(g->thread, &cid) != 0 || clock_gettime(cid, &ts) != 0) return -1.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 wg_status wg_power_governor_stop(wg_power_governor **gp, wg_power_row **rows,
                                  uint64_t *len, char *why, size_t why_cap) {
   if (rows) *rows = NULL;

@@ -383,6 +383,9 @@ typedef struct wg__cuda_many_args {
   /* Called before each chunk, may be NULL: the sources in flight for it
    * (clamped to [1, the chunk size that fits]). */
   uint32_t (*chunk_size)(void *ud, uint32_t fits);
+  /* Called after each batch of steps (the device idle, its result read),
+   * may be NULL: the host may wait here (the power cap's duty). */
+  void (*pace)(void *ud);
   void *ud;
   /* outputs */
   uint32_t fits;           /* the largest chunk the device memory allows */

@@ -112,7 +112,7 @@ static wg_status pick_backend(wg_ctx_t *ctx, const wg_sssp_many_opts *o, wg_back
   if (o->backend == WG_BACKEND_CPU) {
     if (o->power_cap > 0)
       return wg__error(ctx, WG_ENOTSUP,
-                       "a power cap steers the GPU's sources in flight; the CPU backend "
+                       "a power cap steers the GPU's duty; the CPU backend "
                        "has no such knob (use --backend cuda or auto on a GPU machine)");
     *out = WG_BACKEND_CPU;
     return WG_OK;
@@ -166,6 +166,23 @@ wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sourc
     return wg__error(ctx, WG_EINVAL,
                      "power window %g s must be in [%g, 60] (the meter updates every %g s)",
                      opts->power_window, WG_POWER_METER_PERIOD, WG_POWER_METER_PERIOD);
+  if (opts->power_nsteps && (!opts->power_steps || !(opts->power_cap > 0)))
+    return wg__error(ctx, WG_EINVAL,
+                     "power schedule: %lu steps need a first set-point (power cap) and "
+                     "the steps' array",
+                     (unsigned long)opts->power_nsteps);
+  for (size_t i = 0; i < opts->power_nsteps; i++) {
+    const double at = opts->power_steps[2 * i], w = opts->power_steps[2 * i + 1];
+    if (!(at > 0.0 && at <= 1e6) || (i > 0 && !(at > opts->power_steps[2 * i - 2])))
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule step %lu: time %g s must be in (0, 1e6] and after "
+                       "the step before",
+                       (unsigned long)i + 1, at);
+    if (!(w > 0.0 && w <= 1e6))
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule step %lu: set-point %g W must be in (0, 1e6]",
+                       (unsigned long)i + 1, w);
+  }
   for (uint32_t i = 0; i < k; i++)
     if (sources[i] >= g->n)
       return wg__error(ctx, WG_ERANGE,
@@ -247,6 +264,8 @@ wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sourc
   r->wide = job.wide;
   r->power = job.power;
   r->power_len = job.power_len;
+  r->power_cpu_seconds = job.power_cpu;
+  r->power_waited = job.power_waited;
   if (st != WG_OK) goto done;
 
   /* copy the results of each distinct source to the indices repeating it */

@@ -6,14 +6,21 @@
  * caller.
  *
  * With a power cap, a governor thread (src/control/power_gov.c) reads the
- * GPU's NVML energy counter every window and sets the knob "sources in
- * flight", which the engine reads before each chunk.
+ * GPU's NVML energy counter every window and sets the knob "duty": the
+ * share of the time the GPU runs the chunk's steps. After each batch of
+ * steps (the engine's existing host check, the device idle) the host
+ * waits busy x (1 - duty) / duty, at most PACE_MAX_WAIT, so the knob acts
+ * within the running chunk every few milliseconds, and finely (a
+ * continuous value), where the sources in flight of the next chunk acted
+ * once per chunk in integer steps. Parallelism only: clocks and power
+ * limits are never touched.
  */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda/gateway.h"
 #include "sssp/many_internal.h"
@@ -21,13 +28,25 @@
 /* The lanes mapping's band: this many times the graph's default delta. */
 #define LANES_DELTA_MULT 8
 
+/* The duty's range and the longest wait after one batch (a batch of 32
+ * steps takes ~3 ms on FLA at 1000 sources: at the lowest duty the GPU
+ * idles ~60 ms at most between batches). */
+#define DUTY_MIN 0.05
+#define PACE_MAX_WAIT 0.06
+
 typedef struct many_ud {
   wg__many_job *job;
   wg_knob *knob;  /* the power cap's knob (sources in flight), or NULL */
   int cb_failed;  /* the caller's callback stopped the run */
   uint32_t cb_index;
-  _Atomic uint32_t knob_value; /* sources in flight asked by the governor, 0: all */
-  _Atomic uint64_t chunks;     /* chunks started: the knob's epoch */
+  _Atomic uint32_t knob_value; /* sources in flight (the user's --in-flight), 0: all */
+  _Atomic uint32_t duty;       /* duty x 1e6 asked by the governor (1e6: never wait) */
+  _Atomic uint64_t paces;      /* batches paced: the knob's epoch */
+  double t_start, t_resume;    /* the run's start, the end of the last wait */
+  double waited;               /* seconds waited in all */
+  wg_power_governor *gov;      /* for the schedule */
+  const double *steps;         /* the set-point schedule (at, watts) pairs */
+  size_t nsteps, next_step;
 } many_ud;
 
 static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, double sum,
@@ -49,21 +68,49 @@ static wg_status row_done(void *p, uint32_t d, uint32_t reached, uint64_t ecc, d
 
 static uint32_t chunk_size(void *p, uint32_t fits) {
   many_ud *u = p;
-  atomic_fetch_add(&u->chunks, 1);
   const uint32_t want = atomic_load(&u->knob_value);
   return want == 0 || want > fits ? fits : want;
 }
 
+static void wait_s(double s) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* After each batch: the schedule's set-point changes that are due, then
+ * the duty's wait. */
+static void pace(void *p) {
+  many_ud *u = p;
+  const double t = wg__now();
+  while (u->next_step < u->nsteps && t - u->t_start >= u->steps[2 * u->next_step]) {
+    wg_power_governor_setpoint(u->gov, u->steps[2 * u->next_step + 1]);
+    u->next_step++;
+  }
+  const double d = (double)atomic_load(&u->duty) * 1e-6;
+  const double busy = t - u->t_resume;
+  atomic_fetch_add(&u->paces, 1);
+  if (d < 1.0 && d > 0.0 && busy > 0.0) {
+    double w = busy * (1.0 - d) / d;
+    if (w > PACE_MAX_WAIT) w = PACE_MAX_WAIT;
+    wait_s(w);
+    u->waited += w;
+  }
+  u->t_resume = wg__now();
+}
+
 static uint64_t knob_epoch(wg_knob *knob) {
   many_ud *u = knob->impl;
-  return atomic_load(&u->chunks);
+  return atomic_load(&u->paces);
 }
 
 static wg_status knob_set(wg_knob *knob, double value) {
   if (!(value >= knob->lo && value <= knob->hi)) return WG_EINVAL;
   many_ud *u = knob->impl;
   knob->value = value;
-  atomic_store(&u->knob_value, (uint32_t)(value + 0.5));
+  atomic_store(&u->duty, (uint32_t)(value * 1e6 + 0.5));
   return WG_OK;
 }
 
@@ -146,6 +193,7 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   memset(&ud, 0, sizeof ud);
   ud.job = job;
   atomic_store(&ud.knob_value, o->in_flight);
+  atomic_store(&ud.duty, 1000000u);
 
   if (o->power_cap > 0) {
     wg_status st = open_gpu_meter(ctx, o->device, &energy);
@@ -193,26 +241,11 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   a.ud = &ud;
 
   if (o->power_cap > 0) {
-    /* Sources in flight run from 1 to the user's in_flight or what fits in
-     * the device's memory (never more than the sources): a range the
-     * engine can apply in full, so the controller's output never saturates
-     * where the chunk already has. */
-    static const double kmin = 1.0;
-    uint32_t fits = 0;
-    st = wg__cuda_sssp_many_fits(&a, &fits, why, sizeof why);
-    if (st != WG_OK) {
-      st = wg__error(ctx, st, "many-source SSSP on GPU %d: %s", o->device, why);
-      goto done;
-    }
-    if (fits == 0) {
-      st = wg__error(ctx, WG_ENOMEM,
-                     "many-source SSSP on GPU %d: not one source's state fits in the "
-                     "device's free memory",
-                     o->device);
-      goto done;
-    }
-    double kmax = o->in_flight && o->in_flight < fits ? (double)o->in_flight : (double)fits;
-    if (kmax > (double)job->distinct) kmax = (double)job->distinct;
+    /* The duty runs from DUTY_MIN to 1 (never waiting); the chunks keep
+     * the sources in flight that run fastest (all that fit, or the
+     * user's --in-flight): measured on FLA, fewer sources at once cost
+     * more energy per source. */
+    const double kmin = DUTY_MIN, kmax = 1.0;
     wg_knob *knob = calloc(1, sizeof *knob);
     if (!knob) {
       st = wg__error(ctx, WG_ENOMEM, "power cap: no memory for the knob");
@@ -239,10 +272,17 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
       goto done;
     }
     ud.knob = knob; /* the governor sets it until stopped below */
+    ud.gov = gov;
+    ud.steps = o->power_steps;
+    ud.nsteps = o->power_steps ? o->power_nsteps : 0;
+    a.pace = pace;
   }
 
+  ud.t_start = ud.t_resume = wg__now();
   st = wg__cuda_sssp_many(&a, why, sizeof why);
   if (gov) {
+    job->power_cpu = wg_power_governor_cpu_seconds(gov);
+    job->power_waited = ud.waited;
     char gwhy[256] = "";
     const wg_status gst =
         wg_power_governor_stop(&gov, &job->power, &job->power_len, gwhy, sizeof gwhy);

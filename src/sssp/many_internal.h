@@ -23,6 +23,8 @@ typedef struct wg__many_job {
   double seconds;           /* 0: the caller's wall time */
   wg_power_row *power;      /* power trace (malloc'd) */
   uint64_t power_len;
+  double power_cpu;         /* the governor thread's CPU seconds */
+  double power_waited;      /* seconds the duty waited */
 } wg__many_job;
 
 /* The reductions of distinct source d from its n distances: reached, and

@@ -263,7 +263,8 @@ static void power_script(FILE *f, const char *title, const char **traces, int n)
     fputc('\n', f);
   }
   fprintf(f, "set key top right\nset xlabel 'time (s)'\nset ylabel 'GPU power (W)'\n"
-             "set y2label 'knob (sources in flight)'\nset y2tics\nset ytics nomirror\nplot ");
+             "set y2label 'knob (duty: share of time running)'\nset y2tics\n"
+             "set ytics nomirror\nplot ");
   static const char *const what[] = {"watts", "set-point", "knob"};
   for (int i = 0; i < n; i++) {
     char label[256];

@@ -174,7 +174,10 @@ int cmd_sssp(int argc, char **argv) {
        NULL},
       {"power-cap", 0, OPT_DOUBLE, &mc.power_cap, "W",
        "many sources on CUDA: hold the GPU's power at W watts by steering the "
-       "sources in flight (needs NVML's energy counter)", NULL, 1, 1e6, &have_cap},
+       "duty of the running steps (needs NVML's energy counter)", NULL, 1, 1e6, &have_cap},
+      {"power-schedule", 0, OPT_STRING, &mc.power_schedule, "W@T,...",
+       "change the --power-cap set-point to W watts T seconds after the start "
+       "(times increasing, e.g. 200@10,300@20)", NULL, 0, 0, NULL},
       {"power-window", 0, OPT_DOUBLE, &mc.power_window, "S",
        "seconds per power-controller step (the meter updates every 0.1 s)", "0.25",
        0.1, 60, NULL},
@@ -220,6 +223,7 @@ int cmd_sssp(int argc, char **argv) {
       return CLI_USAGE;
     }
   } else if (mc.reduce || mc.reduce_out || mc.in_flight || have_cap || mc.power_trace ||
+             mc.power_schedule ||
              mc.power_window > 0 || have_sseed) {
     cli_error("sssp: --reduce, --reduce-out, --in-flight, --power-cap, --power-window, "
               "--power-trace and --source-seed need --sources or --random-sources");

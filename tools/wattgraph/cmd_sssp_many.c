@@ -150,6 +150,49 @@ static wg_status on_source(void *user, uint32_t index, uint32_t source, const wg
   return WG_OK;
 }
 
+/* --power-schedule W@T[,W@T...]: the set-point becomes W watts T seconds
+ * after the start; times increasing. steps gets (T, W) pairs. */
+#define MAX_POWER_STEPS 64
+static int parse_schedule(const char *arg, double *steps, size_t *count) {
+  *count = 0;
+  const char *p = arg;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    const double w = strtod(p, &end);
+    if (end == p || *end != '@' || errno || !(w > 0.0 && w <= 1e6)) {
+      cli_error("--power-schedule %s: step %zu: want W@T (watts in (0, 1e6], '@', seconds)",
+                arg, *count + 1);
+      return CLI_USAGE;
+    }
+    p = end + 1;
+    const double t = strtod(p, &end);
+    if (end == p || (*end != ',' && *end != '\0') || errno || !(t > 0.0 && t <= 1e6)) {
+      cli_error("--power-schedule %s: step %zu: the time after '@' must be seconds in (0, 1e6]",
+                arg, *count + 1);
+      return CLI_USAGE;
+    }
+    if (*count > 0 && !(t > steps[2 * *count - 2])) {
+      cli_error("--power-schedule %s: step %zu: time %g s is not after the step before", arg,
+                *count + 1, t);
+      return CLI_USAGE;
+    }
+    if (*count == MAX_POWER_STEPS) {
+      cli_error("--power-schedule %s: at most %d steps", arg, MAX_POWER_STEPS);
+      return CLI_USAGE;
+    }
+    steps[2 * *count] = t;
+    steps[2 * *count + 1] = w;
+    (*count)++;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (*count == 0) {
+    cli_error("--power-schedule: empty (want W@T[,W@T...])");
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
 static int write_power_trace(const char *path, const wg_sssp_many_result *r) {
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -231,6 +274,16 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   s.verify = mc->verify;
 
   if (mc->reduce && (rc = parse_reduce(mc->reduce, &reduce)) != CLI_OK) return rc;
+  double steps[2 * MAX_POWER_STEPS];
+  size_t nsteps = 0;
+  if (mc->power_schedule) {
+    if (!(mc->power_cap > 0)) {
+      cli_error("--power-schedule changes a --power-cap: give the first set-point with "
+                "--power-cap W");
+      return CLI_USAGE;
+    }
+    if ((rc = parse_schedule(mc->power_schedule, steps, &nsteps)) != CLI_OK) return rc;
+  }
   const uint32_t n = wg_graph_num_vertices(g);
   if (mc->sources) {
     if ((rc = parse_sources(ctx, mc->sources, g, &src, &k)) != CLI_OK) return rc;
@@ -274,6 +327,8 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   o.power_cap = mc->power_cap;
   o.power_window = mc->power_window;
   o.power_trace = mc->power_trace != NULL;
+  o.power_steps = nsteps ? steps : NULL;
+  o.power_nsteps = nsteps;
   if (mc->out_dir || mc->verify) {
     o.on_source = on_source;
     o.user = &s;
@@ -315,7 +370,11 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
     json_num(&j, "seconds", r->seconds);
     json_num(&j, "seconds_per_source", r->seconds / k);
     json_energy(&j, readings, nread, 1);
-    if (mc->power_cap > 0) json_num(&j, "power_cap", mc->power_cap);
+    if (mc->power_cap > 0) {
+      json_num(&j, "power_cap", mc->power_cap);
+      json_num(&j, "power_governor_cpu_seconds", r->power_cpu_seconds);
+      json_num(&j, "power_waited_seconds", r->power_waited);
+    }
     if (reduce && !(mc->reduce_out && strcmp(mc->reduce_out, "-") != 0)) {
       json_arr_open(&j, "source_ids");
       for (uint32_t i = 0; i < k; i++) json_u64(&j, NULL, wg_graph_file_id(g, src[i]));
@@ -373,6 +432,10 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
       fprintf(tbl, "%-10s %.1f W set-point, %llu windows%s%s\n", "power cap", mc->power_cap,
               (unsigned long long)r->power_len, mc->power_trace ? ", trace in " : "",
               mc->power_trace ? mc->power_trace : "");
+    if (mc->power_cap > 0)
+      fprintf(tbl, "%-10s governor CPU %.4f s (%.3f%% of the run), duty waits %.3f s\n", "",
+              r->power_cpu_seconds, r->seconds > 0 ? 100.0 * r->power_cpu_seconds / r->seconds : 0,
+              r->power_waited);
     if (mc->out_dir)
       fprintf(tbl, "%-10s %u files in %s (source-<id>.dist)\n", "out", r->distinct, mc->out_dir);
     if (mc->verify && atomic_load(&s.bad) == 0)

@@ -16,6 +16,7 @@ typedef struct many_cli {
   double power_cap;         /* --power-cap W (0: off) */
   double power_window;      /* --power-window S (0: default) */
   const char *power_trace;  /* --power-trace FILE.csv */
+  const char *power_schedule; /* --power-schedule W@T[,W@T...] */
   uint32_t in_flight;       /* --in-flight K */
   int verify, json, quiet, threads, nearfar, device;
   wg_backend backend;

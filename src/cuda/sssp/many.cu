@@ -899,6 +899,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
       WG_CK(cudaMemcpyAsync(h_ctl, ctl, sizeof(Ctl), cudaMemcpyDeviceToHost, s));
       WG_CK(cudaStreamSynchronize(s));
       if (h_ctl->done) break;
+      if (a->pace) a->pace(a->ud);
     }
     a->iterations += h_ctl->steps;
     if (lanes) {
