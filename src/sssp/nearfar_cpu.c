@@ -416,62 +416,106 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
  * only those nearest ones come in, chosen exactly as the fit chooses
  * (fit_frontier: the cut at the target's distance; ties all or split by
  * position), and the rest stay where they are: no push-back now, no
- * re-pull next iteration. *trimmed: the threshold the fit would end at
+ * re-pull next iteration. Three passes over partition 0 and a selection
+ * among one bucket's members. *trimmed: the threshold the fit would end at
  * (cut + 1), 0 when nothing was trimmed (the caller then runs the fit). */
-static wg_status pull_fit(nf *s, wg_dist_t limit, double target, int keep_ties,
-                          wg_dist_t *trimmed) {
+static wg_status pull_fit(nf *s, wg_dist_t limit, double target,
+                          int keep_ties, wg_dist_t *trimmed) {
   *trimmed = 0;
   if (!(target >= 1.0)) target = 1.0;
   if (target > 4e18) target = 4e18;
   const uint64_t want = (uint64_t)ceil(target);
   const uint64_t x1 = s->front.len;
   far_part *p = &s->parts[0];
-  wg_status st = scratch_reserve(s, p->len);
-  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, p->len);
-  if (st != WG_OK) return st;
-  /* one pass: stale entries dropped, the others stay in place, the
-   * candidates (d < limit) move aside with their distances in the scratch */
-  far_entry *cand = s->cand.e;
+  const wg_dist_t *dist = s->dist;
+  /* pass 1: stale entries dropped (the rest stay in place), the candidates
+   * (d < limit) counted with their range */
   uint64_t keep = 0, c = 0;
+  wg_dist_t mn = WG_DIST_INF, mx = 0;
   for (uint64_t j = 0; j < p->len; j++) {
     const far_entry en = p->e[j];
-    if (s->dist[en.v] < en.d) continue; /* stale */
+    if (dist[en.v] < en.d) continue; /* stale */
+    p->e[keep++] = en;
     if (en.d < limit) {
-      cand[c] = en;
-      s->scratch[c++] = en.d;
+      c++;
+      if (en.d < mn) mn = en.d;
+      if (en.d > mx) mx = en.d;
+    }
+  }
+  p->len = keep;
+  if (c == 0) return WG_OK;
+  const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
+  wg_status st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
+  if (st != WG_OK) return st;
+  uint32_t *fv = s->front.v;
+  uint64_t fl = s->front.len;
+  if (!trim) { /* every candidate comes in */
+    keep = 0;
+    for (uint64_t j = 0; j < p->len; j++) {
+      const far_entry en = p->e[j];
+      if (en.d < limit) fv[fl++] = en.v;
+      else p->e[keep++] = en;
+    }
+    p->len = keep;
+    s->front.len = fl;
+    return WG_OK;
+  }
+  /* the fit's cut: the k-th nearest candidate (k = want - x1). Pass 2: a
+   * 256-bucket histogram of the candidates over [mn, mx]; monotone in d,
+   * so the cut lies in one bucket bkt. Pass 3: candidates of lower buckets
+   * come in, bkt's wait aside in order for a selection among them alone
+   * (select_fast copied every candidate and took three passes more) */
+  const uint64_t k = want - x1 < c ? want - x1 : c;
+  int sh = 0;
+  while (((mx - mn) >> sh) >= 256) sh++;
+  uint64_t h[256];
+  memset(h, 0, sizeof h);
+  for (uint64_t j = 0; j < p->len; j++) {
+    const wg_dist_t d = p->e[j].d;
+    if (d < limit) h[(d - mn) >> sh]++;
+  }
+  uint64_t below = 0;
+  unsigned bkt = 0;
+  while (below + h[bkt] < k) below += h[bkt++];
+  st = scratch_reserve(s, h[bkt]);
+  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, h[bkt]);
+  if (st != WG_OK) return st;
+  far_entry *cand = s->cand.e;
+  uint64_t nb = 0;
+  keep = 0;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (en.d >= limit) {
+      p->e[keep++] = en;
+      continue;
+    }
+    const unsigned bk = (unsigned)((en.d - mn) >> sh);
+    if (bk < bkt) {
+      fv[fl++] = en.v;
+    } else if (bk == bkt) {
+      cand[nb] = en;
+      s->scratch[nb++] = en.d;
     } else {
       p->e[keep++] = en;
     }
   }
   p->len = keep;
-  if (c == 0) return WG_OK;
-  uint64_t k = c, ties = UINT64_MAX;
-  wg_dist_t cut = WG_DIST_INF;
-  const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
-  if (trim) { /* the fit's cut: the (want - x1)-th nearest candidate */
-    k = want - x1 < c ? want - x1 : c;
-    cut = select_fast(s->scratch, c, k - 1);
-    uint64_t less = 0;
-    for (uint64_t j = 0; j < c; j++) less += cand[j].d < cut;
-    if (!keep_ties) ties = k - less;
-  }
-  st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
-  if (st != WG_OK) return st;
-  uint64_t moved = 0;
-  for (uint64_t j = 0; j < c; j++) {
+  const wg_dist_t cut = select_kth(s->scratch, nb, k - 1 - below);
+  uint64_t less = below;
+  for (uint64_t j = 0; j < nb; j++) less += cand[j].d < cut;
+  uint64_t ties = keep_ties ? UINT64_MAX : k - less;
+  for (uint64_t j = 0; j < nb; j++) {
     const far_entry en = cand[j];
-    if (!trim || en.d < cut || (en.d == cut && ties > 0)) {
+    if (en.d < cut || (en.d == cut && ties > 0)) {
       if (en.d == cut) ties--;
-      s->front.v[s->front.len++] = en.v;
-      moved++;
+      fv[fl++] = en.v;
     } else {
       p->e[p->len++] = en; /* room: the partition held it a moment ago */
     }
   }
-  if (trim) {
-    s->fitted += c - moved; /* what the fit would have pushed back */
-    *trimmed = cut + 1;
-  }
+  s->fitted += c - (fl - x1); /* what the fit would have pushed back */
+  s->front.len = fl;
+  *trimmed = cut + 1;
   return WG_OK;
 }
 
