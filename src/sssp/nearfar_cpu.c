@@ -777,7 +777,7 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
  * before dist[u] is read and a pusher improves dist[v] before it reads the
  * mark (both seq_cst), so an improvement is either seen here or queued
  * again: never lost. */
-static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
+static inline __attribute__((always_inline)) uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
                                    wg_dist_t *dist, uint32_t *stamp, uint32_t u,
                                    uint64_t cur, uint64_t lo, uint32_t cur_mark,
                                    int taken) {
@@ -789,9 +789,10 @@ static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
   const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_SEQ_CST);
   if (du < lo) return 0; /* settled in a lower band since it was queued */
   uint64_t improved = 0;
+  const uint32_t *tgt = c->targets, *wt = c->weights;
   for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
-    const uint32_t v = c->targets[a];
-    const wg_dist_t nd = du + c->weights[a];
+    const uint32_t v = tgt[a];
+    const wg_dist_t nd = du + wt[a];
     wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
     while (nd < old) {
       if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
