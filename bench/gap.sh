@@ -31,8 +31,8 @@
 # count, the wait policy and the load average.
 #
 # PIN (a taskset CPU list, e.g. 0,1) runs both sides on the same cores;
-# RUNS names our runs: ALGO or ALGO:LB (nearfar:thread is the one-region
-# band loop on any graph, docs/nearfar.md).
+# RUNS names our runs: ALGO, ALGO:LB or ALGO:LB:DELTA (nearfar:thread is
+# the one-region band loop on any graph, docs/nearfar.md).
 #
 #   bench/gap.sh [BUILD_DIR]
 #   env: WG_GAP_SSSP, WG_GAP_CONVERTER, WG_GAP_WORK, WG_SHARED_DATA,
@@ -96,11 +96,12 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 gap_warm() { # file delta -> median of TRIALS trials in one process (seconds)
   "${TS[@]}" "$GAP" -f "$1" -r 0 -d "$2" -n "$TRIALS" | awk '/^Trial Time:/ {print $3}' | median
 }
-ours() { # file algo[:lb] -> median of TRIALS runs in one process (seconds), iterations
-  local algo=${2%%:*} lb=auto
-  [ "$algo" != "$2" ] && lb=${2#*:}
-  "${TS[@]}" "$W" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "$lb" -t "$THREADS" \
-    --no-pred --json -q -n "$TRIALS" |
+ours() { # file algo[:lb[:delta]] -> median of TRIALS runs in one process (seconds), iterations
+  local algo lb delta extra=()
+  IFS=: read -r algo lb delta <<<"$2"
+  [ -n "$delta" ] && extra=(--delta "$delta")
+  "${TS[@]}" "$W" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "${lb:-auto}" -t "$THREADS" \
+    "${extra[@]}" --no-pred --json -q -n "$TRIALS" |
     python3 -c 'import json,statistics,sys; j=json.load(sys.stdin); print(statistics.median(j["seconds"]), j["iterations"])'
 }
 
