@@ -723,10 +723,21 @@ static inline __attribute__((always_inline)) void band_push(const fixq *q, tbins
   if (b - cur < FIX_BINS) {
     const uint32_t mark = (uint32_t)b + 1;
     if (mark) {
-      if (atomic) { /* seq_cst: pairs with the mark's clearing in fused_relax */
-        if (__atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST) == mark ||
-            __atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark)
-          return;
+      if (atomic) {
+        /* seq_cst: pairs with the mark's clearing in fused_relax (the
+         * caller's CAS on dist came first). A clear mark (0, the common
+         * case) is set by a plain store, one locked instruction less per
+         * push: two pushers that both miss it both queue v, a duplicate
+         * whose second expansion finds nothing to improve (GAP queues every
+         * improvement); one that sees it set skips, and the entry that set
+         * it is taken later with a seq_cst clear before dist[v] is read,
+         * so the improvement is not lost. Another band's mark is replaced
+         * by an exchange, as before: a taker that finds it must still be
+         * ordered after the pushers that saw the mark it replaced. */
+        const uint32_t old = __atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST);
+        if (old == mark) return;
+        if (old == 0) __atomic_store_n(&stamp[v], mark, __ATOMIC_RELAXED);
+        else if (__atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark) return;
       } else {
         if (stamp[v] == mark) return;
         stamp[v] = mark;
@@ -1310,19 +1321,24 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   const uint32_t n = g->n;
   /* Skewed degrees (Kronecker): a fixed-delta run on several threads takes
    * the one-region loop (band_loop) with THREAD; AUTO names THREAD for it.
-   * Road-like graphs keep the per-iteration path, whose small bands run on
-   * the calling thread: on FLA (2 threads, load ~1, medians of 5) that is
-   * 61-83 ms against 78-134 ms for the one-region loop (GAP: 73 ms). */
+   * Road-like graphs on two threads keep the per-iteration path, whose
+   * small bands run on the calling thread: on the loaded development
+   * machine (FLA, load ~1, medians of 5) 61-83 ms against 78-134 ms for
+   * the one-region loop (GAP: 73 ms). */
   const int skewed = pick_graph_lb(&s.c) == WG_LB_LB_CULL;
   wg_lb_policy lb = o->lb != WG_LB_AUTO        ? o->lb
                     : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
                     : skewed                     ? WG_LB_LB_CULL
                                                  : WG_LB_THREAD;
-  /* THREAD asked for explicitly takes the one-region loop on any graph
-   * (roads included: how it compares with the calling-thread loop depends
-   * on the cores being idle, docs/nearfar.md) */
+  /* Road-like graphs: the calling-thread loop on two threads, the
+   * one-region loop on more, or on two when THREAD is asked for. Lent
+   * host (16 idle cores, passive, medians, docs/nearfar.md): FLA on cores
+   * 0,1: calling thread 86.7 ms, one region 79.4 (delta 408) / 76.5 ms
+   * (1632), GAP 67.0; NY on 0,1: 16.5 against 22.8 / 21.1, GAP 12.4;
+   * FLA on 16 threads: 81.9 against 91.4 / 50.9, GAP 25.6. */
   const int one_region = o->algo == WG_ALGO_NEARFAR && threads > 1 &&
-                         lb == WG_LB_THREAD && (skewed || o->lb == WG_LB_THREAD);
+                         lb == WG_LB_THREAD &&
+                         (skewed || o->lb == WG_LB_THREAD || threads > 2);
   /* default delta: the self-tuned run starts from the generic one; the
    * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
    * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
@@ -1332,6 +1348,9 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   uint64_t delta = o->delta;
   if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
   if (!delta && one_region && skewed) delta = wg__sssp_default_delta(g) / 12;
+  /* roads in one region: the full default (fewer bands, fewer barriers;
+   * FLA, 16 threads: 50.9 ms at 1,632 against 91.4 at 408) */
+  if (!delta && one_region) delta = wg__sssp_default_delta(g);
   if (!delta) delta = wg__sssp_cpu_fixed_delta(g);
   if (!delta) delta = 1;
   job->delta = delta;
