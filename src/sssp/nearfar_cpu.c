@@ -162,24 +162,48 @@ static wg_status push_back(nf *s, wg_dist_t thr) {
   return WG_OK;
 }
 
-/* Entries of partition i with d >= bound[i] move to partition i + 1. */
-static wg_status rebin(nf *s, uint32_t i) {
-  far_part *p = &s->parts[i], *q = &s->parts[i + 1];
+/* Step 3 for partition i (bit i of `moved` set): its entries with d >=
+ * bound[i] spill into i + 1, and on through every following partition
+ * whose bit is set and whose bound they also reach: where the contract's
+ * ascending spills (i into i + 1, then i + 1 into i + 2, ...) leave them,
+ * placed at once. The caller runs the partitions in descending order, so
+ * each entry is looked at once (the ascending cascade moved a Kronecker
+ * entry through several partitions: the rebalancer's largest cost,
+ * Kronecker 18, self-tuned, callgrind). Order within a partition is not
+ * kept (it only decides which of the vertices tied at a cut are split
+ * off). */
+static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
+  far_part *p = &s->parts[i];
   const uint64_t b = s->bound[i];
-  uint64_t keep = 0;
+  const uint32_t last = s->nparts - 1;
+  const wg_dist_t *dist = s->dist;
+  far_entry *pe = p->e;
+  uint64_t keep = 0, moved = 0;
   for (uint64_t j = 0; j < p->len; j++) {
-    const far_entry en = p->e[j];
-    if (s->dist[en.v] < en.d) continue;
+    const far_entry en = pe[j];
+    if (dist[en.v] < en.d) continue;
     if (en.d < b) {
-      p->e[keep++] = en;
+      pe[keep++] = en;
       continue;
     }
-    wg_status st = part_reserve(s->ctx, q, 1);
-    if (st != WG_OK) return st;
+    uint32_t t = i + 1;
+    while (t < last && t < 64 && ((moved_bits >> t) & 1) && en.d >= s->bound[t]) t++;
+    far_part *q = &s->parts[t];
+    if (q->len == q->cap) {
+      wg_status st = part_reserve(s->ctx, q, 1);
+      if (st != WG_OK) {
+        /* the entries not yet looked at stay in p: nothing is lost */
+        memmove(pe + keep, pe + j, (size_t)(p->len - j) * sizeof *pe);
+        p->len = keep + (p->len - j);
+        s->rebinned += moved;
+        return st;
+      }
+    }
     q->e[q->len++] = en;
-    s->rebinned++;
+    moved++;
   }
   p->len = keep;
+  s->rebinned += moved;
   return WG_OK;
 }
 
@@ -596,8 +620,10 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
     }
     for (uint64_t j = 0; j < f->len; j++) {
       far_part *p = &s->parts[part_of(s, f->e[j].d)];
-      st = part_reserve(s->ctx, p, 1);
-      if (st != WG_OK) return st;
+      if (p->len == p->cap) {
+        st = part_reserve(s->ctx, p, 1);
+        if (st != WG_OK) return st;
+      }
       p->e[p->len++] = f->e[j];
     }
   }
@@ -1263,10 +1289,11 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     }
     if (st != WG_OK) return st;
     thr = nthr;
-    /* 3. partitions whose bound moved down spill upwards, ascending */
-    for (uint32_t i = 0; i + 1 < s->nparts; i++)
+    /* 3. partitions whose bound moved down spill upwards: the ascending
+     * cascade's result, each partition once, from the top (rebin) */
+    for (uint32_t i = s->nparts - 1; i-- > 0;)
       if (i < 64 && (dec.moved >> i) & 1) {
-        st = rebin(s, i);
+        st = rebin(s, i, dec.moved);
         if (st != WG_OK) return st;
       }
     /* 4. fit the frontier to the target exactly (a deviation, see
