@@ -30,11 +30,16 @@
 # Medians over the rounds and our ratio to GAP are printed with the thread
 # count, the wait policy and the load average.
 #
+# PIN (a taskset CPU list, e.g. 0,1) runs both sides on the same cores;
+# RUNS names our runs: ALGO, ALGO:LB or ALGO:LB:DELTA (nearfar:thread is
+# the one-region band loop on any graph, docs/nearfar.md).
+#
 #   bench/gap.sh [BUILD_DIR]
 #   env: WG_GAP_SSSP, WG_GAP_CONVERTER, WG_GAP_WORK, WG_SHARED_DATA,
 #        THREADS (2), ROUNDS (4), TRIALS (5), GRAPHS ("NY FLA kron20"),
 #        DELTAS (roads: "256 512 1024 2048 4096 8192"),
-#        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set)
+#        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set),
+#        PIN (none), RUNS ("nearfar selftune")
 set -u
 B=${1:-build}
 W=$B/wattgraph
@@ -47,6 +52,10 @@ TRIALS=${TRIALS:-5}
 GRAPHS=${GRAPHS:-NY FLA kron20}
 DELTAS=${DELTAS:-256 512 1024 2048 4096 8192}
 KRON_DELTAS=${KRON_DELTAS:-8 16 32 64 128 256}
+RUNS=${RUNS:-nearfar selftune}
+PIN=${PIN:-}
+TS=()
+[ -n "$PIN" ] && TS=(taskset -c "$PIN")
 GAP=${WG_GAP_SSSP:-}
 CONV=${WG_GAP_CONVERTER:-}
 [ -x "$W" ] || { echo "gap.sh: $W not found (build first)" >&2; exit 2; }
@@ -59,7 +68,7 @@ fi
 mkdir -p "$WORK" || exit 2
 export OMP_NUM_THREADS=$THREADS
 echo "threads $THREADS, OMP_WAIT_POLICY ${OMP_WAIT_POLICY:-unset, the runtime default}," \
-     "rounds $ROUNDS, median of $TRIALS trials a run, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+     "rounds $ROUNDS, median of $TRIALS trials a run, cores ${PIN:-any}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "wattgraph $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), gap ${GAP:-missing}"
 
 prepare() { # name -> $WORK/name.wgc and the file GAP reads
@@ -81,15 +90,18 @@ prepare() { # name -> $WORK/name.wgc and the file GAP reads
 gapfile() { [ -s "$WORK/$1.wsg" ] && echo "$WORK/$1.wsg" || echo "$WORK/$1.gr"; }
 
 gap_avg() { # file delta trials -> average seconds
-  "$GAP" -f "$1" -r 0 -d "$2" -n "$3" | awk '/^Average Time:/ {print $3}'
+  "${TS[@]}" "$GAP" -f "$1" -r 0 -d "$2" -n "$3" | awk '/^Average Time:/ {print $3}'
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 gap_warm() { # file delta -> median of TRIALS trials in one process (seconds)
-  "$GAP" -f "$1" -r 0 -d "$2" -n "$TRIALS" | awk '/^Trial Time:/ {print $3}' | median
+  "${TS[@]}" "$GAP" -f "$1" -r 0 -d "$2" -n "$TRIALS" | awk '/^Trial Time:/ {print $3}' | median
 }
-ours() { # file algo -> median of TRIALS runs in one process (seconds), iterations
-  "$W" sssp "$1" -s 1 --backend cpu --algo "$2" -t "$THREADS" --no-pred --json -q \
-    -n "$TRIALS" |
+ours() { # file algo[:lb[:delta]] -> median of TRIALS runs in one process (seconds), iterations
+  local algo lb delta extra=()
+  IFS=: read -r algo lb delta <<<"$2"
+  [ -n "$delta" ] && extra=(--delta "$delta")
+  "${TS[@]}" "$W" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "${lb:-auto}" -t "$THREADS" \
+    "${extra[@]}" --no-pred --json -q -n "$TRIALS" |
     python3 -c 'import json,statistics,sys; j=json.load(sys.stdin); print(statistics.median(j["seconds"]), j["iterations"])'
 }
 
@@ -109,11 +121,14 @@ for g in $GRAPHS; do
       if [ -z "$bt" ] || awk -v a="$t" -v b="$bt" 'BEGIN {exit !(a < b)}'; then bt=$t; best=$d; fi
     done
   fi
-  gt=() nt=() st=() ni= si=
+  gt=()
+  declare -A rt=() ri=()
   for ((r = 0; r < ROUNDS; r++)); do
     [ -n "$best" ] && gt+=("$(gap_warm "$gf" "$best")")
-    read -r t ni < <(ours "$WORK/$g.wgc" nearfar); nt+=("$t")
-    read -r t si < <(ours "$WORK/$g.wgc" selftune); st+=("$t")
+    for run in $RUNS; do
+      read -r t i < <(ours "$WORK/$g.wgc" "$run")
+      rt[$run]="${rt[$run]:-} $t" ri[$run]=$i
+    done
   done
   ms() { printf '%s\n' "$@" | awk '{printf "%.1f ", $1 * 1e3}'; }
   gm=
@@ -121,13 +136,19 @@ for g in $GRAPHS; do
     gm=$(printf '%s\n' "${gt[@]}" | median)
     printf "%-7s %-28s %10.1f %8s %s\n" "$g" "gap delta $best (best)" "$(awk -v x="$gm" 'BEGIN {print x * 1e3}')" 1.00 "$(ms "${gt[@]}")"
   fi
-  for run in nearfar selftune; do
-    if [ $run = nearfar ]; then arr=("${nt[@]}"); lab="nearfar default delta, $ni it"
-    else arr=("${st[@]}"); lab="selftune default P, $si it"; fi
+  for run in $RUNS; do
+    read -r -a arr <<<"${rt[$run]}"
+    case $run in
+      nearfar) lab="nearfar default delta" ;;
+      selftune) lab="selftune default P" ;;
+      *) lab=$run ;;
+    esac
+    lab="$lab, ${ri[$run]} it"
     m=$(printf '%s\n' "${arr[@]}" | median)
     ratio=-
     [ -n "$gm" ] && ratio=$(awk -v a="$m" -v b="$gm" 'BEGIN {printf "%.2fx", a / b}')
     printf "%-7s %-28s %10.1f %8s %s\n" "$g" "$lab" "$(awk -v x="$m" 'BEGIN {print x * 1e3}')" "$ratio" "$(ms "${arr[@]}")"
   done
+  unset rt ri
 done
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

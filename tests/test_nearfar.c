@@ -428,6 +428,54 @@ static void far_bands(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Road-like graphs on more than two threads: AUTO takes the one-region
+ * band loop at the full default delta (two threads keep the calling-thread
+ * loop at a quarter of it; THREAD asked for takes one region on two);
+ * every run against the oracle, the path checked through the delta the
+ * result reports. NY too (one source) when the shared data is reachable. */
+static void road_threads(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  for (int kind = 0; kind < 2; kind++) {
+    wg_graph_t *g = NULL;
+    const char *what = kind == 0 ? "road 40000" : "dimacs9-USA-road-NY.pace16-topology.gr.xz";
+    if (kind == 0) wgt_assert_status(ctx, wg_gen_road(ctx, &g, 40000, &go), WG_OK);
+    else g = load_road(ctx, what);
+    if (!g) {
+      fprintf(stderr, "road threads: %s missing, generated graph only\n", what);
+      continue;
+    }
+    const uint32_t s[] = {0, wg_graph_num_vertices(g) / 3};
+    wg_ctx_set_threads(ctx, 1);
+    wg_sssp_result *r1 = run_verified(ctx, g, s[0], WG_ALGO_NEARFAR, WG_LB_AUTO, 0, 0.0, what);
+    const uint64_t quarter = r1->delta;
+    wg_sssp_result_destroy(&r1);
+    /* not more than 3 threads: clang's libomp leaks its own thread
+     * structures once a team grows past that (LeakSanitizer, checked on a
+     * bare OpenMP loop), which would fail the sanitizer build */
+    const int ts[] = {2, 3};
+    for (int t = 0; t < 2; t++) {
+      wg_ctx_set_threads(ctx, ts[t]);
+      for (int i = 0; i < (kind == 0 ? 2 : 1); i++)
+        for (int p = 0; p < 2; p++) {
+          wg_sssp_result *r = run_verified(ctx, g, s[i], WG_ALGO_NEARFAR,
+                                           p ? WG_LB_THREAD : WG_LB_AUTO, 0, 0.0, what);
+          const int one = ts[t] > 2 || p;
+          if (one ? r->delta / 4 != quarter : r->delta != quarter)
+            fprintf(stderr, "%s, %d threads, lb %s: delta %llu, expected %s %llu\n", what,
+                    ts[t], p ? "thread" : "auto", (unsigned long long)r->delta,
+                    one ? "four times" : "", (unsigned long long)quarter);
+          assert_true(one ? r->delta / 4 == quarter : r->delta == quarter);
+          wg_sssp_result_destroy(&r);
+        }
+    }
+    wg_graph_destroy(&g);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_graphs),
@@ -436,6 +484,7 @@ int main(void) {
       cmocka_unit_test(zero_weights_disconnected),
       cmocka_unit_test(grids_and_roads),
       cmocka_unit_test(far_bands),
+      cmocka_unit_test(road_threads),
       cmocka_unit_test(kronecker),
       cmocka_unit_test(monaco),
       cmocka_unit_test(kronecker_20),

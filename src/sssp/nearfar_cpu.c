@@ -48,8 +48,8 @@
  *   and several threads its one-region loop, GAP's); a self-tuned one
  *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
  *   or > 8 x mean + 8), THREAD otherwise.
- * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), see
- *   default_p().
+ * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), four
+ *   times that on skewed graphs, see default_p().
  */
 #include <math.h>
 #include <string.h>
@@ -162,24 +162,48 @@ static wg_status push_back(nf *s, wg_dist_t thr) {
   return WG_OK;
 }
 
-/* Entries of partition i with d >= bound[i] move to partition i + 1. */
-static wg_status rebin(nf *s, uint32_t i) {
-  far_part *p = &s->parts[i], *q = &s->parts[i + 1];
+/* Step 3 for partition i (bit i of `moved` set): its entries with d >=
+ * bound[i] spill into i + 1, and on through every following partition
+ * whose bit is set and whose bound they also reach: where the contract's
+ * ascending spills (i into i + 1, then i + 1 into i + 2, ...) leave them,
+ * placed at once. The caller runs the partitions in descending order, so
+ * each entry is looked at once (the ascending cascade moved a Kronecker
+ * entry through several partitions: the rebalancer's largest cost,
+ * Kronecker 18, self-tuned, callgrind). Order within a partition is not
+ * kept (it only decides which of the vertices tied at a cut are split
+ * off). */
+static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
+  far_part *p = &s->parts[i];
   const uint64_t b = s->bound[i];
-  uint64_t keep = 0;
+  const uint32_t last = s->nparts - 1;
+  const wg_dist_t *dist = s->dist;
+  far_entry *pe = p->e;
+  uint64_t keep = 0, moved = 0;
   for (uint64_t j = 0; j < p->len; j++) {
-    const far_entry en = p->e[j];
-    if (s->dist[en.v] < en.d) continue;
+    const far_entry en = pe[j];
+    if (dist[en.v] < en.d) continue;
     if (en.d < b) {
-      p->e[keep++] = en;
+      pe[keep++] = en;
       continue;
     }
-    wg_status st = part_reserve(s->ctx, q, 1);
-    if (st != WG_OK) return st;
+    uint32_t t = i + 1;
+    while (t < last && t < 64 && ((moved_bits >> t) & 1) && en.d >= s->bound[t]) t++;
+    far_part *q = &s->parts[t];
+    if (q->len == q->cap) {
+      wg_status st = part_reserve(s->ctx, q, 1);
+      if (st != WG_OK) {
+        /* the entries not yet looked at stay in p: nothing is lost */
+        memmove(pe + keep, pe + j, (size_t)(p->len - j) * sizeof *pe);
+        p->len = keep + (p->len - j);
+        s->rebinned += moved;
+        return st;
+      }
+    }
     q->e[q->len++] = en;
-    s->rebinned++;
+    moved++;
   }
   p->len = keep;
+  s->rebinned += moved;
   return WG_OK;
 }
 
@@ -416,62 +440,106 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
  * only those nearest ones come in, chosen exactly as the fit chooses
  * (fit_frontier: the cut at the target's distance; ties all or split by
  * position), and the rest stay where they are: no push-back now, no
- * re-pull next iteration. *trimmed: the threshold the fit would end at
+ * re-pull next iteration. Three passes over partition 0 and a selection
+ * among one bucket's members. *trimmed: the threshold the fit would end at
  * (cut + 1), 0 when nothing was trimmed (the caller then runs the fit). */
-static wg_status pull_fit(nf *s, wg_dist_t limit, double target, int keep_ties,
-                          wg_dist_t *trimmed) {
+static wg_status pull_fit(nf *s, wg_dist_t limit, double target,
+                          int keep_ties, wg_dist_t *trimmed) {
   *trimmed = 0;
   if (!(target >= 1.0)) target = 1.0;
   if (target > 4e18) target = 4e18;
   const uint64_t want = (uint64_t)ceil(target);
   const uint64_t x1 = s->front.len;
   far_part *p = &s->parts[0];
-  wg_status st = scratch_reserve(s, p->len);
-  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, p->len);
-  if (st != WG_OK) return st;
-  /* one pass: stale entries dropped, the others stay in place, the
-   * candidates (d < limit) move aside with their distances in the scratch */
-  far_entry *cand = s->cand.e;
+  const wg_dist_t *dist = s->dist;
+  /* pass 1: stale entries dropped (the rest stay in place), the candidates
+   * (d < limit) counted with their range */
   uint64_t keep = 0, c = 0;
+  wg_dist_t mn = WG_DIST_INF, mx = 0;
   for (uint64_t j = 0; j < p->len; j++) {
     const far_entry en = p->e[j];
-    if (s->dist[en.v] < en.d) continue; /* stale */
+    if (dist[en.v] < en.d) continue; /* stale */
+    p->e[keep++] = en;
     if (en.d < limit) {
-      cand[c] = en;
-      s->scratch[c++] = en.d;
+      c++;
+      if (en.d < mn) mn = en.d;
+      if (en.d > mx) mx = en.d;
+    }
+  }
+  p->len = keep;
+  if (c == 0) return WG_OK;
+  const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
+  wg_status st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
+  if (st != WG_OK) return st;
+  uint32_t *fv = s->front.v;
+  uint64_t fl = s->front.len;
+  if (!trim) { /* every candidate comes in */
+    keep = 0;
+    for (uint64_t j = 0; j < p->len; j++) {
+      const far_entry en = p->e[j];
+      if (en.d < limit) fv[fl++] = en.v;
+      else p->e[keep++] = en;
+    }
+    p->len = keep;
+    s->front.len = fl;
+    return WG_OK;
+  }
+  /* the fit's cut: the k-th nearest candidate (k = want - x1). Pass 2: a
+   * 256-bucket histogram of the candidates over [mn, mx]; monotone in d,
+   * so the cut lies in one bucket bkt. Pass 3: candidates of lower buckets
+   * come in, bkt's wait aside in order for a selection among them alone
+   * (select_fast copied every candidate and took three passes more) */
+  const uint64_t k = want - x1 < c ? want - x1 : c;
+  int sh = 0;
+  while (((mx - mn) >> sh) >= 256) sh++;
+  uint64_t h[256];
+  memset(h, 0, sizeof h);
+  for (uint64_t j = 0; j < p->len; j++) {
+    const wg_dist_t d = p->e[j].d;
+    if (d < limit) h[(d - mn) >> sh]++;
+  }
+  uint64_t below = 0;
+  unsigned bkt = 0;
+  while (below + h[bkt] < k) below += h[bkt++];
+  st = scratch_reserve(s, h[bkt]);
+  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, h[bkt]);
+  if (st != WG_OK) return st;
+  far_entry *cand = s->cand.e;
+  uint64_t nb = 0;
+  keep = 0;
+  for (uint64_t j = 0; j < p->len; j++) {
+    const far_entry en = p->e[j];
+    if (en.d >= limit) {
+      p->e[keep++] = en;
+      continue;
+    }
+    const unsigned bk = (unsigned)((en.d - mn) >> sh);
+    if (bk < bkt) {
+      fv[fl++] = en.v;
+    } else if (bk == bkt) {
+      cand[nb] = en;
+      s->scratch[nb++] = en.d;
     } else {
       p->e[keep++] = en;
     }
   }
   p->len = keep;
-  if (c == 0) return WG_OK;
-  uint64_t k = c, ties = UINT64_MAX;
-  wg_dist_t cut = WG_DIST_INF;
-  const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
-  if (trim) { /* the fit's cut: the (want - x1)-th nearest candidate */
-    k = want - x1 < c ? want - x1 : c;
-    cut = select_fast(s->scratch, c, k - 1);
-    uint64_t less = 0;
-    for (uint64_t j = 0; j < c; j++) less += cand[j].d < cut;
-    if (!keep_ties) ties = k - less;
-  }
-  st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
-  if (st != WG_OK) return st;
-  uint64_t moved = 0;
-  for (uint64_t j = 0; j < c; j++) {
+  const wg_dist_t cut = select_kth(s->scratch, nb, k - 1 - below);
+  uint64_t less = below;
+  for (uint64_t j = 0; j < nb; j++) less += cand[j].d < cut;
+  uint64_t ties = keep_ties ? UINT64_MAX : k - less;
+  for (uint64_t j = 0; j < nb; j++) {
     const far_entry en = cand[j];
-    if (!trim || en.d < cut || (en.d == cut && ties > 0)) {
+    if (en.d < cut || (en.d == cut && ties > 0)) {
       if (en.d == cut) ties--;
-      s->front.v[s->front.len++] = en.v;
-      moved++;
+      fv[fl++] = en.v;
     } else {
       p->e[p->len++] = en; /* room: the partition held it a moment ago */
     }
   }
-  if (trim) {
-    s->fitted += c - moved; /* what the fit would have pushed back */
-    *trimmed = cut + 1;
-  }
+  s->fitted += c - (fl - x1); /* what the fit would have pushed back */
+  s->front.len = fl;
+  *trimmed = cut + 1;
   return WG_OK;
 }
 
@@ -552,8 +620,10 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
     }
     for (uint64_t j = 0; j < f->len; j++) {
       far_part *p = &s->parts[part_of(s, f->e[j].d)];
-      st = part_reserve(s->ctx, p, 1);
-      if (st != WG_OK) return st;
+      if (p->len == p->cap) {
+        st = part_reserve(s->ctx, p, 1);
+        if (st != WG_OK) return st;
+      }
       p->e[p->len++] = f->e[j];
     }
   }
@@ -632,8 +702,30 @@ typedef struct fixq {
   tbins *tb;   /* one per thread */
   int threads;
   uint64_t delta, cur, limit;
+  uint64_t dmul; /* band_of's reciprocal of delta (0: divide) */
   vbuf work;   /* the band being drained by the fused serial loop */
 } fixq;
+
+/* The band of distance x: x / delta. A 64-bit division costs tens of
+ * cycles and every improving relaxation takes one; distances under 2^32
+ * (every road and Kronecker run with [1, 255] weights) take a multiply by
+ * the rounded-up reciprocal instead, exact for 32-bit x and 2 <= delta <
+ * 2^32 (Lemire, Kaser and Kurz, "Faster remainder by direct computation",
+ * 2019: M = ceil(2^64 / d), x / d = (M x) >> 64; checked by brute force
+ * against the division for 16 divisors from 2 to 2^32 - 1 and 2e7 random
+ * pairs; the tests compare every run's distances with the oracle). */
+static uint64_t band_mul(uint64_t delta) {
+  return delta >= 2 && delta <= UINT32_MAX ? UINT64_MAX / delta + 1 : 0;
+}
+
+static inline uint64_t band_div(uint64_t dmul, uint64_t delta, uint64_t x) {
+  if (dmul && x <= UINT32_MAX) return (uint64_t)(((unsigned __int128)dmul * x) >> 64);
+  return x / delta;
+}
+
+static inline uint64_t band_of(const fixq *q, uint64_t x) {
+  return band_div(q->dmul, q->delta, x);
+}
 
 static int vb_grow(vbuf *b, uint64_t limit) {
   const uint64_t cap = b->cap ? 2 * b->cap : 256;
@@ -657,10 +749,21 @@ static inline __attribute__((always_inline)) void band_push(const fixq *q, tbins
   if (b - cur < FIX_BINS) {
     const uint32_t mark = (uint32_t)b + 1;
     if (mark) {
-      if (atomic) { /* seq_cst: pairs with the mark's clearing in fused_relax */
-        if (__atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST) == mark ||
-            __atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark)
-          return;
+      if (atomic) {
+        /* seq_cst: pairs with the mark's clearing in fused_relax (the
+         * caller's CAS on dist came first). A clear mark (0, the common
+         * case) is set by a plain store, one locked instruction less per
+         * push: two pushers that both miss it both queue v, a duplicate
+         * whose second expansion finds nothing to improve (GAP queues every
+         * improvement); one that sees it set skips, and the entry that set
+         * it is taken later with a seq_cst clear before dist[v] is read,
+         * so the improvement is not lost. Another band's mark is replaced
+         * by an exchange, as before: a taker that finds it must still be
+         * ordered after the pushers that saw the mark it replaced. */
+        const uint32_t old = __atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST);
+        if (old == mark) return;
+        if (old == 0) __atomic_store_n(&stamp[v], mark, __ATOMIC_RELAXED);
+        else if (__atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark) return;
       } else {
         if (stamp[v] == mark) return;
         stamp[v] = mark;
@@ -683,7 +786,7 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
                              uint32_t *restrict stamp, const uint32_t *list,
                              uint64_t len) {
   tbins *tb = &q->tb[0];
-  const uint64_t delta = q->delta, cur = q->cur, lo = cur * delta;
+  const uint64_t delta = q->delta, dmul = q->dmul, cur = q->cur, lo = cur * delta;
   const uint32_t cur_mark = (uint32_t)cur + 1;
   const uint64_t *restrict off = c->offsets;
   const uint32_t *restrict tgt = c->targets, *restrict wt = c->weights;
@@ -699,7 +802,7 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
       if (nd < dist[v]) {
         dist[v] = nd;
         improved++;
-        band_push(q, tb, stamp, v, nd / delta, cur, 0);
+        band_push(q, tb, stamp, v, band_div(dmul, delta, nd), cur, 0);
       }
     }
   }
@@ -711,7 +814,7 @@ static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
  * before dist[u] is read and a pusher improves dist[v] before it reads the
  * mark (both seq_cst), so an improvement is either seen here or queued
  * again: never lost. */
-static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
+static inline __attribute__((always_inline)) uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
                                    wg_dist_t *dist, uint32_t *stamp, uint32_t u,
                                    uint64_t cur, uint64_t lo, uint32_t cur_mark,
                                    int taken) {
@@ -723,15 +826,16 @@ static inline uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
   const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_SEQ_CST);
   if (du < lo) return 0; /* settled in a lower band since it was queued */
   uint64_t improved = 0;
+  const uint32_t *tgt = c->targets, *wt = c->weights;
   for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
-    const uint32_t v = c->targets[a];
-    const wg_dist_t nd = du + c->weights[a];
+    const uint32_t v = tgt[a];
+    const wg_dist_t nd = du + wt[a];
     wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
     while (nd < old) {
       if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
                                       __ATOMIC_RELAXED)) {
         improved++;
-        band_push(q, tb, stamp, v, nd / q->delta, cur, 1);
+        band_push(q, tb, stamp, v, band_of(q, nd), cur, 1);
         break;
       }
     }
@@ -750,7 +854,7 @@ static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist,
   const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
   for (uint64_t i = lo; i < hi; i++) {
     const uint32_t v = adv->v[i];
-    band_push(q, tb, stamp, v, dist[v] / q->delta, q->cur, 1);
+    band_push(q, tb, stamp, v, band_of(q, dist[v]), q->cur, 1);
   }
 }
 
@@ -790,7 +894,7 @@ static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist,
   uint64_t keep = 0, mn = UINT64_MAX;
   for (uint64_t j = 0; j < tb->over.len; j++) {
     const uint32_t v = tb->over.v[j];
-    const uint64_t b = dist[v] / q->delta;
+    const uint64_t b = band_of(q, dist[v]);
     if (b < cur) continue;
     if (b - cur < FIX_BINS) {
       band_push(q, tb, stamp, v, b, cur, atomic);
@@ -988,6 +1092,7 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   memset(&q, 0, sizeof q);
   q.threads = s->ws.threads;
   q.delta = delta;
+  q.dmul = band_mul(delta);
   q.limit = s->ws.limit;
   st = wg__calloc(s->ctx, &q.tb, (uint64_t)q.threads, sizeof *q.tb, "sssp bands");
   if (st != WG_OK) return st;
@@ -1105,8 +1210,16 @@ done:
  * set-point reachable for most of the run (measured on a 1M-vertex road
  * graph: P = 300 holds within 2% with IQR/median 0.14, P = 1000 is beyond
  * the graph's parallelism for half of the run; docs/nearfar.md). */
-static double default_p(const wg_graph_t *g) {
-  const double p = g->n ? (double)g->m / (8.0 * sqrt((double)g->n)) : 0.0;
+static double default_p(const wg_graph_t *g, int skewed) {
+  double p = g->n ? (double)g->m / (8.0 * sqrt((double)g->n)) : 0.0;
+  /* Skewed degrees (Kronecker): no wavefront bound, a few hops reach
+   * everything, and the set-points held span 3e3-1e4 at scale 18 and
+   * 1e4-3e4 at scale 20 (docs/nearfar.md); four times the planar default
+   * (8.2e3, 1.6e4) lies inside both, and fewer, fuller iterations spend
+   * less on the serial far queue (Kronecker 18, one thread, callgrind:
+   * 504M instructions at 2,048 against 392M at 8,192, 199 against 52
+   * iterations; median X2 within 8% of P, IQR/median 0.54 -> 0.34). */
+  if (skewed) p *= 4.0;
   return p < 64.0 ? 64.0 : p;
 }
 
@@ -1184,10 +1297,11 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     }
     if (st != WG_OK) return st;
     thr = nthr;
-    /* 3. partitions whose bound moved down spill upwards, ascending */
-    for (uint32_t i = 0; i + 1 < s->nparts; i++)
+    /* 3. partitions whose bound moved down spill upwards: the ascending
+     * cascade's result, each partition once, from the top (rebin) */
+    for (uint32_t i = s->nparts - 1; i-- > 0;)
       if (i < 64 && (dec.moved >> i) & 1) {
-        st = rebin(s, i);
+        st = rebin(s, i, dec.moved);
         if (st != WG_OK) return st;
       }
     /* 4. fit the frontier to the target exactly (a deviation, see
@@ -1242,16 +1356,24 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   const uint32_t n = g->n;
   /* Skewed degrees (Kronecker): a fixed-delta run on several threads takes
    * the one-region loop (band_loop) with THREAD; AUTO names THREAD for it.
-   * Road-like graphs keep the per-iteration path, whose small bands run on
-   * the calling thread: on FLA (2 threads, load ~1, medians of 5) that is
-   * 61-83 ms against 78-134 ms for the one-region loop (GAP: 73 ms). */
+   * Road-like graphs on two threads keep the per-iteration path, whose
+   * small bands run on the calling thread: on the loaded development
+   * machine (FLA, load ~1, medians of 5) 61-83 ms against 78-134 ms for
+   * the one-region loop (GAP: 73 ms). */
   const int skewed = pick_graph_lb(&s.c) == WG_LB_LB_CULL;
   wg_lb_policy lb = o->lb != WG_LB_AUTO        ? o->lb
                     : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
                     : skewed                     ? WG_LB_LB_CULL
                                                  : WG_LB_THREAD;
-  const int one_region =
-      o->algo == WG_ALGO_NEARFAR && threads > 1 && lb == WG_LB_THREAD && skewed;
+  /* Road-like graphs: the calling-thread loop on two threads, the
+   * one-region loop on more, or on two when THREAD is asked for. Lent
+   * host (16 idle cores, passive, medians, docs/nearfar.md): FLA on cores
+   * 0,1: calling thread 86.7 ms, one region 79.4 (delta 408) / 76.5 ms
+   * (1632), GAP 67.0; NY on 0,1: 16.5 against 22.8 / 21.1, GAP 12.4;
+   * FLA on 16 threads: 81.9 against 91.4 / 50.9, GAP 25.6. */
+  const int one_region = o->algo == WG_ALGO_NEARFAR && threads > 1 &&
+                         lb == WG_LB_THREAD &&
+                         (skewed || o->lb == WG_LB_THREAD || threads > 2);
   /* default delta: the self-tuned run starts from the generic one; the
    * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
    * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
@@ -1260,7 +1382,10 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * (wg__sssp_cpu_fixed_delta) */
   uint64_t delta = o->delta;
   if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
-  if (!delta && one_region) delta = wg__sssp_default_delta(g) / 12;
+  if (!delta && one_region && skewed) delta = wg__sssp_default_delta(g) / 12;
+  /* roads in one region: the full default (fewer bands, fewer barriers;
+   * FLA, 16 threads: 50.9 ms at 1,632 against 91.4 at 408) */
+  if (!delta && one_region) delta = wg__sssp_default_delta(g);
   if (!delta) delta = wg__sssp_cpu_fixed_delta(g);
   if (!delta) delta = 1;
   job->delta = delta;
@@ -1292,7 +1417,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   s.bound[0] = WG_SELFTUNE_INF;
 
   if (o->algo == WG_ALGO_SELFTUNE) {
-    const double P = o->parallelism > 0 ? o->parallelism : default_p(g);
+    const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
     st = run_fixed(&s, job, lb, delta, one_region);
