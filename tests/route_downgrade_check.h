@@ -13,6 +13,7 @@
 #ifndef WG_TEST_ROUTE_DOWNGRADE_CHECK_H
 #define WG_TEST_ROUTE_DOWNGRADE_CHECK_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,15 @@ static inline void dg_print(const char *what, const dg_count *c) {
          (unsigned long long)c->level[2], (unsigned long long)c->level[3],
          (unsigned long long)c->longer, (unsigned long long)c->unreachable,
          (unsigned long long)c->mismatches);
+}
+
+/* Every measured quality is the oracle's length over the answer's, whatever
+ * level answered (MEASURE_QUALITY measures against the exact search). */
+static inline void dg_assert_quality(const dg_batch *b, const wg_route_batch *out) {
+  for (size_t i = 0; i < b->n; i++)
+    if (b->want[i] != UINT64_MAX && out->results[i].distance)
+      assert_true(fabs(out->results[i].quality -
+                       (double)b->want[i] / (double)out->results[i].distance) < 1e-12);
 }
 
 #endif

@@ -84,11 +84,7 @@ static void before_batch(wg_ctx_t *ctx, const wg_graph_t *g, const char *what) {
       assert_int_equal(c.mismatches, 0);
       for (int l = 1; l < word; l++) assert_int_equal(c.level[l], 0);
       assert_int_equal(against_cpu(ctx, cpu, &b, &out), 0);
-      if (measure)
-        for (size_t i = 0; i < b.n; i++)
-          if (b.want[i] != UINT64_MAX && out.results[i].distance)
-            assert_true(fabs(out.results[i].quality -
-                             (double)b.want[i] / (double)out.results[i].distance) < 1e-12);
+      if (measure) dg_assert_quality(&b, &out);
       wg_route_batch_free(&out);
     }
   }

@@ -145,10 +145,7 @@ static void before_batch_and_reset(void **state) {
     assert_int_equal(c.mismatches, 0);
     for (int l = 1; l < word; l++) assert_int_equal(c.level[l], 0);
     /* quality is measured against the exact search, whatever the word */
-    for (size_t i = 0; i < b.n; i++)
-      if (b.want[i] != UINT64_MAX && out.results[i].distance)
-        assert_true(fabs(out.results[i].quality -
-                         (double)b.want[i] / (double)out.results[i].distance) < 1e-12);
+    dg_assert_quality(&b, &out);
     wg_route_batch_free(&out);
   }
   /* back to 0: level-0 queries are exact again */

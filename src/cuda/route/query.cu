@@ -629,6 +629,30 @@ __global__ void __launch_bounds__(kUnpackThreads) unpack_kernel(UnpackArgs A) {
   }
 }
 
+/* Writes the vertices of hierarchy arc e (its far ends, in order) to
+ * out[k...], unpacked on this thread's own stack of stack_cap words: the
+ * block kernel's way for the arcs its shared queue has no room for. */
+__device__ void unpack_alone(const UnpackArgs &A, uint32_t *stack, uint32_t e, uint32_t *out,
+                             uint32_t k) {
+  uint32_t sp = 0;
+  stack[sp++] = e;
+  while (sp) {
+    const uint32_t x = stack[--sp];
+    const uint32_t a = x >> 1, dir = x & 1u;
+    const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
+    if (hf.x == WG__CCH_NONE) {
+      out[k++] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
+      continue;
+    }
+    if (sp + 2 > A.stack_cap) {
+      atomicOr(A.flags, WG__CCH_F_STACK);
+      return;
+    }
+    stack[sp++] = hf.y; /* the second half goes under the first */
+    stack[sp++] = hf.x;
+  }
+}
+
 __global__ void __launch_bounds__(kUnpackBlockThreads) unpack_block_kernel(UnpackArgs A,
                                                                           const uint32_t *hop_f,
                                                                           const uint32_t *hop_b) {
@@ -666,24 +690,8 @@ __global__ void __launch_bounds__(kUnpackBlockThreads) unpack_block_kernel(Unpac
       /* a chain longer than the queue (never on road graphs): the rest
        * alone, here */
       for (uint32_t i = n; i < len; ++i) {
-        uint32_t sp = 0, k = pos;
-        stack[sp++] = ch[i];
+        unpack_alone(A, stack, ch[i], out, pos);
         pos += (ch[i] & 1u) ? hop_b[ch[i] >> 1] : hop_f[ch[i] >> 1];
-        while (sp) {
-          const uint32_t e = stack[--sp];
-          const uint32_t a = e >> 1, dir = e & 1u;
-          const uint2 hf = dir ? A.half_b[a] : A.half_f[a];
-          if (hf.x == WG__CCH_NONE) {
-            out[k++] = A.order[dir ? A.up_tail[a] : A.up_head[a]];
-            continue;
-          }
-          if (sp + 2 > A.stack_cap) {
-            atomicOr(A.flags, WG__CCH_F_STACK);
-            break;
-          }
-          stack[sp++] = hf.y;
-          stack[sp++] = hf.x;
-        }
       }
     }
     __syncthreads();
@@ -716,24 +724,7 @@ __global__ void __launch_bounds__(kUnpackBlockThreads) unpack_block_kernel(Unpac
           nxt[slot + 1] = make_uint2(hf.y, it.y + h1);
           continue;
         }
-        /* the queue is full: this item alone, on the thread's stack */
-        uint32_t sp = 0, k = it.y;
-        stack[sp++] = it.x;
-        while (sp) {
-          const uint32_t e = stack[--sp];
-          const uint32_t a2 = e >> 1, dir2 = e & 1u;
-          const uint2 h2 = dir2 ? A.half_b[a2] : A.half_f[a2];
-          if (h2.x == WG__CCH_NONE) {
-            out[k++] = A.order[dir2 ? A.up_tail[a2] : A.up_head[a2]];
-            continue;
-          }
-          if (sp + 2 > A.stack_cap) {
-            atomicOr(A.flags, WG__CCH_F_STACK);
-            break;
-          }
-          stack[sp++] = h2.y;
-          stack[sp++] = h2.x;
-        }
+        unpack_alone(A, stack, it.x, out, it.y); /* the queue is full: this item alone */
       }
     }
     __syncthreads();

@@ -89,6 +89,17 @@ struct RowStat {
   unsigned long long reached, maxd, sum_lo, sum_hi;
 };
 
+/* Adds a partial row (reached, largest distance, 128-bit sum as lo/hi) to
+ * the row's totals, the carry of the low word into the high one included. */
+__device__ __forceinline__ void rowstat_add(RowStat *s, unsigned long long cnt,
+                                            unsigned long long mx, unsigned long long lo,
+                                            unsigned long long hi) {
+  atomicAdd(&s->reached, cnt);
+  atomicMax(&s->maxd, mx);
+  const unsigned long long old = atomicAdd(&s->sum_lo, lo);
+  atomicAdd(&s->sum_hi, hi + (old + lo < old));
+}
+
 template <typename D> __device__ __forceinline__ D inf_of() { return (D)~(D)0; }
 
 /* 32- or 64-bit atomicMin on a distance. */
@@ -143,6 +154,20 @@ __device__ __forceinline__ void stage_push(bool want, uint32_t item, uint32_t *b
   if (cnt > kStage - 32) stage_flush(buf, cnt, q, count);
 }
 
+/* A run's control words back to their start (both init kernels): queues
+ * empty but for the near count the caller sets, threshold at delta. */
+__device__ __forceinline__ void ctl_restart(Ctl *ctl) {
+  ctl->far_count[0] = ctl->far_count[1] = 0;
+  ctl->cur = 0;
+  ctl->fcur = 0;
+  ctl->drain = 0;
+  ctl->done = 0;
+  ctl->thr = ctl->delta;
+  ctl->step = 0;
+  ctl->steps = 0;
+  ctl->heavy_count = 0;
+}
+
 template <typename D>
 __global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K, uint32_t *near0,
                            Ctl *ctl) {
@@ -155,15 +180,7 @@ __global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K,
   if (i == 0) {
     ctl->near_count[0] = K;
     ctl->near_count[1] = 0;
-    ctl->far_count[0] = ctl->far_count[1] = 0;
-    ctl->cur = 0;
-    ctl->fcur = 0;
-    ctl->drain = 0;
-    ctl->done = 0;
-    ctl->thr = ctl->delta;
-    ctl->step = 0;
-    ctl->steps = 0;
-    ctl->heavy_count = 0;
+    ctl_restart(ctl);
   }
 }
 
@@ -339,13 +356,7 @@ __global__ void row_stats(const D *dist, uint32_t n, RowStat *stat) {
     hi += oh + (nl < lo);
     lo = nl;
   }
-  if ((threadIdx.x & 31) == 0 && cnt) {
-    RowStat *s = stat + row;
-    atomicAdd(&s->reached, cnt);
-    atomicMax(&s->maxd, mx);
-    const unsigned long long old = atomicAdd(&s->sum_lo, lo);
-    atomicAdd(&s->sum_hi, hi + (old + lo < old));
-  }
+  if ((threadIdx.x & 31) == 0 && cnt) rowstat_add(stat + row, cnt, mx, lo, hi);
 }
 
 /* The matrix rows: out[i * ncols + j] = dist of slot i at cols[j] as
@@ -454,15 +465,7 @@ __global__ void lanes_init(D *dist, uint32_t G, uint32_t S, const uint32_t *src,
   if (i == 0) {
     ctl->near_count[0] = 0;
     ctl->near_count[1] = 0;
-    ctl->far_count[0] = ctl->far_count[1] = 0;
-    ctl->cur = 0;
-    ctl->fcur = 0;
-    ctl->drain = 0;
-    ctl->done = 0;
-    ctl->thr = ctl->delta;
-    ctl->step = 0;
-    ctl->steps = 0;
-    ctl->heavy_count = 0;
+    ctl_restart(ctl);
   }
 }
 
@@ -657,13 +660,7 @@ __global__ void lanes_stats(const D *dist, uint32_t n, uint32_t S, uint32_t K, R
     hi += nl < lo;
     lo = nl;
   }
-  if (l < K && cnt) {
-    RowStat *s = stat + l;
-    atomicAdd(&s->reached, cnt);
-    atomicMax(&s->maxd, mx);
-    const unsigned long long old = atomicAdd(&s->sum_lo, lo);
-    atomicAdd(&s->sum_hi, hi + (old + lo < old));
-  }
+  if (l < K && cnt) rowstat_add(stat + l, cnt, mx, lo, hi);
 }
 
 /* One lane's row, contiguous: out[v] = dist[v * S + l]. */
