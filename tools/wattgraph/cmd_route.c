@@ -261,13 +261,11 @@ static long long verify_batch(wg_ctx_t *ctx, const wg_graph_t *g, const wg_route
   return bad;
 }
 
-static int write_path(const char *path, const wg_graph_t *g, const uint32_t *p, uint32_t len,
-                      uint64_t dist) {
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
+static int write_path(wg_ctx_t *ctx, const char *path, const wg_graph_t *g, const uint32_t *p,
+                      uint32_t len, uint64_t dist) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) return CLI_FAIL;
   if (ends_with(path, ".geojson")) {
     wg_csr c;
     wg_graph_csr(g, &c);
@@ -282,25 +280,14 @@ static int write_path(const char *path, const wg_graph_t *g, const uint32_t *p, 
     for (uint32_t i = 0; i < len; i++)
       fprintf(f, "%llu\n", (unsigned long long)wg_graph_file_id(g, p[i]));
   }
-  int bad = ferror(f);
-  if (f != stdout) bad |= fclose(f) != 0;
-  else fflush(f);
-  if (bad) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
-static int write_answers(const char *path, const wg_graph_t *g, const wg_route_query *q,
-                         const wg_route_batch *b) {
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  static char buf[1 << 16];
-  setvbuf(f, buf, _IOFBF, sizeof buf);
+static int write_answers(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
+                         const wg_route_query *q, const wg_route_batch *b) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) return CLI_FAIL;
   for (size_t i = 0; i < b->count; i++) {
     unsigned long long s = wg_graph_file_id(g, q[i].source), t = wg_graph_file_id(g, q[i].target);
     if (b->results[i].distance == WG_ROUTE_INF)
@@ -308,23 +295,14 @@ static int write_answers(const char *path, const wg_graph_t *g, const wg_route_q
     else
       fprintf(f, "%llu %llu %llu\n", s, t, (unsigned long long)b->results[i].distance);
   }
-  int bad = ferror(f);
-  if (f != stdout) bad |= fclose(f) != 0;
-  else fflush(f);
-  if (bad) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
-static int write_table(const char *path, const wg_graph_t *g, const uint32_t *s, size_t ns,
-                       const uint32_t *t, size_t nt, const uint64_t *d) {
-  FILE *f = !path || strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
+static int write_table(wg_ctx_t *ctx, const char *path, const wg_graph_t *g, const uint32_t *s,
+                       size_t ns, const uint32_t *t, size_t nt, const uint64_t *d) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path ? path : "-", &o);
+  if (!f) return CLI_FAIL;
   fprintf(f, "source");
   for (size_t j = 0; j < nt; j++) fprintf(f, ",%llu", (unsigned long long)wg_graph_file_id(g, t[j]));
   fprintf(f, "\n");
@@ -339,14 +317,7 @@ static int write_table(const char *path, const wg_graph_t *g, const uint32_t *s,
     }
     fprintf(f, "\n");
   }
-  int bad = ferror(f);
-  if (f != stdout) bad |= fclose(f) != 0;
-  else fflush(f);
-  if (bad) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -1011,13 +982,13 @@ int cmd_route(int argc, char **argv) {
 
   /* ---- outputs ---- */
   if (from && path_out && b.results[0].distance != WG_ROUTE_INF &&
-      (rc = write_path(path_out, g, b.path + b.results[0].path_first, b.results[0].path_len,
+      (rc = write_path(ctx, path_out, g, b.path + b.results[0].path_first, b.results[0].path_len,
                        b.results[0].distance)) != CLI_OK)
     goto done;
   if (from && path_out && b.results[0].distance == WG_ROUTE_INF)
     cli_error("no route from %s to %s: %s not written", from, to, path_out);
-  if (!from && !table && out && (rc = write_answers(out, g, q, &b)) != CLI_OK) goto done;
-  if (table && (rc = write_table(out, g, srcs, ns, tgts, nt, matrix)) != CLI_OK) goto done;
+  if (!from && !table && out && (rc = write_answers(ctx, out, g, q, &b)) != CLI_OK) goto done;
+  if (table && (rc = write_table(ctx, out, g, srcs, ns, tgts, nt, matrix)) != CLI_OK) goto done;
 
   /* ---- summary ---- */
   level_stats ls[8];
