@@ -263,6 +263,9 @@ typedef struct wg_sssp_many_result {
   double power_cpu_seconds; /* power cap: the governor thread's CPU time */
   double power_waited;      /* power cap: seconds the duty kept the GPU
                                waiting between batches */
+  /* power cap: the governor's counter reads, controller windows, thread
+   * wake-ups, set-point changes and feed-forward jumps */
+  uint64_t power_reads, power_windows, power_wakeups, power_changes, power_jumps;
 } wg_sssp_many_result;
 
 /* Shortest paths from sources[0..k) (internal ids). WG_EINVAL for k == 0 or

@@ -374,6 +374,13 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
       json_num(&j, "power_cap", mc->power_cap);
       json_num(&j, "power_governor_cpu_seconds", r->power_cpu_seconds);
       json_num(&j, "power_waited_seconds", r->power_waited);
+      json_num(&j, "power_governor_cpu_share",
+               r->seconds > 0 ? r->power_cpu_seconds / r->seconds : 0);
+      json_u64(&j, "power_governor_reads", r->power_reads);
+      json_u64(&j, "power_governor_windows", r->power_windows);
+      json_u64(&j, "power_governor_wakeups", r->power_wakeups);
+      json_u64(&j, "power_setpoint_changes", r->power_changes);
+      json_u64(&j, "power_feedforward_jumps", r->power_jumps);
     }
     if (reduce && !(mc->reduce_out && strcmp(mc->reduce_out, "-") != 0)) {
       json_arr_open(&j, "source_ids");
@@ -436,6 +443,12 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
       fprintf(tbl, "%-10s governor CPU %.4f s (%.3f%% of the run), duty waits %.3f s\n", "",
               r->power_cpu_seconds, r->seconds > 0 ? 100.0 * r->power_cpu_seconds / r->seconds : 0,
               r->power_waited);
+    if (mc->power_cap > 0)
+      fprintf(tbl, "%-10s governor %llu counter reads, %llu windows, %llu wake-ups, %llu set-point "
+              "changes (%llu feed-forward jumps)\n", "",
+              (unsigned long long)r->power_reads, (unsigned long long)r->power_windows,
+              (unsigned long long)r->power_wakeups, (unsigned long long)r->power_changes,
+              (unsigned long long)r->power_jumps);
     if (mc->out_dir)
       fprintf(tbl, "%-10s %u files in %s (source-<id>.dist)\n", "out", r->distinct, mc->out_dir);
     if (mc->verify && atomic_load(&s.bad) == 0)
