@@ -476,6 +476,63 @@ static void governor_live(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The schedule's text: good schedules give (T, W) pairs; each bad one is
+ * refused with the step and the problem named. */
+static void schedule_parse(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  double st[2 * WG_POWER_SCHEDULE_MAX];
+  size_t n = 0;
+  const char *good = "330@8,180@16.5,2e2@1e2";
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, good, strlen(good), st, &n), WG_OK);
+  assert_int_equal(n, 3);
+  const double want[] = {8, 330, 16.5, 180, 100, 200};
+  for (int i = 0; i < 6; i++) assert_true(st[i] == want[i]);
+  /* a prefix of the buffer: len counts, no NUL needed */
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, good, 5, st, &n), WG_OK);
+  assert_int_equal(n, 1);
+  assert_true(st[0] == 8 && st[1] == 330);
+  const struct {
+    const char *text, *says;
+  } bad[] = {
+      {"", "empty"},
+      {"320", "step 1"},
+      {"320@", "step 1"},
+      {"@12", "step 1"},
+      {"0@12", "watts in (0, 1e6]"},
+      {"-5@12", "step 1"},
+      {"320@12,", "empty after"},
+      {"320@12,200@12", "not after the step before"},
+      {"320@12,200@6", "step 2"},
+      {"320@0", "seconds in (0, 1e6]"},
+      {"320@2e6", "seconds in (0, 1e6]"},
+      {"2e7@1", "watts"},
+      {"320@12x", "step 1"},
+      {"320@nan", "step 1"},
+      {" 320@12", "step 1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    n = 7;
+    wgt_assert_status(ctx, wg_power_schedule_parse(ctx, bad[i].text, strlen(bad[i].text), st, &n),
+                      WG_EINVAL);
+    assert_int_equal(n, 0);
+    if (!strstr(wg_ctx_last_error(ctx), bad[i].says)) {
+      printf("schedule \"%s\": error \"%s\" lacks \"%s\"\n", bad[i].text,
+             wg_ctx_last_error(ctx), bad[i].says);
+      fail();
+    }
+  }
+  /* at most WG_POWER_SCHEDULE_MAX steps */
+  char many[4096];
+  size_t len = 0;
+  for (int i = 1; i <= WG_POWER_SCHEDULE_MAX + 1; i++)
+    len += (size_t)snprintf(many + len, sizeof many - len, "%s100@%d", i > 1 ? "," : "", i);
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, many, len, st, &n), WG_EINVAL);
+  wgt_assert_error_has(ctx, "more than");
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rejects_bad_options),
@@ -483,6 +540,7 @@ int main(void) {
       cmocka_unit_test(anti_windup),
       cmocka_unit_test(duty_step_settles),
       cmocka_unit_test(governor_live),
+      cmocka_unit_test(schedule_parse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -391,6 +391,15 @@ typedef struct wg_power_gov_stats {
   double cpu_seconds, wall_seconds;
   uint64_t reads, windows, wakeups, setpoint_changes, jumps;
 } wg_power_gov_stats;
+/* A set-point schedule's text, "W@T[,W@T...]" (len bytes, no NUL needed):
+ * from T seconds after the start, W watts; W in (0, 1e6], T in (0, 1e6]
+ * and strictly increasing, at most WG_POWER_SCHEDULE_MAX steps. Fills
+ * steps[2 i] = T, steps[2 i + 1] = W (the layout of
+ * wg_sssp_many_opts.power_steps; room for 2 x WG_POWER_SCHEDULE_MAX) and
+ * *n. WG_EINVAL naming the step and the problem, *n then 0. */
+#define WG_POWER_SCHEDULE_MAX 64
+wg_status wg_power_schedule_parse(wg_ctx_t *ctx, const char *text, size_t len, double *steps,
+                                  size_t *n);
 /* wg_power_governor_stop, and *stats (when not NULL) filled. */
 wg_status wg_power_governor_stop_stats(wg_power_governor **gov, wg_power_row **rows,
                                        uint64_t *len, char *why, size_t why_cap,

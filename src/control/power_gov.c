@@ -258,3 +258,71 @@ wg_status wg_power_governor_stop_stats(wg_power_governor **gp, wg_power_row **ro
   *gp = NULL;
   return st;
 }
+
+/* ---- the set-point schedule's text ---------------------------------------- */
+
+/* A number at p (no leading space, sign or hex: digits, '.', an exponent);
+ * its end in *end, or NULL when none. */
+static const char *number(const char *p, const char *lim, double *v) {
+  char buf[64];
+  size_t k = 0;
+  while (p + k < lim && k + 1 < sizeof buf &&
+         ((p[k] >= '0' && p[k] <= '9') || p[k] == '.' || p[k] == 'e' || p[k] == 'E' ||
+          (k > 0 && (p[k] == '+' || p[k] == '-') && (p[k - 1] == 'e' || p[k - 1] == 'E'))))
+    k++;
+  if (k == 0 || k + 1 >= sizeof buf || !(p[0] >= '0' && p[0] <= '9')) return NULL;
+  memcpy(buf, p, k);
+  buf[k] = '\0';
+  char *e = NULL;
+  errno = 0;
+  *v = strtod(buf, &e);
+  if (errno || e != buf + k || !isfinite(*v)) return NULL;
+  return p + k;
+}
+
+wg_status wg_power_schedule_parse(wg_ctx_t *ctx, const char *text, size_t len, double *steps,
+                                  size_t *n) {
+  if (n) *n = 0;
+  if (!steps || !n || (!text && len)) return wg__error(ctx, WG_EINVAL, "power schedule: NULL argument");
+  if (len == 0) return wg__error(ctx, WG_EINVAL, "power schedule: empty (want W@T[,W@T...])");
+  const char *p = text, *lim = text + len;
+  size_t k = 0;
+  for (;;) {
+    double w = 0, t = 0;
+    const char *e = number(p, lim, &w);
+    if (!e || e == lim || *e != '@' || !(w > 0.0 && w <= 1e6)) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: want W@T, watts in (0, 1e6], '@', seconds "
+                       "(at byte %lu)",
+                       (unsigned long)k + 1, (unsigned long)(p - text) + 1);
+    }
+    const char *q = e + 1;
+    e = number(q, lim, &t);
+    if (!e || (e < lim && *e != ',') || !(t > 0.0 && t <= 1e6)) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: the time after '@' must be seconds in "
+                       "(0, 1e6] (at byte %lu)",
+                       (unsigned long)k + 1, (unsigned long)(q - text) + 1);
+    }
+    if (k > 0 && !(t > steps[2 * k - 2])) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: time %g s is not after the step before (%g s)",
+                       (unsigned long)k + 1, t, steps[2 * k - 2]);
+    }
+    if (k == WG_POWER_SCHEDULE_MAX) {
+      return wg__error(ctx, WG_EINVAL, "power schedule: more than %d steps",
+                       WG_POWER_SCHEDULE_MAX);
+    }
+    steps[2 * k] = t;
+    steps[2 * k + 1] = w;
+    k++;
+    if (e == lim) break;
+    p = e + 1; /* past the ',' */
+    if (p == lim) {
+      return wg__error(ctx, WG_EINVAL, "power schedule: step %lu: empty after the last ','",
+                       (unsigned long)k + 1);
+    }
+  }
+  *n = k;
+  return WG_OK;
+}
