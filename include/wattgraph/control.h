@@ -327,7 +327,9 @@ typedef struct wg_power_pi {
   /* feed-forward: the map (per bin: weight, weighted sums of u and watts),
    * the output before the last one, a jump pending for the next step */
   double map_w[WG_POWER_MAP_BINS], map_u[WG_POWER_MAP_BINS], map_p[WG_POWER_MAP_BINS];
-  double u_prev;
+  double u_prev;     /* the output before the last; < 0 before the first step */
+  double run_e, run_t, run_ut; /* the steady run being measured: joules,
+                                  seconds, knob x seconds */
   int jump;
   uint64_t jumps;   /* feed-forward jumps made */
 } wg_power_pi;

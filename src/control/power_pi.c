@@ -32,8 +32,12 @@
  * low 3-5 s after a change on the H100). The controller therefore learns
  * the plant's knob-power map from its own windows: a window whose knob
  * moved at most MAP_STEADY from the window before (the plant's lag mostly
- * over) adds (knob, watts) to the knob's bin, an exponentially weighted
- * mean (MAP_DECAY per sample, so the map follows a drifting plant). When
+ * over) joins the steady run; a run of MAP_RUN seconds adds its mean
+ * (knob, watts) to the knob's bin, an exponentially weighted mean
+ * (MAP_DECAY per sample, so the map follows a drifting plant). Runs, not
+ * windows: one window read off a counter that moves every 100 ms is up
+ * to +-0.1 / window off (+-40% at 0.25 s), a run's windows telescope to
+ * +-0.1 / MAP_RUN. The first window (the work starting up) never counts. When
  * the set-point changes, the next step sets the integral to the knob the
  * map gives for the new set-point (wg_power_pi_map_knob) instead of
  * integrating the window that still ran on the old knob; the PI then
@@ -60,8 +64,9 @@ void wg_power_pi_opts_defaults(wg_power_pi_opts *o, double setpoint, double lo, 
 
 /* A window joins the map when its knob moved at most this much (normalised)
  * from the window before; each bin forgets by MAP_DECAY per new sample. */
-#define MAP_STEADY 0.05
+#define MAP_STEADY 0.15
 #define MAP_DECAY 0.8
+#define MAP_RUN 1.0
 /* Extrapolation along a slope no flatter than this share of the line from
  * the origin (a noisy, flat slope would move the knob too far). */
 #define MAP_MIN_SLOPE 0.5
@@ -138,7 +143,7 @@ wg_status wg_power_pi_init(wg_ctx_t *ctx, wg_power_pi *pi, const wg_power_pi_opt
   const double k0 = !isfinite(o->knob0) ? o->lo : o->knob0;
   pi->integral = span > 0.0 ? clamp01((k0 - o->lo) / span) : 0.0;
   pi->u = pi->integral;
-  pi->u_prev = pi->u;
+  pi->u_prev = -1.0;
   pi->knob = o->lo + pi->u * span;
   return WG_OK;
 }
@@ -148,8 +153,18 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
   if (!isfinite(watts) || !(seconds > 0.0) || !isfinite(seconds)) return pi->knob;
   const wg_power_pi_opts *o = &pi->o;
   /* the window just measured ran on pi->u */
-  if (o->feedforward && watts > 0.0 && fabs(pi->u - pi->u_prev) <= MAP_STEADY)
-    map_add(pi, pi->u, watts);
+  if (o->feedforward && watts > 0.0 && pi->u_prev >= 0.0 &&
+      fabs(pi->u - pi->u_prev) <= MAP_STEADY) {
+    pi->run_e += watts * seconds;
+    pi->run_t += seconds;
+    pi->run_ut += pi->u * seconds;
+    if (pi->run_t >= MAP_RUN) {
+      map_add(pi, pi->run_ut / pi->run_t, pi->run_e / pi->run_t);
+      pi->run_e = pi->run_t = pi->run_ut = 0.0;
+    }
+  } else {
+    pi->run_e = pi->run_t = pi->run_ut = 0.0; /* the run broke: not steady */
+  }
   pi->u_prev = pi->u;
   if (pi->jump) {
     /* a new set-point: this window's power belongs to the old knob; take
