@@ -479,6 +479,42 @@ static void governor_live(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The learnt map's inverse (wg_power_pi_map_knob) on bins filled by hand:
+ * empty, one bin (the line from the origin), interpolation between visited
+ * bins, extrapolation along the outer slope and its floor. */
+static void map_knob(void **state) {
+  (void)state;
+  wg_power_pi pi;
+  wg_power_pi_opts o;
+  wg_power_pi_opts_defaults(&o, 300, 0, 1);
+  assert_int_equal(wg_power_pi_init(NULL, &pi, &o), WG_OK);
+  assert_true(wg_power_pi_map_knob(&pi, 300) < 0); /* nothing learnt */
+  /* one bin: (0.4, 200 W): 300 W on the line from the origin at 0.6 */
+  pi.map_w[8] = 1;
+  pi.map_u[8] = 0.4;
+  pi.map_p[8] = 200;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 300) - 0.6) < 1e-12);
+  /* a second bin, (0.8, 360 W), weighted 2: P = 40 + 400 u between them */
+  pi.map_w[16] = 2;
+  pi.map_u[16] = 1.6;
+  pi.map_p[16] = 720;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 280) - 0.6) < 1e-12);
+  /* above: along the slope 400 W per unit, clamped to 1 */
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 400) - 0.9) < 1e-12);
+  assert_true(wg_power_pi_map_knob(&pi, 900) == 1.0);
+  /* below: the same slope, clamped to 0 */
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 160) - 0.3) < 1e-12);
+  assert_true(wg_power_pi_map_knob(&pi, 10) == 0.0);
+  /* a flat outer slope is floored at half the line from the origin:
+   * (0.8, 360) and (0.9, 361): 380 W at 0.9 + 19 / (0.5 x 361 / 0.9) */
+  pi.map_w[18] = 1;
+  pi.map_u[18] = 0.9;
+  pi.map_p[18] = 361;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 380) - (0.9 + 19.0 / (0.5 * 361 / 0.9))) < 1e-9);
+  assert_true(wg_power_pi_map_knob(NULL, 300) < 0);
+  assert_true(wg_power_pi_map_knob(&pi, NAN) < 0);
+}
+
 /* The schedule's text: good schedules give (T, W) pairs; each bad one is
  * refused with the step and the problem named. */
 static void schedule_parse(void **state) {
@@ -544,6 +580,7 @@ int main(void) {
       cmocka_unit_test(duty_step_settles),
       cmocka_unit_test(governor_live),
       cmocka_unit_test(schedule_parse),
+      cmocka_unit_test(map_knob),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
