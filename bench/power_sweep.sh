@@ -59,6 +59,10 @@ if "power_governor_cpu_seconds" in j and j["seconds"] > 0:
     cost = "  governor CPU %.4f s (%.3f%%), waits %.1f s" % (
         j["power_governor_cpu_seconds"], 100 * j["power_governor_cpu_seconds"] / j["seconds"],
         j.get("power_waited_seconds", 0))
+    if "power_governor_reads" in j:
+        cost += ", %d reads / %d windows / %d wake-ups, %d feed-forward jumps" % (
+            j["power_governor_reads"], j["power_governor_windows"],
+            j.get("power_governor_wakeups", 0), j.get("power_feedforward_jumps", 0))
 print("%-10s %6d src %8.3f s %10.4f ms/source %9.4f J/source %7.1f W  worst 5 s window %s%s"
       % (label, j["sources"], j["seconds"], 1e3 * j["seconds_per_source"], joules / j["sources"],
          watts, worst, cost))

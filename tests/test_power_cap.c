@@ -7,6 +7,7 @@
  * set-point, anti-windup at saturation, windows never shorter than the
  * meter's period, and the governor's errors. */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,14 @@ typedef struct phase {
   double t, setpoint;
 } phase;
 
+/* The controller's feed-forward (on by default) and, when strict, the
+ * stricter settling of the issue: every 1 s mean from 3 s after a change
+ * on within 5% ("settles within 3 s and stays there"). simulate() fills
+ * sim_stay with the worst, over the checked phases, of the time after the
+ * change from which every 1 s mean stays within 5%. */
+static int sim_ff = 1, sim_strict = 0;
+static double sim_stay;
+
 /* Runs the controller on the plant through the phases (set-point changes at
  * phase starts) for `seconds`; checks settling and 5 s windows of the
  * phases from `check_from` on (nph: none); returns the failures and the
@@ -69,7 +78,9 @@ static int simulate(plant pl, const phase *ph, int nph, double seconds, double w
   o.window = window;
   o.ki *= sqrt(WG_POWER_PI_WINDOW / window);
   o.knob0 = 1.0;
+  o.feedforward = sim_ff;
   assert_int_equal(wg_power_pi_init(NULL, &pi, &o), WG_OK);
+  sim_stay = 0;
   pl.p = pl.idle;
   pl.next_update = 0.1;
   const int steps = (int)(seconds * 1000.0 + 0.5);
@@ -100,15 +111,17 @@ static int simulate(plant pl, const phase *ph, int nph, double seconds, double w
   for (int i = check_from; i < nph; i++) {
     const double sp = ph[i].setpoint, from = ph[i].t + 3.0;
     const double to = i + 1 < nph ? ph[i + 1].t : seconds;
-    double settle = -1, worst = 0, worst5 = 0;
+    double settle = -1, worst = 0, worst5 = 0, stay = 1.0;
     for (double a = ph[i].t; a + 1.0 <= to + 1e-9; a += 0.05) {
       double sum = 0;
       const int s0 = (int)(a * 1000.0), s1 = (int)((a + 1.0) * 1000.0);
       for (int s = s0; s < s1; s++) sum += power[s];
       const double err = fabs(sum / (s1 - s0) - sp) / sp;
       if (settle < 0 && err <= 0.05) settle = a + 1.0 - ph[i].t;
+      if (err > 0.05) stay = a + 1.05 - ph[i].t;
       if (a >= from && err > worst) worst = err;
     }
+    if (stay > sim_stay) sim_stay = stay;
     for (double a = from; a + 5.0 <= to + 1e-9; a += 0.25) {
       double sum = 0;
       const int s0 = (int)(a * 1000.0), s1 = (int)((a + 5.0) * 1000.0);
@@ -116,10 +129,12 @@ static int simulate(plant pl, const phase *ph, int nph, double seconds, double w
       const double err = fabs(sum / (s1 - s0) - sp) / sp;
       if (err > worst5) worst5 = err;
     }
-    printf("%s: set-point %.0f W from %.0f s: within 5%% after %.2f s; after 3 s the worst 5 s "
-           "window is %.2f%% off, the worst 1 s mean %.2f%%\n",
-           name, sp, ph[i].t, settle, 100 * worst5, 100 * worst);
+    printf("%s%s: set-point %.0f W from %.0f s: within 5%% after %.2f s, and stays from %.2f s; "
+           "after 3 s the worst 5 s window is %.2f%% off, the worst 1 s mean %.2f%%\n",
+           name, sim_ff ? "" : " (plain PI)", sp, ph[i].t, settle, stay, 100 * worst5,
+           100 * worst);
     if (settle < 0 || settle > 3.0 || worst5 > 0.05 || worst > 0.12) bad++;
+    if (sim_strict && stay > 3.0) bad++;
   }
   free(power);
   *out = pi;
@@ -176,6 +191,54 @@ static void settles_within_3s(void **state) {
   const phase phd[] = {{0, 70 + 0.6 * sd}, {10, 70 + 0.9 * sd}, {20, 70 + 0.4 * sd},
                        {30, 70 + 0.75 * sd}};
   bad += simulate(pd, phd, 4, 40, WG_POWER_PI_WINDOW, "duty plant", &pi, 0);
+  assert_int_equal(bad, 0);
+}
+
+/* The GPU run's case, `--power-cap 240 --power-schedule 320@12` and others,
+ * on the duty plant (power about linear in the duty, from ~110 W to
+ * ~370 W): with the feed-forward the 1 s mean settles within 5% inside 3 s
+ * of each change and stays there (checked over eight noise seeds at the
+ * 0.25 s window: the first 1 s mean within 5% after 1.08 s on average,
+ * 1.92 s with the plain PI; within 5% for good from 2.60 s at worst).
+ * Printed beside it, not asserted: the plain PI, and both at 0.5 s windows
+ * (the GPU run's default, half the reads: entry after 1.09 s on average
+ * against 2.26 s, but in 6 of the 40 changes, 7 with the plain PI, the
+ * meter's staleness, +-20% on a window, later moves a 1 s mean more than
+ * 5% off at a low set-point; every 5 s window stays within 2%). */
+#define WG_POWER_DUTY_WINDOW WG_POWER_PI_WINDOW
+static void duty_step_settles(void **state) {
+  (void)state;
+  int bad = 0;
+  const double windows[] = {WG_POWER_DUTY_WINDOW, 0.5};
+  for (int w = 0; w < 2; w++) {
+    for (int ff = 0; ff <= 1; ff++) {
+      double worst_stay = 0;
+      for (int seed = 0; seed < 8; seed++) {
+        plant pd = base;
+        pd.idle = 110;
+        pd.peak = 370;
+        pd.gamma = 1.0;
+        pd.hi = 20;
+        pd.rng = 300 + (uint64_t)seed;
+        const phase ph[] = {{0, 240}, {12, 320}, {22, 184}, {32, 283}, {42, 326}, {52, 241}};
+        char name[64];
+        snprintf(name, sizeof name, "duty, window %.2f s, seed %d", windows[w], seed);
+        wg_power_pi pi;
+        sim_ff = ff;
+        sim_strict = ff && windows[w] == WG_POWER_DUTY_WINDOW;
+        const int b = simulate(pd, ph, 6, 62, windows[w], name, &pi, 1);
+        if (sim_strict) bad += b;
+        if (sim_stay > worst_stay) worst_stay = sim_stay;
+        if (ff) assert_true(pi.jumps >= 5);
+      }
+      printf("duty plant, window %.2f s, %s: every 1 s mean within 5%% from %.2f s after each "
+             "change on (worst of 8 seeds, 5 changes each)\n",
+             windows[w], ff ? "feed-forward" : "plain PI", worst_stay);
+    }
+  }
+  sim_ff = 1;
+  sim_strict = 0;
+  printf("duty_step_settles: %d failures\n", bad);
   assert_int_equal(bad, 0);
 }
 
@@ -286,16 +349,23 @@ static wg_status live_energy(void *user, double *joules, double *seconds) {
   return WG_OK;
 }
 
-/* The counter of the slow knob's plant: every third read applies the
- * pending value (and moves the epoch). */
-static wg_status slow_energy(void *user, double *joules, double *seconds) {
-  live *l = user;
-  const wg_status st = live_energy(user, joules, seconds);
-  if (l->reads % 3 == 0) {
-    atomic_store(&l->knob, atomic_load(&l->pending) > 0 ? atomic_load(&l->pending) : 1.0);
-    atomic_fetch_add(&l->epoch, 1);
+/* The slow knob's work: applies the pending value every 0.3 s (three
+ * windows of 0.1 s) and moves the epoch, until told to stop. */
+typedef struct slow_work {
+  live *l;
+  _Atomic int stop;
+} slow_work;
+
+static void *slow_apply(void *p) {
+  slow_work *w = p;
+  const struct timespec period = {0, 300000000L};
+  while (!atomic_load(&w->stop)) {
+    nanosleep(&period, NULL);
+    const double v = atomic_load(&w->l->pending);
+    atomic_store(&w->l->knob, v > 0 ? v : 1.0);
+    atomic_fetch_add(&w->l->epoch, 1);
   }
-  return st;
+  return NULL;
 }
 
 static void governor_live(void **state) {
@@ -325,8 +395,27 @@ static void governor_live(void **state) {
   wg_power_row *rows = NULL;
   uint64_t len = 0;
   char why[128];
-  wgt_assert_status(ctx, wg_power_governor_stop(&gov, &rows, &len, why, sizeof why), WG_OK);
+  wg_power_gov_stats gs;
+  wgt_assert_status(ctx,
+                    wg_power_governor_stop_stats(&gov, &rows, &len, why, sizeof why, &gs), WG_OK);
   assert_null(gov);
+  /* its cost, counted: one counter read per window (and the first), one
+   * wake-up per window (a timer: no polling), a set-point change and the
+   * feed-forward's jump for it */
+  printf("governor stats: %llu reads, %llu windows, %llu wake-ups, %llu changes, %llu jumps, "
+         "%.6f s CPU over %.3f s\n",
+         (unsigned long long)gs.reads, (unsigned long long)gs.windows,
+         (unsigned long long)gs.wakeups, (unsigned long long)gs.setpoint_changes,
+         (unsigned long long)gs.jumps, gs.cpu_seconds, gs.wall_seconds);
+  assert_true(gs.reads == (uint64_t)l.reads);
+  assert_true(gs.reads == gs.windows + 1);
+  assert_true(gs.windows == len);
+  assert_true(gs.wakeups <= gs.windows + 2);
+  assert_true(gs.wall_seconds > 2.9 && gs.wall_seconds < 4.0);
+  assert_true(gs.reads <= gs.wall_seconds / 0.1 + 1.5);
+  assert_true(gs.cpu_seconds >= 0 && gs.cpu_seconds < 0.01 * gs.wall_seconds);
+  assert_true(gs.setpoint_changes == 1);
+  assert_true(gs.jumps == 1);
   printf("governor: %llu windows, shortest gap between reads %.3f s, last row %.2f s %.1f W "
          "(set-point %.0f) knob %.1f\n",
          (unsigned long long)len, l.min_gap, len ? rows[len - 1].t : 0,
@@ -346,15 +435,26 @@ static void governor_live(void **state) {
   w.t = wg__now();
   atomic_store(&w.knob, 1.0);
   wg_knob slow = {.lo = 1, .hi = 64, .value = 1, .set = slow_set, .epoch = live_epoch, .impl = &w};
-  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &slow, slow_energy, &w, 1),
+  slow_work sw = {.l = &w};
+  pthread_t worker;
+  assert_int_equal(pthread_create(&worker, NULL, slow_apply, &sw), 0);
+  wgt_assert_status(ctx, wg_power_governor_start(ctx, &gov, &o, &slow, live_energy, &w, 1),
                     WG_OK);
-  struct timespec t3 = {3, 0};
+  struct timespec t3 = {4, 0};
   nanosleep(&t3, NULL);
-  wgt_assert_status(ctx, wg_power_governor_stop(&gov, &rows, &len, why, sizeof why), WG_OK);
-  printf("slow knob: %llu steps over %d reads, last %.1f W (set-point 300)\n",
-         (unsigned long long)len, w.reads, len ? rows[len - 1].watts : 0);
-  assert_true(len >= 5);
-  assert_true(len * 2 < (uint64_t)w.reads); /* about one step per three reads */
+  wgt_assert_status(ctx,
+                    wg_power_governor_stop_stats(&gov, &rows, &len, why, sizeof why, &gs), WG_OK);
+  atomic_store(&sw.stop, 1);
+  pthread_join(worker, NULL);
+  printf("slow knob: %llu steps over %d reads, %llu wake-ups, %llu applications, last %.1f W "
+         "(set-point 300)\n",
+         (unsigned long long)len, w.reads, (unsigned long long)gs.wakeups,
+         (unsigned long long)atomic_load(&w.epoch), len ? rows[len - 1].watts : 0);
+  /* one step per application (every 0.3 s), no read for a window whose
+   * value was not applied yet */
+  assert_true(len >= 8);
+  assert_true(len <= (uint64_t)atomic_load(&w.epoch) + 1);
+  assert_true(gs.reads == gs.windows + 1);
   assert_true(fabs(rows[len - 1].watts - 300) < 30);
   free(rows);
 
@@ -379,12 +479,108 @@ static void governor_live(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The learnt map's inverse (wg_power_pi_map_knob) on bins filled by hand:
+ * empty, one bin (the line from the origin), interpolation between visited
+ * bins, extrapolation along the outer slope and its floor. */
+static void map_knob(void **state) {
+  (void)state;
+  wg_power_pi pi;
+  wg_power_pi_opts o;
+  wg_power_pi_opts_defaults(&o, 300, 0, 1);
+  assert_int_equal(wg_power_pi_init(NULL, &pi, &o), WG_OK);
+  assert_true(wg_power_pi_map_knob(&pi, 300) < 0); /* nothing learnt */
+  /* one bin: (0.4, 200 W): 300 W on the line from the origin at 0.6 */
+  pi.map_w[8] = 1;
+  pi.map_u[8] = 0.4;
+  pi.map_p[8] = 200;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 300) - 0.6) < 1e-12);
+  /* a second bin, (0.8, 360 W), weighted 2: P = 40 + 400 u between them */
+  pi.map_w[16] = 2;
+  pi.map_u[16] = 1.6;
+  pi.map_p[16] = 720;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 280) - 0.6) < 1e-12);
+  /* above: along the slope 400 W per unit, clamped to 1 */
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 400) - 0.9) < 1e-12);
+  assert_true(wg_power_pi_map_knob(&pi, 900) == 1.0);
+  /* below: the same slope, clamped to 0 */
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 160) - 0.3) < 1e-12);
+  assert_true(wg_power_pi_map_knob(&pi, 10) == 0.0);
+  /* a flat outer slope is floored at half the line from the origin:
+   * (0.8, 360) and (0.9, 361): 380 W at 0.9 + 19 / (0.5 x 361 / 0.9) */
+  pi.map_w[18] = 1;
+  pi.map_u[18] = 0.9;
+  pi.map_p[18] = 361;
+  assert_true(fabs(wg_power_pi_map_knob(&pi, 380) - (0.9 + 19.0 / (0.5 * 361 / 0.9))) < 1e-9);
+  assert_true(wg_power_pi_map_knob(NULL, 300) < 0);
+  assert_true(wg_power_pi_map_knob(&pi, NAN) < 0);
+}
+
+/* The schedule's text: good schedules give (T, W) pairs; each bad one is
+ * refused with the step and the problem named. */
+static void schedule_parse(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  double st[2 * WG_POWER_SCHEDULE_MAX];
+  size_t n = 0;
+  const char *good = "330@8,180@16.5,2e2@1e2";
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, good, strlen(good), st, &n), WG_OK);
+  assert_int_equal(n, 3);
+  const double want[] = {8, 330, 16.5, 180, 100, 200};
+  for (int i = 0; i < 6; i++) assert_true(st[i] == want[i]);
+  /* a prefix of the buffer: len counts, no NUL needed */
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, good, 5, st, &n), WG_OK);
+  assert_int_equal(n, 1);
+  assert_true(st[0] == 8 && st[1] == 330);
+  const struct {
+    const char *text, *says;
+  } bad[] = {
+      {"", "empty"},
+      {"320", "step 1"},
+      {"320@", "step 1"},
+      {"@12", "step 1"},
+      {"0@12", "watts in (0, 1e6]"},
+      {"-5@12", "step 1"},
+      {"320@12,", "empty after"},
+      {"320@12,200@12", "not after the step before"},
+      {"320@12,200@6", "step 2"},
+      {"320@0", "seconds in (0, 1e6]"},
+      {"320@2e6", "seconds in (0, 1e6]"},
+      {"2e7@1", "watts"},
+      {"320@12x", "step 1"},
+      {"320@nan", "step 1"},
+      {" 320@12", "step 1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    n = 7;
+    wgt_assert_status(ctx, wg_power_schedule_parse(ctx, bad[i].text, strlen(bad[i].text), st, &n),
+                      WG_EINVAL);
+    assert_int_equal(n, 0);
+    if (!strstr(wg_ctx_last_error(ctx), bad[i].says)) {
+      printf("schedule \"%s\": error \"%s\" lacks \"%s\"\n", bad[i].text,
+             wg_ctx_last_error(ctx), bad[i].says);
+      fail();
+    }
+  }
+  /* at most WG_POWER_SCHEDULE_MAX steps */
+  char many[4096];
+  size_t len = 0;
+  for (int i = 1; i <= WG_POWER_SCHEDULE_MAX + 1; i++)
+    len += (size_t)snprintf(many + len, sizeof many - len, "%s100@%d", i > 1 ? "," : "", i);
+  wgt_assert_status(ctx, wg_power_schedule_parse(ctx, many, len, st, &n), WG_EINVAL);
+  wgt_assert_error_has(ctx, "more than");
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rejects_bad_options),
       cmocka_unit_test(settles_within_3s),
       cmocka_unit_test(anti_windup),
+      cmocka_unit_test(duty_step_settles),
       cmocka_unit_test(governor_live),
+      cmocka_unit_test(schedule_parse),
+      cmocka_unit_test(map_knob),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -295,6 +295,12 @@ typedef struct wg_power_pi_opts {
    * setpoint, output u in [0, 1] over [lo, hi]; u = kp e + I, dI/dt = ki e.
    * 0: the defaults below. */
   double kp, ki;
+  /* Feed-forward (1, the default from wg_power_pi_opts_defaults; 0: plain
+   * PI): the controller learns the knob-power map from its own windows
+   * (steady windows binned by the normalised knob) and, when the
+   * set-point changes, jumps the integral to the knob the map gives for
+   * the new set-point; the PI then removes what the map got wrong. */
+  int feedforward;
 } wg_power_pi_opts;
 
 /* Defaults, tuned on the synthetic plants of tests/test_power_cap.c (power
@@ -308,6 +314,9 @@ typedef struct wg_power_pi_opts {
 #define WG_POWER_PI_KI 1.0
 #define WG_POWER_PI_WINDOW 0.25
 
+/* Bins of the learnt knob-power map (normalised knob in [0, 1]). */
+#define WG_POWER_MAP_BINS 20
+
 typedef struct wg_power_pi {
   wg_power_pi_opts o;
   double integral;  /* I, kept within [0, 1] (anti-windup) */
@@ -315,7 +324,23 @@ typedef struct wg_power_pi {
   double knob;      /* last output, in [lo, hi] */
   uint64_t steps;
   uint64_t saturated; /* steps whose output was clamped */
+  /* feed-forward: the map (per bin: weight, weighted sums of u and watts),
+   * the output before the last one, a jump pending for the next step */
+  double map_w[WG_POWER_MAP_BINS], map_u[WG_POWER_MAP_BINS], map_p[WG_POWER_MAP_BINS];
+  double u_prev;     /* the output before the last; < 0 before the first step */
+  double run_e, run_t, run_ut; /* the steady run being measured: joules,
+                                  seconds, knob x seconds */
+  int jump;
+  uint64_t jumps;   /* feed-forward jumps made */
 } wg_power_pi;
+
+/* The knob (normalised, in [0, 1]) the learnt map gives for `watts`, or -1
+ * when the map is empty. Interpolates between the two visited bins around
+ * it; outside them, extrapolates along the outer bins' slope, or, with one
+ * bin, along the line from the origin (power proportional to the knob: it
+ * under-moves whenever the plant draws something at the knob's bottom, so
+ * the PI finishes the move from the same side). */
+double wg_power_pi_map_knob(const wg_power_pi *pi, double watts);
 
 /* Fills opts with the defaults for a set-point and a knob range. */
 void wg_power_pi_opts_defaults(wg_power_pi_opts *o, double setpoint, double lo, double hi);
@@ -357,6 +382,30 @@ double wg_power_governor_cpu_seconds(wg_power_governor *gov);
  * sets *gov to NULL. */
 wg_status wg_power_governor_stop(wg_power_governor **gov, wg_power_row **rows,
                                  uint64_t *len, char *why, size_t why_cap);
+/* The governor's own cost: its thread's CPU time (the thread's clock at its
+ * end: counter reads, controller steps, knob sets, trace rows), its wall
+ * time, the energy counter reads, the windows judged (controller steps),
+ * the thread's wake-ups (timer expiries and signals) and the set-point
+ * changes applied. One read per window plus the first: reads = windows + 1
+ * unless a window's value was not applied yet (then it waits without
+ * reading). */
+typedef struct wg_power_gov_stats {
+  double cpu_seconds, wall_seconds;
+  uint64_t reads, windows, wakeups, setpoint_changes, jumps;
+} wg_power_gov_stats;
+/* A set-point schedule's text, "W@T[,W@T...]" (len bytes, no NUL needed):
+ * from T seconds after the start, W watts; W in (0, 1e6], T in (0, 1e6]
+ * and strictly increasing, at most WG_POWER_SCHEDULE_MAX steps. Fills
+ * steps[2 i] = T, steps[2 i + 1] = W (the layout of
+ * wg_sssp_many_opts.power_steps; room for 2 x WG_POWER_SCHEDULE_MAX) and
+ * *n. WG_EINVAL naming the step and the problem, *n then 0. */
+#define WG_POWER_SCHEDULE_MAX 64
+wg_status wg_power_schedule_parse(wg_ctx_t *ctx, const char *text, size_t len, double *steps,
+                                  size_t *n);
+/* wg_power_governor_stop, and *stats (when not NULL) filled. */
+wg_status wg_power_governor_stop_stats(wg_power_governor **gov, wg_power_row **rows,
+                                       uint64_t *len, char *why, size_t why_cap,
+                                       wg_power_gov_stats *stats);
 /* ---- contract scheduling (issue 23): profiles, plans, re-planning --------- */
 
 /* A batch of route queries answered at level l (0 finest, exact; larger is

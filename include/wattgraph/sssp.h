@@ -229,7 +229,8 @@ typedef struct wg_sssp_many_opts {
    * power_cap watts. 0: uncapped. */
   double power_cap;        /* watts, 0: off */
   double power_window;     /* seconds per controller step (>= 0.1, the
-                              meter's update period; 0: 0.25) */
+                              meter's update period; 0: 0.5, where the
+                              governor's reads cost < 1% of a core) */
   int power_trace;         /* 1: record a wg_power_row per window */
   /* A set-point schedule: power_nsteps pairs (seconds after the start,
    * watts), times increasing; the set-point becomes the pair's watts at
@@ -263,6 +264,9 @@ typedef struct wg_sssp_many_result {
   double power_cpu_seconds; /* power cap: the governor thread's CPU time */
   double power_waited;      /* power cap: seconds the duty kept the GPU
                                waiting between batches */
+  /* power cap: the governor's counter reads, controller windows, thread
+   * wake-ups, set-point changes and feed-forward jumps */
+  uint64_t power_reads, power_windows, power_wakeups, power_changes, power_jumps;
 } wg_sssp_many_result;
 
 /* Shortest paths from sources[0..k) (internal ids). WG_EINVAL for k == 0 or

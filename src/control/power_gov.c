@@ -12,7 +12,15 @@
  * before the last value was applied is not judged; the measurement goes on
  * to the next window boundary after the application (an actuation period
  * longer than the window would otherwise wind the integral up on power the
- * last value never caused).
+ * last value never caused). The knob's epoch is checked before the
+ * counter is read: a window whose value was not applied costs no read
+ * (the thread sleeps another quarter window and looks again).
+ *
+ * Its own cost, counted (wg_power_governor_stop_stats): reads, windows,
+ * wake-ups and the thread's CPU time. A read of NVML's energy counter
+ * costs milliseconds of CPU on the lent H100/H200 hosts (the driver's
+ * round trip), so the governor reads once per window, never faster than
+ * the counter moves, and sleeps on an absolute timer in between.
  */
 #include <errno.h>
 #include <math.h>
@@ -42,7 +50,14 @@ struct wg_power_governor {
   uint64_t len, cap;
   wg_status status;
   char why[256];
+  wg_power_gov_stats stats; /* the thread's until joined */
 };
+
+static double thread_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static struct timespec at(double t) {
   struct timespec ts;
@@ -61,13 +76,24 @@ static void fail(wg_power_governor *g, wg_status st, const char *what) {
   snprintf(g->why, sizeof g->why, "%s (%s)", what, wg_strerror(st));
 }
 
+static void loop(wg_power_governor *g);
+
 static void *run(void *p) {
   wg_power_governor *g = p;
+  loop(g);
+  g->stats.cpu_seconds = thread_cpu();
+  g->stats.wall_seconds = wg__now() - g->t0;
+  g->stats.jumps = g->pi.jumps;
+  return NULL;
+}
+
+static void loop(wg_power_governor *g) {
   double e0 = 0, t0 = 0;
   wg_status st = g->energy(g->user, &e0, &t0);
+  g->stats.reads++;
   if (st != WG_OK) {
     fail(g, st, "the energy counter cannot be read");
-    return NULL;
+    return;
   }
   double next = t0 + g->pi.o.window;
   pthread_mutex_lock(&g->lock);
@@ -75,23 +101,35 @@ static void *run(void *p) {
     while (!g->stop) {
       const struct timespec ts = at(next);
       const int rc = pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+      g->stats.wakeups++;
       if (rc == ETIMEDOUT || wg__now() >= next) break;
     }
     if (g->stop) break;
+    pthread_mutex_unlock(&g->lock);
+    /* the last value not applied yet: no read; keep measuring over a
+     * longer window (looked at again a quarter window later) */
+    const int applied = !g->knob->epoch || g->knob->epoch(g->knob) != g->epoch_set;
+    if (!applied) {
+      next = wg__now() + 0.25 * g->pi.o.window;
+      pthread_mutex_lock(&g->lock);
+      continue;
+    }
+    pthread_mutex_lock(&g->lock);
     if (g->new_setpoint > 0) {
+      if (g->new_setpoint != g->pi.o.setpoint) g->stats.setpoint_changes++;
       wg_power_pi_set_setpoint(&g->pi, g->new_setpoint);
       g->new_setpoint = 0;
     }
     pthread_mutex_unlock(&g->lock);
     double e1 = 0, t1 = 0;
     st = g->energy(g->user, &e1, &t1);
+    g->stats.reads++;
     int ok = st == WG_OK;
     if (!ok) fail(g, st, "the energy counter cannot be read");
-    /* the last value not applied yet: keep measuring over a longer window */
-    const int applied = !g->knob->epoch || g->knob->epoch(g->knob) != g->epoch_set;
-    if (ok && t1 > t0 && applied) {
+    if (ok && t1 > t0) {
       const double watts = (e1 - e0) / (t1 - t0);
       const double knob = wg_power_pi_step(&g->pi, watts, t1 - t0);
+      g->stats.windows++;
       st = g->knob->set(g->knob, knob);
       if (g->knob->epoch) g->epoch_set = g->knob->epoch(g->knob);
       if (st != WG_OK) {
@@ -116,12 +154,12 @@ static void *run(void *p) {
       e0 = e1;
       t0 = t1;
     }
-    next = (applied ? t0 : t1) + g->pi.o.window;
+    next = t0 + g->pi.o.window;
+    if (next < wg__now()) next = wg__now() + g->pi.o.window; /* a slow read */
     pthread_mutex_lock(&g->lock);
     if (!ok) break;
   }
   pthread_mutex_unlock(&g->lock);
-  return NULL;
 }
 
 wg_status wg_power_governor_start(wg_ctx_t *ctx, wg_power_governor **out,
@@ -188,6 +226,13 @@ double wg_power_governor_cpu_seconds(wg_power_governor *g) {
 
 wg_status wg_power_governor_stop(wg_power_governor **gp, wg_power_row **rows,
                                  uint64_t *len, char *why, size_t why_cap) {
+  return wg_power_governor_stop_stats(gp, rows, len, why, why_cap, NULL);
+}
+
+wg_status wg_power_governor_stop_stats(wg_power_governor **gp, wg_power_row **rows,
+                                       uint64_t *len, char *why, size_t why_cap,
+                                       wg_power_gov_stats *stats) {
+  if (stats) memset(stats, 0, sizeof *stats);
   if (rows) *rows = NULL;
   if (len) *len = 0;
   if (why && why_cap) why[0] = '\0';
@@ -199,6 +244,7 @@ wg_status wg_power_governor_stop(wg_power_governor **gp, wg_power_row **rows,
   pthread_mutex_unlock(&g->lock);
   pthread_join(g->thread, NULL);
   const wg_status st = g->status;
+  if (stats) *stats = g->stats;
   if (why && why_cap) snprintf(why, why_cap, "%s", g->why);
   if (rows && len) {
     *rows = g->rows;
@@ -211,4 +257,72 @@ wg_status wg_power_governor_stop(wg_power_governor **gp, wg_power_row **rows,
   free(g);
   *gp = NULL;
   return st;
+}
+
+/* ---- the set-point schedule's text ---------------------------------------- */
+
+/* A number at p (no leading space, sign or hex: digits, '.', an exponent);
+ * its end in *end, or NULL when none. */
+static const char *number(const char *p, const char *lim, double *v) {
+  char buf[64];
+  size_t k = 0;
+  while (p + k < lim && k + 1 < sizeof buf &&
+         ((p[k] >= '0' && p[k] <= '9') || p[k] == '.' || p[k] == 'e' || p[k] == 'E' ||
+          (k > 0 && (p[k] == '+' || p[k] == '-') && (p[k - 1] == 'e' || p[k - 1] == 'E'))))
+    k++;
+  if (k == 0 || k + 1 >= sizeof buf || !(p[0] >= '0' && p[0] <= '9')) return NULL;
+  memcpy(buf, p, k);
+  buf[k] = '\0';
+  char *e = NULL;
+  errno = 0;
+  *v = strtod(buf, &e);
+  if (errno || e != buf + k || !isfinite(*v)) return NULL;
+  return p + k;
+}
+
+wg_status wg_power_schedule_parse(wg_ctx_t *ctx, const char *text, size_t len, double *steps,
+                                  size_t *n) {
+  if (n) *n = 0;
+  if (!steps || !n || (!text && len)) return wg__error(ctx, WG_EINVAL, "power schedule: NULL argument");
+  if (len == 0) return wg__error(ctx, WG_EINVAL, "power schedule: empty (want W@T[,W@T...])");
+  const char *p = text, *lim = text + len;
+  size_t k = 0;
+  for (;;) {
+    double w = 0, t = 0;
+    const char *e = number(p, lim, &w);
+    if (!e || e == lim || *e != '@' || !(w > 0.0 && w <= 1e6)) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: want W@T, watts in (0, 1e6], '@', seconds "
+                       "(at byte %lu)",
+                       (unsigned long)k + 1, (unsigned long)(p - text) + 1);
+    }
+    const char *q = e + 1;
+    e = number(q, lim, &t);
+    if (!e || (e < lim && *e != ',') || !(t > 0.0 && t <= 1e6)) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: the time after '@' must be seconds in "
+                       "(0, 1e6] (at byte %lu)",
+                       (unsigned long)k + 1, (unsigned long)(q - text) + 1);
+    }
+    if (k > 0 && !(t > steps[2 * k - 2])) {
+      return wg__error(ctx, WG_EINVAL,
+                       "power schedule: step %lu: time %g s is not after the step before (%g s)",
+                       (unsigned long)k + 1, t, steps[2 * k - 2]);
+    }
+    if (k == WG_POWER_SCHEDULE_MAX) {
+      return wg__error(ctx, WG_EINVAL, "power schedule: more than %d steps",
+                       WG_POWER_SCHEDULE_MAX);
+    }
+    steps[2 * k] = t;
+    steps[2 * k + 1] = w;
+    k++;
+    if (e == lim) break;
+    p = e + 1; /* past the ',' */
+    if (p == lim) {
+      return wg__error(ctx, WG_EINVAL, "power schedule: step %lu: empty after the last ','",
+                       (unsigned long)k + 1);
+    }
+  }
+  *n = k;
+  return WG_OK;
 }

@@ -25,6 +25,23 @@
  * +-0.1/W of relative error; the errors of consecutive windows cancel (the
  * counter telescopes), and the integral averages them out. The window is
  * never shorter than the update period (WG_POWER_METER_PERIOD).
+ *
+ * Feed-forward (opts.feedforward): a PI alone moves the knob after a
+ * set-point change at ki x error per second, so a large change takes
+ * seconds and the integral overshoots on the way (the 1 s mean dipped 5-6%
+ * low 3-5 s after a change on the H100). The controller therefore learns
+ * the plant's knob-power map from its own windows: a window whose knob
+ * moved at most MAP_STEADY from the window before (the plant's lag mostly
+ * over) joins the steady run; a run of MAP_RUN seconds adds its mean
+ * (knob, watts) to the knob's bin, an exponentially weighted mean
+ * (MAP_DECAY per sample, so the map follows a drifting plant). Runs, not
+ * windows: one window read off a counter that moves every 100 ms is up
+ * to +-0.1 / window off (+-40% at 0.25 s), a run's windows telescope to
+ * +-0.1 / MAP_RUN. The first window (the work starting up) never counts. When
+ * the set-point changes, the next step sets the integral to the knob the
+ * map gives for the new set-point (wg_power_pi_map_knob) instead of
+ * integrating the window that still ran on the old knob; the PI then
+ * removes the map's error, which is small near visited knobs.
  */
 #include <math.h>
 #include <string.h>
@@ -42,6 +59,64 @@ void wg_power_pi_opts_defaults(wg_power_pi_opts *o, double setpoint, double lo, 
   o->window = WG_POWER_PI_WINDOW;
   o->kp = WG_POWER_PI_KP;
   o->ki = WG_POWER_PI_KI;
+  o->feedforward = 1;
+}
+
+/* A window joins the map when its knob moved at most this much (normalised)
+ * from the window before; each bin forgets by MAP_DECAY per new sample. */
+#define MAP_STEADY 0.15
+#define MAP_DECAY 0.8
+#define MAP_RUN 1.0
+/* Extrapolation along a slope no flatter than this share of the line from
+ * the origin (a noisy, flat slope would move the knob too far). */
+#define MAP_MIN_SLOPE 0.5
+
+static void map_add(wg_power_pi *pi, double u, double watts) {
+  int b = (int)(u * WG_POWER_MAP_BINS);
+  if (b < 0) b = 0;
+  if (b >= WG_POWER_MAP_BINS) b = WG_POWER_MAP_BINS - 1;
+  pi->map_w[b] = pi->map_w[b] * MAP_DECAY + 1.0;
+  pi->map_u[b] = pi->map_u[b] * MAP_DECAY + u;
+  pi->map_p[b] = pi->map_p[b] * MAP_DECAY + watts;
+}
+
+static double clamp01(double x);
+
+/* The knob at `watts` on the line through (u, p) with slope `slope` (at
+ * least MAP_MIN_SLOPE x p / u). */
+static double along(double u, double p, double slope, double watts) {
+  const double floor = u > 0.0 ? MAP_MIN_SLOPE * p / u : 0.0;
+  if (!(slope >= floor)) slope = floor;
+  if (!(slope > 0.0)) return u;
+  return u + (watts - p) / slope;
+}
+
+double wg_power_pi_map_knob(const wg_power_pi *pi, double watts) {
+  if (!pi || !isfinite(watts)) return -1.0;
+  double us[WG_POWER_MAP_BINS], ps[WG_POWER_MAP_BINS];
+  int n = 0;
+  for (int b = 0; b < WG_POWER_MAP_BINS; b++) {
+    if (!(pi->map_w[b] > 0.0)) continue;
+    us[n] = pi->map_u[b] / pi->map_w[b];
+    ps[n] = pi->map_p[b] / pi->map_w[b];
+    n++;
+  }
+  if (n == 0) return -1.0;
+  if (n == 1) return us[0] > 0.0 && ps[0] > 0.0 ? clamp01(us[0] * watts / ps[0]) : -1.0;
+  for (int i = 0; i + 1 < n; i++) {
+    const double a = ps[i], b = ps[i + 1];
+    if ((a <= watts && watts <= b) || (b <= watts && watts <= a)) {
+      if (a == b) return clamp01(0.5 * (us[i] + us[i + 1]));
+      return clamp01(us[i] + (watts - a) / (b - a) * (us[i + 1] - us[i]));
+    }
+  }
+  /* outside the visited range: along the outer pair's slope */
+  if (watts > ps[n - 1] || (watts > ps[0] && ps[n - 1] >= ps[0])) {
+    const double slope = (ps[n - 1] - ps[n - 2]) / (us[n - 1] - us[n - 2]);
+    return clamp01(along(us[n - 1], ps[n - 1], slope, watts));
+  }
+  const double slope = (ps[1] - ps[0]) / (us[1] - us[0]);
+  return clamp01(along(us[0], ps[0], slope, watts));
 }
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
@@ -68,6 +143,7 @@ wg_status wg_power_pi_init(wg_ctx_t *ctx, wg_power_pi *pi, const wg_power_pi_opt
   const double k0 = !isfinite(o->knob0) ? o->lo : o->knob0;
   pi->integral = span > 0.0 ? clamp01((k0 - o->lo) / span) : 0.0;
   pi->u = pi->integral;
+  pi->u_prev = -1.0;
   pi->knob = o->lo + pi->u * span;
   return WG_OK;
 }
@@ -76,6 +152,36 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
   if (!pi) return 0.0;
   if (!isfinite(watts) || !(seconds > 0.0) || !isfinite(seconds)) return pi->knob;
   const wg_power_pi_opts *o = &pi->o;
+  /* the window just measured ran on pi->u */
+  if (o->feedforward && watts > 0.0 && pi->u_prev >= 0.0 &&
+      fabs(pi->u - pi->u_prev) <= MAP_STEADY) {
+    pi->run_e += watts * seconds;
+    pi->run_t += seconds;
+    pi->run_ut += pi->u * seconds;
+    if (pi->run_t >= MAP_RUN) {
+      map_add(pi, pi->run_ut / pi->run_t, pi->run_e / pi->run_t);
+      pi->run_e = pi->run_t = pi->run_ut = 0.0;
+    }
+  } else {
+    pi->run_e = pi->run_t = pi->run_ut = 0.0; /* the run broke: not steady */
+  }
+  pi->u_prev = pi->u;
+  if (pi->jump) {
+    /* a new set-point: this window's power belongs to the old knob; take
+     * the map's knob for the new one as the integral, and integrate from
+     * the next window on */
+    pi->jump = 0;
+    const double uff = wg_power_pi_map_knob(pi, o->setpoint);
+    if (uff >= 0.0) {
+      pi->integral = uff;
+      pi->u = uff;
+      pi->knob = o->lo + pi->u * (o->hi - o->lo);
+      if (pi->knob > o->hi) pi->knob = o->hi;
+      pi->jumps++;
+      pi->steps++;
+      return pi->knob;
+    }
+  }
   const double e = (o->setpoint - watts) / o->setpoint;
   const double cand = pi->integral + o->ki * e * seconds;
   /* integrate up to the value that puts the output at its limit, no
@@ -97,5 +203,6 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
 
 void wg_power_pi_set_setpoint(wg_power_pi *pi, double setpoint) {
   if (!pi || !(setpoint > 0.0) || !isfinite(setpoint)) return;
+  if (pi->o.feedforward && fabs(setpoint - pi->o.setpoint) > 0.02 * pi->o.setpoint) pi->jump = 1;
   pi->o.setpoint = setpoint;
 }

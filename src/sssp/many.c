@@ -266,6 +266,11 @@ wg_status wg_sssp_many(wg_ctx_t *ctx, const wg_graph_t *g, const uint32_t *sourc
   r->power_len = job.power_len;
   r->power_cpu_seconds = job.power_cpu;
   r->power_waited = job.power_waited;
+  r->power_reads = job.power_reads;
+  r->power_windows = job.power_windows;
+  r->power_wakeups = job.power_wakeups;
+  r->power_changes = job.power_changes;
+  r->power_jumps = job.power_jumps;
   if (st != WG_OK) goto done;
 
   /* copy the results of each distinct source to the indices repeating it */

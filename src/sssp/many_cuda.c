@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "cuda/gateway.h"
+#include "power/power_internal.h"
 #include "sssp/many_internal.h"
 
 /* The lanes mapping's band: this many times the graph's default delta. */
@@ -32,6 +33,8 @@
  * steps takes ~3 ms on FLA at 1000 sources: at the lowest duty the GPU
  * idles ~60 ms at most between batches). */
 #define DUTY_MIN 0.05
+/* The governor's window by default (seconds; see where it is used). */
+#define POWER_WINDOW 0.5
 #define PACE_MAX_WAIT 0.06
 
 typedef struct many_ud {
@@ -120,8 +123,33 @@ typedef struct gpu_energy {
   wg_meter_t *meter;
   size_t index;   /* the reading of our GPU */
   double joules;  /* accumulated over the windows so far */
+  uint64_t mj0;   /* the counter's first value (direct reads) */
+  int direct, started;
 } gpu_energy;
 
+/* One NVML call per window: our GPU's energy counter alone. A window of
+ * the meter (end, then begin) read every GPU's counter twice, and a read
+ * costs ~4 ms of CPU on the lent hosts: 9 ms a 0.25 s window, 3.7% of a
+ * core (docs/sssp-many.md). The counter is cumulative, so one read a
+ * window gives the window's energy as the difference with the last. */
+static wg_status read_counter(void *p, double *joules, double *seconds) {
+  gpu_energy *e = p;
+  const wg__source *s = &e->meter->src[e->index];
+  uint64_t mj = 0;
+  char why[160];
+  if (wg__nvml_energy_mj(e->meter, s, &mj, why, sizeof why) != 0) return WG_EIO;
+  *seconds = wg__now();
+  if (!e->started) {
+    e->mj0 = mj;
+    e->started = 1;
+  }
+  if (mj < e->mj0) return WG_EIO; /* went backwards: the driver reloaded */
+  *joules = (double)(mj - e->mj0) / 1e3;
+  return WG_OK;
+}
+
+/* GPUs without the energy counter (power-integrated readings): the
+ * meter's windows. */
 static wg_status read_energy(void *p, double *joules, double *seconds) {
   gpu_energy *e = p;
   wg_meter_reading r[16];
@@ -140,7 +168,9 @@ wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter,
 
 static wg_status open_gpu_meter(wg_ctx_t *ctx, int device, gpu_energy *e) {
   e->joules = 0;
-  return wg__many_open_gpu_meter(ctx, device, &e->meter, &e->index);
+  const wg_status st = wg__many_open_gpu_meter(ctx, device, &e->meter, &e->index);
+  if (st == WG_OK) e->direct = e->meter->src[e->index].method == WG__NVML_ENERGY;
+  return st;
 }
 
 wg_status wg__many_open_gpu_meter(wg_ctx_t *ctx, int device, wg_meter_t **meter,
@@ -259,14 +289,17 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
     knob->impl = &ud;
     wg_power_pi_opts po;
     wg_power_pi_opts_defaults(&po, o->power_cap, knob->lo, knob->hi);
-    if (o->power_window > 0) {
-      /* the integral's step per window is ki x window: scale ki with the
-       * square root, as tests/test_power_cap.c verifies for 0.5 s */
-      po.window = o->power_window;
-      po.ki *= sqrt(WG_POWER_PI_WINDOW / po.window);
-    }
+    /* The window: POWER_WINDOW unless asked. One read of the NVML energy
+     * counter costs ~4 ms of CPU on the lent H200's host (0.335 s over 83
+     * reads), so 0.25 s windows cost 1.6% of a core and 0.5 s 0.83%
+     * (docs/sssp-many.md). The integral's step per window is ki x window:
+     * ki scaled with the square root, as tests/test_power_cap.c verifies
+     * for 0.5 s. */
+    po.window = o->power_window > 0 ? o->power_window : POWER_WINDOW;
+    po.ki *= sqrt(WG_POWER_PI_WINDOW / po.window);
     po.knob0 = 0.5 * (knob->lo + knob->hi);
-    st = wg_power_governor_start(ctx, &gov, &po, knob, read_energy, &energy, o->power_trace);
+    st = wg_power_governor_start(ctx, &gov, &po, knob, energy.direct ? read_counter : read_energy,
+                                 &energy, o->power_trace);
     if (st != WG_OK) {
       free(knob);
       goto done;
@@ -281,11 +314,17 @@ wg_status wg__sssp_many_cuda(wg_ctx_t *ctx, wg__many_job *job) {
   ud.t_start = ud.t_resume = wg__now();
   st = wg__cuda_sssp_many(&a, why, sizeof why);
   if (gov) {
-    job->power_cpu = wg_power_governor_cpu_seconds(gov);
     job->power_waited = ud.waited;
     char gwhy[256] = "";
-    const wg_status gst =
-        wg_power_governor_stop(&gov, &job->power, &job->power_len, gwhy, sizeof gwhy);
+    wg_power_gov_stats gs;
+    const wg_status gst = wg_power_governor_stop_stats(&gov, &job->power, &job->power_len, gwhy,
+                                                       sizeof gwhy, &gs);
+    job->power_cpu = gs.cpu_seconds;
+    job->power_reads = gs.reads;
+    job->power_windows = gs.windows;
+    job->power_wakeups = gs.wakeups;
+    job->power_changes = gs.setpoint_changes;
+    job->power_jumps = gs.jumps;
     free(ud.knob);
     ud.knob = NULL;
     if (st == WG_OK && gst != WG_OK) {

@@ -25,6 +25,7 @@ typedef struct wg__many_job {
   uint64_t power_len;
   double power_cpu;         /* the governor thread's CPU seconds */
   double power_waited;      /* seconds the duty waited */
+  uint64_t power_reads, power_windows, power_wakeups, power_changes, power_jumps;
 } wg__many_job;
 
 /* The reductions of distinct source d from its n distances: reached, and

@@ -179,7 +179,7 @@ int cmd_sssp(int argc, char **argv) {
        "change the --power-cap set-point to W watts T seconds after the start "
        "(times increasing, e.g. 200@10,300@20)", NULL, 0, 0, NULL},
       {"power-window", 0, OPT_DOUBLE, &mc.power_window, "S",
-       "seconds per power-controller step (the meter updates every 0.1 s)", "0.25",
+       "seconds per power-controller step (the meter updates every 0.1 s)", "0.5",
        0.1, 60, NULL},
       {"power-trace", 0, OPT_STRING, &mc.power_trace, "FILE.csv",
        "write t,watts,setpoint,knob per controller window (wattgraph plot power "

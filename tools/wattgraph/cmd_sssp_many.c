@@ -150,44 +150,11 @@ static wg_status on_source(void *user, uint32_t index, uint32_t source, const wg
   return WG_OK;
 }
 
-/* --power-schedule W@T[,W@T...]: the set-point becomes W watts T seconds
- * after the start; times increasing. steps gets (T, W) pairs. */
-#define MAX_POWER_STEPS 64
-static int parse_schedule(const char *arg, double *steps, size_t *count) {
-  *count = 0;
-  const char *p = arg;
-  while (*p) {
-    char *end = NULL;
-    errno = 0;
-    const double w = strtod(p, &end);
-    if (end == p || *end != '@' || errno || !(w > 0.0 && w <= 1e6)) {
-      cli_error("--power-schedule %s: step %zu: want W@T (watts in (0, 1e6], '@', seconds)",
-                arg, *count + 1);
-      return CLI_USAGE;
-    }
-    p = end + 1;
-    const double t = strtod(p, &end);
-    if (end == p || (*end != ',' && *end != '\0') || errno || !(t > 0.0 && t <= 1e6)) {
-      cli_error("--power-schedule %s: step %zu: the time after '@' must be seconds in (0, 1e6]",
-                arg, *count + 1);
-      return CLI_USAGE;
-    }
-    if (*count > 0 && !(t > steps[2 * *count - 2])) {
-      cli_error("--power-schedule %s: step %zu: time %g s is not after the step before", arg,
-                *count + 1, t);
-      return CLI_USAGE;
-    }
-    if (*count == MAX_POWER_STEPS) {
-      cli_error("--power-schedule %s: at most %d steps", arg, MAX_POWER_STEPS);
-      return CLI_USAGE;
-    }
-    steps[2 * *count] = t;
-    steps[2 * *count + 1] = w;
-    (*count)++;
-    p = *end == ',' ? end + 1 : end;
-  }
-  if (*count == 0) {
-    cli_error("--power-schedule: empty (want W@T[,W@T...])");
+/* --power-schedule W@T[,W@T...]: the library's parser
+ * (wg_power_schedule_parse); steps gets (T, W) pairs. */
+static int parse_schedule(wg_ctx_t *ctx, const char *arg, double *steps, size_t *count) {
+  if (wg_power_schedule_parse(ctx, arg, strlen(arg), steps, count) != WG_OK) {
+    cli_error("--power-schedule %s: %s", arg, wg_ctx_last_error(ctx));
     return CLI_USAGE;
   }
   return CLI_OK;
@@ -274,7 +241,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   s.verify = mc->verify;
 
   if (mc->reduce && (rc = parse_reduce(mc->reduce, &reduce)) != CLI_OK) return rc;
-  double steps[2 * MAX_POWER_STEPS];
+  double steps[2 * WG_POWER_SCHEDULE_MAX];
   size_t nsteps = 0;
   if (mc->power_schedule) {
     if (!(mc->power_cap > 0)) {
@@ -282,7 +249,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
                 "--power-cap W");
       return CLI_USAGE;
     }
-    if ((rc = parse_schedule(mc->power_schedule, steps, &nsteps)) != CLI_OK) return rc;
+    if ((rc = parse_schedule(ctx, mc->power_schedule, steps, &nsteps)) != CLI_OK) return rc;
   }
   const uint32_t n = wg_graph_num_vertices(g);
   if (mc->sources) {
@@ -374,6 +341,13 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
       json_num(&j, "power_cap", mc->power_cap);
       json_num(&j, "power_governor_cpu_seconds", r->power_cpu_seconds);
       json_num(&j, "power_waited_seconds", r->power_waited);
+      json_num(&j, "power_governor_cpu_share",
+               r->seconds > 0 ? r->power_cpu_seconds / r->seconds : 0);
+      json_u64(&j, "power_governor_reads", r->power_reads);
+      json_u64(&j, "power_governor_windows", r->power_windows);
+      json_u64(&j, "power_governor_wakeups", r->power_wakeups);
+      json_u64(&j, "power_setpoint_changes", r->power_changes);
+      json_u64(&j, "power_feedforward_jumps", r->power_jumps);
     }
     if (reduce && !(mc->reduce_out && strcmp(mc->reduce_out, "-") != 0)) {
       json_arr_open(&j, "source_ids");
@@ -436,6 +410,12 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
       fprintf(tbl, "%-10s governor CPU %.4f s (%.3f%% of the run), duty waits %.3f s\n", "",
               r->power_cpu_seconds, r->seconds > 0 ? 100.0 * r->power_cpu_seconds / r->seconds : 0,
               r->power_waited);
+    if (mc->power_cap > 0)
+      fprintf(tbl, "%-10s governor %llu counter reads, %llu windows, %llu wake-ups, %llu set-point "
+              "changes (%llu feed-forward jumps)\n", "",
+              (unsigned long long)r->power_reads, (unsigned long long)r->power_windows,
+              (unsigned long long)r->power_wakeups, (unsigned long long)r->power_changes,
+              (unsigned long long)r->power_jumps);
     if (mc->out_dir)
       fprintf(tbl, "%-10s %u files in %s (source-<id>.dist)\n", "out", r->distinct, mc->out_dir);
     if (mc->verify && atomic_load(&s.bad) == 0)
