@@ -637,8 +637,10 @@ int main(int argc, char **argv) {
             (unsigned long long)spike);
     tot_ok += ok, tot_ref += ref, tot_err += err, tot_miss += miss, tot_nr += nr;
   }
+  uint64_t late = 0; /* sent more than 10 ms after their planned time */
   for (size_t i = 0; i < G.count; i++) {
     if (G.items[i].status == 0) unsent++;
+    else if (G.items[i].sent - G.items[i].at > 0.010) late++;
     if (G.items[i].status == 200) lat[nlat++] = G.items[i].rt;
   }
   double med = NAN, p99 = NAN;
@@ -658,12 +660,14 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "serve_load: %.1f s, %llu answered (%.2f%% of them within the deadline), %llu "
           "refused, %llu NoRoute, %llu other errors, %llu not sent (time bound); median "
-          "response %.3f ms, p99 %.3f ms, %.0f answered/s; %llu connections opened\n",
+          "response %.3f ms, p99 %.3f ms, %.0f answered/s; %llu connections opened, %llu sent "
+          "over 10 ms late (no free connection or a slow client)\n",
           wall, (unsigned long long)tot_ok,
           tot_ok ? 100.0 * (double)(tot_ok - tot_miss) / (double)tot_ok : 0,
           (unsigned long long)tot_ref, (unsigned long long)tot_nr, (unsigned long long)tot_err,
           (unsigned long long)unsent,
-          med * 1000.0, p99 * 1000.0, per_s, (unsigned long long)connects);
+          med * 1000.0, p99 * 1000.0, per_s, (unsigned long long)connects,
+          (unsigned long long)late);
   if (f != stdout) fclose(f);
   free(lat);
   free(L);

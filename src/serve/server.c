@@ -120,6 +120,7 @@ struct wg_server {
   /* period accumulators (batching thread) */
   double period_start, period_busy, period_tard_sum;
   double period_busy_inline; /* seconds HTTP threads spent answering inline */
+  double period_inflight0;   /* requests admitted and not answered at its start */
   /* inline answers: each HTTP thread's own context (made on first use) */
   pthread_key_t ctx_key;
   int ctx_key_made;
@@ -914,6 +915,16 @@ static void control_tick(wg_server_t *s, double now) {
                 s->period_busy_inline / (double)(s->o.threads ? s->o.threads : 1);
   double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
   double cap = busy >= 0.8 * len && busy > 0 ? (double)s->period_answered / busy : 0;
+  /* saturated outside the batching threads (the HTTP threads, the cores,
+   * inline answers): tardiness above the set-point and the requests in
+   * flight grew by more than a tenth of the period's answers. What it
+   * answered then is what it can: a capacity sample, so the controller
+   * throttles (without it a server whose batchers idle never refused) */
+  const double inflight = (double)(s->st.admitted - s->st.answered);
+  if (cap == 0 && tard > s->o.admit.setpoint && s->period_answered > 0 &&
+      inflight > s->period_inflight0 + 0.1 * (double)s->period_answered)
+    cap = (double)s->period_answered / len;
+  s->period_inflight0 = inflight;
   double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
   if (s->o.admission) wg_bucket_set_rate(&s->bucket, rate, now);
   if (tard >= 0) s->st.tardiness = tard;
