@@ -8,7 +8,7 @@
 #      server's time went (GET /metrics phase sums);
 #   2. capacity: exact routes, open-loop Poisson far above what is answered,
 #      no admission, serve_load's keep-alive connections (CPU: --inline,
-#      256 connections; CUDA: batches, 4096): answered per s;
+#      256 connections; CUDA: batches, 16384): answered per s;
 #   3. the experiment (bench/serve_load.sh) at twice the measured capacity,
 #      with the PI admission controller and without it (8 s each, a 2x load
 #      step of fine requests 3 s in, 2 s long): share in time, tardiness in
@@ -24,7 +24,7 @@
 # MAP.cch (every server start after the first loads it). Environment: N,
 # MODEL (gen road's --model, e.g. regions; unset: the generator's default),
 # DEADLINE_MS (the experiment's, 200), CUDA_BATCHERS (2), CUDA_MAX_BATCH
-# (4096), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
+# (4096), CUDA_WORKERS (16384), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
 # epoll threads, 4). A short table is printed last.
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
@@ -111,7 +111,7 @@ for be in $backends; do
   # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2)
-    workers=${CUDA_WORKERS:-4096}
+    workers=${CUDA_WORKERS:-16384}
   else
     flags=(--inline)
     workers=${WORKERS:-256}

@@ -82,6 +82,7 @@ typedef struct job {
   double *snapm;       /* their snap distances */
   uint64_t batch_legs; /* legs of its batch (the profile's quality) */
   int metric_is_time;  /* the metric it was answered on */
+  int presnapped;      /* verts and snapm filled on its HTTP thread */
   /* answer */
   int http;
   char *answer; /* malloc'd JSON */
@@ -728,7 +729,15 @@ static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs
   for (size_t i = 0; i < nj && first; i++) {
     job *j = jobs[i];
     first[i] = at;
-    if (snap_all(s, ctx, j, verts + at, snapm + at) == 0 && j->req.service == WG_SERVE_ROUTE) {
+    int snapped;
+    if (j->presnapped) { /* on its HTTP thread (presnap) */
+      memcpy(verts + at, j->verts, j->req.ncoords * sizeof *verts);
+      memcpy(snapm + at, j->snapm, j->req.ncoords * sizeof *snapm);
+      snapped = 1;
+    } else {
+      snapped = snap_all(s, ctx, j, verts + at, snapm + at) == 0;
+    }
+    if (snapped && j->req.service == WG_SERVE_ROUTE) {
       legs += j->req.ncoords - 1;
       if (j->req.level < 0 && j->deadline - now < budget) budget = j->deadline - now;
     }
@@ -838,8 +847,8 @@ static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs
     for (size_t c = 0; c < nl; c++) npts += batch.results[k + c].path_len;
     j->res = malloc(nl * sizeof *j->res);
     j->paths = malloc((npts ? npts : 1) * sizeof *j->paths);
-    j->verts = malloc(j->req.ncoords * sizeof *j->verts);
-    j->snapm = malloc(j->req.ncoords * sizeof *j->snapm);
+    if (!j->verts) j->verts = malloc(j->req.ncoords * sizeof *j->verts);
+    if (!j->snapm) j->snapm = malloc(j->req.ncoords * sizeof *j->snapm);
     if (!j->res || !j->paths || !j->verts || !j->snapm) {
       finish(j, 500, error_json("InternalError", "out of memory"));
       k += nl;
@@ -1063,6 +1072,7 @@ static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j)
 /* This HTTP thread's context for inline answers (one thread: the request
  * is its batch), made on first use; NULL when it cannot be made. */
 static wg_ctx_t *thread_ctx(wg_server_t *s) {
+  if (!s->ctx_key_made) return NULL;
   wg_ctx_t *c = pthread_getspecific(s->ctx_key);
   if (c) return c;
   if (wg_ctx_create(&c) != WG_OK) return NULL;
@@ -1083,6 +1093,28 @@ static wg_ctx_t *thread_ctx(wg_server_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (pthread_setspecific(s->ctx_key, c) != 0) return NULL; /* freed at stop */
   return c;
+}
+
+/* Snaps a request's coordinates on its HTTP thread: 0 (j->presnapped),
+ * -1 with j finished (NoSegment or out of memory), 1 when it cannot here
+ * (no context: the batching thread snaps). */
+static int presnap(wg_server_t *s, job *j) {
+  wg_ctx_t *ctx = thread_ctx(s);
+  if (!ctx) return 1;
+  const double t0 = wg__now();
+  j->verts = malloc(j->req.ncoords * sizeof *j->verts);
+  j->snapm = malloc(j->req.ncoords * sizeof *j->snapm);
+  if (!j->verts || !j->snapm) {
+    finish(j, 500, error_json("InternalError", "out of memory"));
+    return -1;
+  }
+  if (snap_all(s, ctx, j, j->verts, j->snapm)) return -1;
+  j->presnapped = 1;
+  const double t1 = wg__now();
+  pthread_mutex_lock(&s->mu);
+  s->ph_snap += t1 - t0;
+  pthread_mutex_unlock(&s->mu);
+  return 0;
 }
 
 /* Answers an admitted request on this HTTP thread (o.inline_answer with a
@@ -1314,11 +1346,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   }
   s->st.admitted++;
   j->kind = JOB_REQUEST;
+  pthread_mutex_unlock(&s->mu);
   if (s->inline_answer) {
-    pthread_mutex_unlock(&s->mu);
     enum MHD_Result ret;
     if (answer_inline(s, c, j, &ret) == 0) return ret;
-    pthread_mutex_lock(&s->mu);
+  }
+  /* snap here, on this HTTP thread (they run at once), so that the batching
+   * thread only routes */
+  if (presnap(s, j) < 0) return respond(s, c, j); /* NoSegment */
+  pthread_mutex_lock(&s->mu);
+  if (s->stop) {
+    pthread_mutex_unlock(&s->mu);
+    return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
   }
   j->dispatched = 1;
   MHD_suspend_connection(c);
