@@ -58,6 +58,7 @@ static struct {
   size_t count;
   double start, max_seconds, deadline_ms;
   int threads, close;
+  pthread_barrier_t ready, go; /* client threads and main: connections open; clock started */
   const double *lon, *lat;
 } G;
 
@@ -263,10 +264,53 @@ static void conn_read(int ep, conn *c) {
   }
 }
 
+/* Opens this thread's keep-alive connections before the clock starts (a
+ * storm of thousands of connects in the first milliseconds would overflow
+ * the server's listen queue and cost its clients a second's SYN retry):
+ * waits up to 10 s for them; those that fail are opened again on demand. */
+static void warm_up(int ep, lthread *L) {
+  size_t pending = 0;
+  for (size_t k = 0; k < L->nc; k++)
+    if (conn_open(ep, &L->c[k]) == 0) {
+      if (L->c[k].connecting) pending++;
+      else L->reconnects++;
+    }
+  struct epoll_event evs[256];
+  const double until = wg__now() + 10;
+  while (pending > 0 && wg__now() < until) {
+    int ne = epoll_wait(ep, evs, 256, 100);
+    for (int e = 0; e < ne; e++) {
+      conn *c = evs[e].data.ptr;
+      if (c->fd < 0 || !c->connecting) continue;
+      int err = 0;
+      socklen_t el = sizeof err;
+      getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+      pending--;
+      if (err) {
+        conn_close(ep, c);
+        continue;
+      }
+      c->connecting = 0;
+      L->reconnects++;
+      struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+      epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+  }
+  for (size_t k = 0; k < L->nc; k++)
+    if (L->c[k].connecting) conn_close(ep, &L->c[k]);
+}
+
 static void *lthread_main(void *arg) {
   lthread *L = arg;
   int ep = epoll_create1(EPOLL_CLOEXEC);
-  if (ep < 0) return NULL;
+  if (ep < 0) {
+    pthread_barrier_wait(&G.ready);
+    pthread_barrier_wait(&G.go);
+    return NULL;
+  }
+  if (!G.close) warm_up(ep, L);
+  pthread_barrier_wait(&G.ready); /* main starts the clock */
+  pthread_barrier_wait(&G.go);
   const size_t T = (size_t)G.threads;
   size_t next = (size_t)L->id; /* the next of this thread's requests to send */
   size_t *free_list = malloc((L->nc ? L->nc : 1) * sizeof *free_list), nfree = L->nc;
@@ -553,7 +597,6 @@ int main(int argc, char **argv) {
     G.items[i].s = (uint32_t)wg__bounded(wg__rng_next(&r), csr.n);
     G.items[i].t = (uint32_t)wg__bounded(wg__rng_next(&r), csr.n);
   }
-  G.start = wg__now();
   G.threads = (int)threads;
   G.close = close_each != 0;
   if ((size_t)G.threads > G.count) G.threads = (int)G.count;
@@ -574,15 +617,16 @@ int main(int argc, char **argv) {
     L[i].nc = nconn / (size_t)G.threads + ((size_t)i < nconn % (size_t)G.threads);
     at += L[i].nc;
   }
+  pthread_barrier_init(&G.ready, NULL, (unsigned)G.threads + 1);
+  pthread_barrier_init(&G.go, NULL, (unsigned)G.threads + 1);
   for (int i = 0; i < G.threads; i++)
     if (pthread_create(&L[i].th, NULL, lthread_main, &L[i]) != 0) {
       fprintf(stderr, "serve_load: cannot start client thread %d of %d\n", i, G.threads);
-      /* the requests of the threads not started are not sent */
-      for (int k = i; k < G.threads; k++)
-        for (size_t q = (size_t)k; q < G.count; q += (size_t)G.threads) G.items[q].status = 0;
-      nt = i;
-      break;
+      return 1; /* the others wait at the barrier: nothing was sent */
     }
+  pthread_barrier_wait(&G.ready);
+  G.start = wg__now(); /* the planned times count from here */
+  pthread_barrier_wait(&G.go);
   uint64_t connects = 0;
   for (int i = 0; i < nt; i++) {
     pthread_join(L[i].th, NULL);

@@ -83,6 +83,7 @@ typedef struct job {
   uint64_t batch_legs; /* legs of its batch (the profile's quality) */
   int metric_is_time;  /* the metric it was answered on */
   int presnapped;      /* verts and snapm filled on its HTTP thread */
+  double snap_s;       /* seconds that took */
   /* answer */
   int http;
   char *answer; /* malloc'd JSON */
@@ -1058,6 +1059,7 @@ static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j)
   s->period_tard_sum += tard;
   s->period_answered++;
   s->ph_encode += t_sent0 - t_enc;
+  s->ph_snap += j->snap_s;
   if (j->t_resume > 0) {
     s->ph_queue += j->t_batch - j->arrival;
     s->ph_respond += t - j->t_resume - (t_sent0 - t_enc);
@@ -1110,10 +1112,7 @@ static int presnap(wg_server_t *s, job *j) {
   }
   if (snap_all(s, ctx, j, j->verts, j->snapm)) return -1;
   j->presnapped = 1;
-  const double t1 = wg__now();
-  pthread_mutex_lock(&s->mu);
-  s->ph_snap += t1 - t0;
-  pthread_mutex_unlock(&s->mu);
+  j->snap_s = wg__now() - t0; /* summed in respond(), under the lock it takes anyway */
   return 0;
 }
 
@@ -1507,13 +1506,24 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
     s->watchdog_started = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
     pthread_mutex_unlock(&s->mu);
   }
+  /* a connection's memory (libmicrohttpd zeroes it between requests, so it
+   * costs per request and per connection): room for the longest target
+   * max_coords allows (about 40 bytes a coordinate) and the headers */
+  size_t maxc = o->max_coords ? o->max_coords : WG_SERVE_MAX_COORDS;
+  size_t pool = 40 * maxc + 4 * 1024;
+  if (pool < 8 * 1024) pool = 8 * 1024;
+  if (pool > 64 * 1024) pool = 64 * 1024;
   s->d = MHD_start_daemon(
       MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
       (unsigned)o->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->connection_timeout_s,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->connection_limit ? o->connection_limit : 1024),
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip_limit,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+      /* thousands of clients connecting at once (the kernel caps it at
+       * net.core.somaxconn) */
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)(o->connection_limit > 4096 ? o->connection_limit : 4096),
+      MHD_OPTION_NOTIFY_COMPLETED,
       completed, s, MHD_OPTION_END);
   if (!s->d) {
     st = wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (in use, or not an address of "
