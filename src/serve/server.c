@@ -127,6 +127,7 @@ struct wg_server {
   pthread_key_t ctx_key;
   int ctx_key_made;
   int inline_answer; /* o.inline_answer and a concurrent backend */
+  char *refusal[2];  /* the 503 bodies: above the admitted rate, queue full */
   wg_ctx_t **inline_ctx;
   size_t ninline_ctx, inline_ctx_cap;
   uint64_t period_answered;
@@ -216,6 +217,21 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int http, char *text,
     snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
     MHD_add_response_header(r, "Retry-After", buf);
   }
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* Sends a body that lives as long as the server (no copy, no JSON). */
+static enum MHD_Result send_static(struct MHD_Connection *c, int http, const char *text,
+                                   double retry_after) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+                                                           MHD_RESPMEM_PERSISTENT);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", "application/json");
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
+  MHD_add_response_header(r, "Retry-After", buf);
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
   MHD_destroy_response(r);
   return ret;
@@ -1337,11 +1353,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   if (full || (s->o.admission && !wg_bucket_take(&s->bucket, now))) {
     double wait = full ? period_s(s) : wg_bucket_wait(&s->bucket, now);
     s->st.refused++;
+    s->st.errors++; /* count_error's, under the lock held here */
+    s->errors_by_http[5]++;
     pthread_mutex_unlock(&s->mu);
-    return send_error(s, c, 503, "Overloaded",
-                      full ? "the request queue is full; retry later"
-                           : "above the admitted rate; retry later",
-                      wait > 1 ? wait : 1);
+    /* the refusal is the cheapest answer: its JSON was written at start */
+    return send_static(c, 503, s->refusal[full], wait > 1 ? wait : 1);
   }
   s->st.admitted++;
   j->kind = JOB_REQUEST;
@@ -1462,6 +1478,12 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   pthread_rwlockattr_destroy(&rwa);
   pthread_mutex_init(&s->route_mu, NULL);
   s->ctx_key_made = pthread_key_create(&s->ctx_key, NULL) == 0;
+  s->refusal[0] = error_json("Overloaded", "above the admitted rate; retry later");
+  s->refusal[1] = error_json("Overloaded", "the request queue is full; retry later");
+  if (!s->refusal[0] || !s->refusal[1]) {
+    st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
+    goto fail;
+  }
   s->inline_answer = o->inline_answer && s->be.concurrent && s->ctx_key_made;
   s->o.batchers = o->batchers ? o->batchers : 1;
   s->bt = calloc(s->o.batchers, sizeof *s->bt);
@@ -1558,6 +1580,8 @@ void wg_server_stop(wg_server_t **sp) {
   for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
   free(s->inline_ctx);
   if (s->ctx_key_made) pthread_key_delete(s->ctx_key);
+  free(s->refusal[0]);
+  free(s->refusal[1]);
   wg_meter_destroy(&s->meter);
   for (unsigned i = 0; s->bt && i < s->o.batchers; i++) wg_ctx_destroy(&s->bt[i].ctx);
   free(s->bt);
