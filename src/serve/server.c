@@ -400,6 +400,14 @@ static double lat_of(const wg_server_t *s, uint32_t v) { return s->csr.lat ? s->
 static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w) {
   if (u >= s->csr.n || v >= s->csr.n) return -1;
   uint64_t lo = s->csr.offsets[u], hi = s->csr.offsets[u + 1];
+  if (hi - lo <= 16) { /* road degrees: a scan beats the search */
+    for (uint64_t e = lo; e < hi; e++)
+      if (s->csr.targets[e] == v) {
+        *w = s->csr.weights[e];
+        return 0;
+      }
+    return -1;
+  }
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     if (s->csr.targets[mid] < v) lo = mid + 1;
@@ -415,11 +423,15 @@ static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w)
 /* The evaluator: a route leg is a real path of the graph from the leg's
  * source to its target (every step an arc), as long as the router says. */
 static int leg_is_real(const wg_server_t *s, const wg_route_result *r, const uint32_t *path,
-                       uint32_t source, uint32_t target) {
+                       uint32_t source, uint32_t target, double *metres) {
   if (r->path_len == 0 || path[0] != source || path[r->path_len - 1] != target) return 0;
   uint32_t w;
-  for (uint32_t e = 0; e + 1 < r->path_len; e++)
+  double sum = 0; /* the graph's lengths in metres, summed in this pass */
+  for (uint32_t e = 0; e + 1 < r->path_len; e++) {
     if (arc_length(s, path[e], path[e + 1], &w)) return 0;
+    sum += w * s->unit_metres;
+  }
+  *metres = sum;
   return 1;
 }
 
@@ -618,10 +630,12 @@ static void encode_route(wg_server_t *s, job *j) {
   size_t nl = j->nlegs;
   {
     int unreachable = 0, invalid = 0;
+    double leg_metres[WG_SERVE_MAX_COORDS];
     for (size_t c = 0; c < nl; c++) {
       const wg_route_result *r = &j->res[c];
       if (r->distance == WG_ROUTE_INF) unreachable = 1;
-      else if (!leg_is_real(s, r, j->paths + r->path_first, v[c], v[c + 1])) invalid = 1;
+      else if (!leg_is_real(s, r, j->paths + r->path_first, v[c], v[c + 1], &leg_metres[c]))
+        invalid = 1;
     }
     if (unreachable) {
       finish(j, 400, error_json("NoRoute", "no route between the coordinates"));
@@ -641,22 +655,22 @@ static void encode_route(wg_server_t *s, job *j) {
     uint64_t lvcount[WG_PROFILE_MAX_LEVELS] = {0};
     size_t npts = 0;
     for (size_t c = 0; c < nl; c++) npts += j->res[c].path_len;
-    uint32_t *all = malloc((npts + 1) * sizeof *all);
+    uint32_t *all = j->req.overview ? malloc((npts + 1) * sizeof *all) : NULL;
     size_t nall = 0;
     for (size_t c = 0; c < nl; c++) {
       const wg_route_result *r = &j->res[c];
       const uint32_t *path = j->paths + r->path_first;
-      double leg_m = 0;
+      const double leg_m = leg_metres[c];
       json_t *leg = json_object(), *ad = json_array(), *au = json_array(), *an = json_array();
-      for (uint32_t e = 0; e < r->path_len; e++) {
+      /* the arcs again only for annotations and geometry */
+      for (uint32_t e = 0; (j->req.annotations || all) && e < r->path_len; e++) {
         if (j->req.annotations)
           json_array_append_new(an, json_integer((json_int_t)wg_graph_file_id(s->g, path[e])));
         if (e + 1 < r->path_len) {
-          uint32_t aw = 0;
-          arc_length(s, path[e], path[e + 1], &aw);
-          double m = aw * s->unit_metres;
-          leg_m += m;
           if (j->req.annotations) {
+            uint32_t aw = 0;
+            arc_length(s, path[e], path[e + 1], &aw);
+            double m = aw * s->unit_metres;
             json_array_append_new(ad, json_real(m));
             json_array_append_new(au, json_real(duration_as(s, j->metric_is_time, 0, m)));
           }
