@@ -89,7 +89,14 @@ phases() { # per-request milliseconds of each server phase from a /metrics dump
 }
 
 declare -A lat p99 phase cap
-for be in $backends; do
+# CAPACITY=N: skip 1 and 2, run the experiment at 2 x N (a capacity measured
+# before on the same machine and map)
+run_be=$backends
+if [ -n "${CAPACITY:-}" ]; then
+  run_be=
+  for be in $backends; do cap[$be]=$CAPACITY; done
+fi
+for be in $run_be; do
   name=latency-$be
   lflags=(--max-wait-ms 0)
   [ "$be" = cpu ] && lflags=(--inline)
@@ -137,32 +144,37 @@ c=${cap[$xbe]:-0}
 deadline=${DEADLINE_MS:-200}
 if [ "${c:-0}" -gt 0 ]; then
   rate=$((2 * c))
-  [ "$rate" -gt 100000 ] && rate=100000 # serve_load's bound: 1M requests
-  # 8 s: 3 s steady, a 2x load step for 2 s (fine requests), 3 s steady
-  count=$((rate * 10))
-  spike_at=$((rate * 3))
-  spike_len=$((rate * 4))
-  # enough connections to keep 4x capacity in flight for a whole deadline
+  [ "$rate" -gt 500000 ] && rate=500000 # serve_load's bound: 10M requests
+  # EXP_S (8) seconds: 3/8 steady, a 2x load step for 1/4 (fine requests),
+  # 3/8 steady
+  exp_s=${EXP_S:-8}
+  count=$((rate * exp_s * 5 / 4))
+  spike_at=$((rate * exp_s * 3 / 8))
+  spike_len=$((rate * exp_s / 2))
+  # enough connections to keep 4x capacity in flight for a whole deadline,
+  # within the open-file limit (the server needs as many)
   xw=$((2 * rate * deadline / 1000 + 64))
-  [ "$xw" -gt 16384 ] && xw=16384
+  maxw=$(( $(ulimit -n) - 2000 ))
+  [ "$maxw" -gt 60000 ] && maxw=60000
+  [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
     sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2"
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
-  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections 20000"
-  ORDER=$order MAX_S=8 SERVE_FLAGS=$sflags WORKERS=$xw THREADS=${CLIENT_THREADS:-4} \
+  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((xw + 1000))"
+  ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw THREADS=${CLIENT_THREADS:-4} \
     SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
     timeout 150 bash "$here/serve_load.sh" "$build" \
     "$map" "$out/experiment" "$rate" "$count" "$deadline" >"$out/experiment.log" 2>&1
-  echo "experiment ($xbe router, 2 x $c = $rate/s offered, 2x step 3-5 s, $xw connections, deadline $deadline ms, 8 s each):"
+  echo "experiment ($xbe router, 2 x $c = $rate/s offered, 2x step $((exp_s * 3 / 8))-$((exp_s * 5 / 8)) s, $xw connections (open files $(ulimit -n)), deadline $deadline ms, $exp_s s each):"
   grep '^serve_load:' "$out/experiment.log" | sed 's/^/  /'
 fi
 
 echo
 echo "| target | backend | result |"
 echo "|---|---|---|"
-for be in $backends; do
+for be in $run_be; do
   echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms (p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
   echo "| >= 100,000 exact routes/s | $be | ${cap[$be]:-?} /s |"
 done

@@ -492,7 +492,7 @@ int main(int argc, char **argv) {
     const char *name;
     double *v, lo, hi;
   } opts[] = {{"port", &port, 1, 65535},         {"rate", &rate, 0.1, 1e6},
-              {"count", &count, 1, 1e6},         {"max-seconds", &maxs, 1, 3600},
+              {"count", &count, 1, 1e7},         {"max-seconds", &maxs, 1, 3600},
               {"deadline-ms", &deadline, 0.01, 1e6}, {"spike-at", &spike_at, 0, 1e6},
               {"spike-len", &spike_len, 0, 1e6}, {"spike-fine", &spike_fine, 0, 1},
               {"spike-rate", &spike_rate, 0.01, 100}, {"workers", &workers, 1, 60000},
