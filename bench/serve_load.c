@@ -419,10 +419,18 @@ static int make_profile(wg_ctx_t *ctx, const wg_graph_t *g, const char *path, in
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   ro.backend = cuda ? WG_ROUTE_BACKEND_CUDA : WG_ROUTE_BACKEND_CPU;
-  ro.order_file = order;
+  /* as `wattgraph serve --order`: loaded when it exists, else built and
+   * saved there for the servers that follow */
+  const int save = order && access(order, F_OK) != 0;
+  ro.order_file = save ? NULL : order;
   wg_router_t *r = NULL;
   if (wg_router_create(ctx, &r, g, &ro) != WG_OK) {
     fprintf(stderr, "serve_load: router: %s\n", wg_ctx_last_error(ctx));
+    return 1;
+  }
+  if (save && wg_router_save_order(ctx, r, order) != WG_OK) {
+    fprintf(stderr, "serve_load: %s\n", wg_ctx_last_error(ctx));
+    wg_router_destroy(&r);
     return 1;
   }
   wg_router_info info;
