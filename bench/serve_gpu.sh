@@ -3,12 +3,16 @@
 # run bounded in requests and seconds, the whole inside about 200 s so that
 # it fits one 300 s device call:
 #   1. latency: exact single routes (Poisson 200/s, 1000 requests, every
-#      request level=0, no admission, --max-wait-ms 0): the median end to
-#      end, and where the server's time went (GET /metrics phase sums);
-#   2. capacity: exact routes from 256 concurrent clients (open-loop
-#      Poisson far above what is answered, no admission): answered per s;
+#      request level=0, no admission; the CPU router answers inline, the
+#      CUDA one with --max-wait-ms 0): the median end to end, and where the
+#      server's time went (GET /metrics phase sums);
+#   2. capacity: exact routes, open-loop Poisson far above what is answered,
+#      no admission, serve_load's keep-alive connections (CPU: --inline,
+#      256 connections; CUDA: batches, 16384): answered per s;
 #   3. the experiment (bench/serve_load.sh) at twice the measured capacity,
-#      with the PI admission controller and without it (8 s each).
+#      with the PI admission controller and without it (8 s each, a 2x load
+#      step of fine requests 3 s in, 2 s long): share in time, tardiness in
+#      steady state and the control periods it takes to come back.
 # 1 and 2 run on the CPU router, and on the CUDA router when the build has
 # CUDA; 3 on the CUDA router when present, else the CPU one.
 #
@@ -18,9 +22,10 @@
 # not exist it is generated there (`wattgraph gen road`, N vertices, 1M by
 # default: FLA's size). The router's order is built once and saved as
 # MAP.cch (every server start after the first loads it). Environment: N,
-# DEADLINE_MS (the experiment's, 200), CPU_BATCHERS (4), CUDA_BATCHERS (2),
-# CUDA_MAX_BATCH (4096), LOAD_S (seconds per load phase, 6). A short table
-# is printed last.
+# MODEL (gen road's --model, e.g. regions; unset: the generator's default),
+# DEADLINE_MS (the experiment's, 200), CUDA_BATCHERS (2), CUDA_MAX_BATCH
+# (4096), CUDA_WORKERS (16384), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
+# epoll threads, 4). A short table is printed last.
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -34,7 +39,9 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 load_s=${LOAD_S:-6}
 t_start=$SECONDS
 if [ ! -f "$map" ]; then
-  "$W" gen road -n "${N:-1000000}" -o "$map" -q || { echo "serve_gpu: cannot make $map"; exit 1; }
+  model=()
+  [ -n "${MODEL:-}" ] && model=(--model "$MODEL")
+  "$W" gen road -n "${N:-1000000}" "${model[@]}" -o "$map" -q || { echo "serve_gpu: cannot make $map"; exit 1; }
 fi
 order="${map%.*}.cch"
 backends=cpu
@@ -69,6 +76,7 @@ field() { # field LOG NAME: a number from serve_load's summary line
     rate) sed -n 's/.*, \([0-9]*\) answered\/s.*/\1/p' "$1" ;;
     inside) sed -n 's/.*answered (\([0-9.]*\)% of them within.*/\1/p' "$1" ;;
     answered) sed -n 's/^serve_load: [0-9.]* s, \([0-9]*\) answered.*/\1/p' "$1" ;;
+    late) sed -n 's/.*opened, \([0-9]*\) sent over.*/\1/p' "$1" ;;
     refused) sed -n 's/.*, \([0-9]*\) refused.*/\1/p' "$1" ;;
   esac
 }
@@ -81,12 +89,21 @@ phases() { # per-request milliseconds of each server phase from a /metrics dump
 }
 
 declare -A lat p99 phase cap
-for be in $backends; do
+# CAPACITY=N: skip 1 and 2, run the experiment at 2 x N (a capacity measured
+# before on the same machine and map)
+run_be=$backends
+if [ -n "${CAPACITY:-}" ]; then
+  run_be=
+  for be in $backends; do cap[$be]=$CAPACITY; done
+fi
+for be in $run_be; do
   name=latency-$be
-  if start_server "$name" "$be" --no-admission --max-wait-ms 0; then
+  lflags=(--max-wait-ms 0)
+  [ "$be" = cpu ] && lflags=(--inline)
+  if start_server "$name" "$be" --no-admission "${lflags[@]}"; then
     timeout $((load_s + 30)) "$L" --port "$port" --map "$map" --rate 200 --count 1000 \
       --max-seconds "$load_s" --deadline-ms 1000 --spike-at 0 --spike-len 1000 --spike-fine 1 \
-      --workers 8 --out "$out/$name.csv" 2>"$out/load-$name.log"
+      --workers 8 --threads 1 --out "$out/$name.csv" 2>"$out/load-$name.log"
     metrics >"$out/metrics-$name.txt" 2>/dev/null
     stop_server
     lat[$be]=$(field "$out/load-$name.log" median)
@@ -97,23 +114,24 @@ for be in $backends; do
     echo "latency ($be): the server did not start ($(tail -1 "$out/server-$name.log"))"
   fi
   name=capacity-$be
-  # synchronous clients: answers/s <= clients / response time, so the GPU's
-  # large batches need thousands of clients at once
+  # keep-alive connections, each one request at a time: answers/s <=
+  # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2)
-    workers=${CUDA_WORKERS:-4096}
+    workers=${CUDA_WORKERS:-16384}
   else
-    flags=(--batchers "${CPU_BATCHERS:-4}" --max-batch 256 --max-wait-ms 1)
+    flags=(--inline)
     workers=${WORKERS:-256}
   fi
   if start_server "$name" "$be" --no-admission "${flags[@]}"; then
     timeout $((load_s + 30)) "$L" --port "$port" --map "$map" --rate 400000 --count 1000000 \
       --max-seconds "$load_s" --deadline-ms 1000 --spike-at 0 --spike-len 1000000 \
-      --spike-fine 1 --workers "$workers" --out "$out/$name.csv" 2>"$out/load-$name.log"
+      --spike-fine 1 --workers "$workers" --threads "${CLIENT_THREADS:-4}" \
+      --out "$out/$name.csv" 2>"$out/load-$name.log"
     metrics >"$out/metrics-$name.txt" 2>/dev/null
     stop_server
     cap[$be]=$(field "$out/load-$name.log" rate)
-    echo "capacity ($be, ${flags[*]}): ${cap[$be]:-?} exact routes/s answered from $workers clients"
+    echo "capacity ($be, ${flags[*]}): ${cap[$be]:-?} exact routes/s answered over $workers connections; server: $(phases "$out/metrics-$name.txt")"
   else
     echo "capacity ($be): the server did not start ($(tail -1 "$out/server-$name.log"))"
   fi
@@ -126,42 +144,64 @@ c=${cap[$xbe]:-0}
 deadline=${DEADLINE_MS:-200}
 if [ "${c:-0}" -gt 0 ]; then
   rate=$((2 * c))
-  [ "$rate" -gt 1000000 ] && rate=1000000 # serve_load's bound
-  count=$((rate * 8))
-  [ "$count" -gt 1000000 ] && count=1000000
-  # enough clients to keep 2x capacity in flight for a whole deadline
-  xw=$((rate * deadline / 1000 + 64))
-  [ "$xw" -gt 8192 ] && xw=8192
+  [ "$rate" -gt 500000 ] && rate=500000 # serve_load's bound: 10M requests
+  # EXP_S (8) seconds: 3/8 steady, a 2x load step for 1/4 (fine requests),
+  # 3/8 steady
+  exp_s=${EXP_S:-8}
+  count=$((rate * exp_s * 5 / 4))
+  spike_at=$((rate * exp_s * 3 / 8))
+  spike_len=$((rate * exp_s / 2))
+  # enough connections to keep 4x capacity in flight for a whole deadline,
+  # within the open-file limit (the server needs as many)
+  xw=$((2 * rate * deadline / 1000 + 64))
+  maxw=$(( $(ulimit -n) - 2000 ))
+  [ "$maxw" -gt 60000 ] && maxw=60000
+  [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
     sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2"
   else
-    sflags="--batchers ${CPU_BATCHERS:-4}"
+    sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
-  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections 20000"
-  ORDER=$order MAX_S=8 SERVE_FLAGS=$sflags WORKERS=$xw timeout 150 bash "$here/serve_load.sh" "$build" \
+  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((xw + 1000))"
+  ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw THREADS=${CLIENT_THREADS:-4} \
+    SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
+    timeout 150 bash "$here/serve_load.sh" "$build" \
     "$map" "$out/experiment" "$rate" "$count" "$deadline" >"$out/experiment.log" 2>&1
-  echo "experiment ($xbe router, 2 x $c = $rate/s offered, $xw clients, deadline $deadline ms, 8 s each):"
+  echo "experiment ($xbe router, 2 x $c = $rate/s offered, 2x step $((exp_s * 3 / 8))-$((exp_s * 5 / 8)) s, $xw connections (open files $(ulimit -n)), deadline $deadline ms, $exp_s s each):"
   grep '^serve_load:' "$out/experiment.log" | sed 's/^/  /'
 fi
 
 echo
 echo "| target | backend | result |"
 echo "|---|---|---|"
-for be in $backends; do
+for be in $run_be; do
   echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms (p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
   echo "| >= 100,000 exact routes/s | $be | ${cap[$be]:-?} /s |"
 done
 for mode in with without; do
   f="$out/experiment/load-$mode.log"
   [ -f "$f" ] || continue
-  echo "| 2x capacity, $mode admission: >= 99% of admitted within deadline | $xbe | $(field "$f" inside)% of $(field "$f" answered) answered in time, $(field "$f" refused) refused |"
+  srv=$(sed -n 's/.*"answered": *\([0-9]*\).*"deadline_misses": *\([0-9]*\).*/\1 \2/p' "$out/experiment/server-$mode.json" 2>/dev/null |
+        awk '$1 > 0 { printf "%.2f%% by the server'"'"'s clock", 100 * ($1 - $2) / $1 }')
+  echo "| 2x capacity, $mode admission: >= 99% of admitted within deadline | $xbe | $(field "$f" inside)% of $(field "$f" answered) answered in time by the client's clock (${srv:-?}), $(field "$f" refused) refused, $(field "$f" late) sent late |"
 done
-if [ -f "$out/experiment/with.csv" ]; then
-  # tardiness in steady state: the bins of the last half of the run
-  awk -F, -v sp=0.9 'NR > 0 && $7 != "nan" { t[n++] = $7 }
-    END { if (n < 4) exit; s = 0; k = 0
-          for (i = int(n / 2); i < n; i++) { s += t[i]; k++ }
-          m = s / k; printf "| tardiness in steady state (set-point %.2f, +-5%%) | with admission | mean %.3f over the last %d bins (%+.1f%%) |\n", sp, m, k, 100 * (m - sp) / sp }' \
-    "$out/experiment/with.csv"
-fi
+for mode in with without; do
+  [ -f "$out/experiment/$mode.csv" ] || continue
+  # bins of 100 ms (column 7 tardiness, 12 requests of the step in the bin):
+  # steady state = the bins from 1 s to the step; after the step begins, the
+  # first bin back within +-5% of the set-point, in control periods
+  awk -F, -v sp=0.9 -v per="$deadline" -v mode="$mode" '
+    /^#/ || $1 == "t" { next }
+    { t = $1; td = $7; sp_bin = $12 }
+    step == "" && sp_bin > 0 { step = t }
+    step == "" && t >= 1 && td != "nan" { s += td; k++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
+    step != "" && back == "" && t >= step && td != "nan" {
+      if (td < 0.95 * sp || td > 1.05 * sp) left = 1
+      else if (left || t > step) back = t }
+    END { if (k < 1) exit
+          printf "| tardiness, %s admission (set-point %.2f, +-5%%) | steady mean %.3f (%+.1f%%), %d of %d bins within; ", mode, sp, s / k, 100 * (s / k - sp) / sp, inb, k
+          if (back != "") printf "after the 2x step (%.1f s) back in the band after %.1f periods |\n", step, (back - step) * 1000 / per
+          else printf "after the 2x step (%s s) not back in the band |\n", step }' \
+    "$out/experiment/$mode.csv"
+done
 echo "(serve_gpu: $((SECONDS - t_start)) s)"

@@ -5,12 +5,14 @@
  *
  *   serve_load --port P --map FILE [--rate R] [--count N] [--max-seconds S]
  *              [--deadline-ms D] [--spike-at 800] [--spike-len 800]
- *              [--spike-fine 0.8] [--spike-rate 1] [--workers 64]
+ *              [--spike-fine 0.8] [--spike-rate 1] [--workers 64] [--threads 4]
+ *              [--close 0|1]
  *              [--bin-ms 250] [--seed 1] [--out FILE.csv]
  *   serve_load --map FILE --profile-out PROFILE.csv [--backend cpu|cuda]
  *
  * Arrivals are a Poisson stream of rate R (open loop: each request is sent at
- * its time by one of the workers, whatever the answers before it); during the
+ * its time on a free keep-alive connection, whatever the answers before it;
+ * --workers connections over --threads epoll threads); during the
  * spike the rate is multiplied by --spike-rate and a fraction --spike-fine of
  * the requests carry level=0 (exact), the rest only their deadline (the
  * server picks the level). Endpoints are random vertices of the map (the
@@ -30,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
+#include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -50,81 +55,347 @@ typedef struct item {
 static struct {
   unsigned port;
   item *items;
-  size_t count, next;
+  size_t count;
   double start, max_seconds, deadline_ms;
+  int threads, close;
+  pthread_barrier_t ready, go; /* client threads and main: connections open; clock started */
   const double *lon, *lat;
-  pthread_mutex_t mu;
 } G;
 
 static double now_s(void) { return wg__now() - G.start; }
 
-static void sleep_until(double t) {
-  double d = t - now_s();
-  if (d <= 0) return;
-  struct timespec ts = {(time_t)d, (long)((d - floor(d)) * 1e9)};
-  nanosleep(&ts, NULL);
-}
-
-static void one(item *it) {
+/* ---- the event-driven client ---------------------------------------------------------
+ * T threads (--threads), each with its own epoll and its share of the C
+ * keep-alive connections (--workers). Thread k sends the requests k, k + T,
+ * k + 2T, ... each at its planned time on a free connection of its own (a
+ * request waits for one when all are busy: the send time is then later
+ * than planned, and the response time counts from the actual send). A
+ * connection carries one request at a time and is reopened when the server
+ * closes it (or with --close, after every answer: the old synchronous
+ * client's traffic). */
+typedef struct conn {
+  int fd;
+  int connecting; /* non-blocking connect in progress */
+  long item;      /* request in flight, -1 when free */
   char req[512];
-  int n = snprintf(req, sizeof req,
-                   "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false&deadline=%g%s "
-                   "HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-                   G.lon[it->s], G.lat[it->s], G.lon[it->t], G.lat[it->t], G.deadline_ms,
-                   it->fine ? "&level=0" : "");
-  double t0 = wg__now();
-  it->sent = t0 - G.start;
-  it->status = -1;
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return;
-  struct timeval tv = {10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  size_t req_len, req_off;
+  char *buf;
+  size_t len, cap;
+  double t0; /* wg__now() of the send */
+} conn;
+
+typedef struct lthread {
+  pthread_t th;
+  int id;
+  conn *c;
+  size_t nc;
+  uint64_t reconnects;
+} lthread;
+
+static int conn_open(int ep, conn *c) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   struct sockaddr_in a;
   memset(&a, 0, sizeof a);
   a.sin_family = AF_INET;
   a.sin_port = htons((uint16_t)G.port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-      send(fd, req, (size_t)n, MSG_NOSIGNAL) == n) {
-    char buf[8192];
-    size_t len = 0;
-    ssize_t k;
-    while (len + 1 < sizeof buf && (k = recv(fd, buf + len, sizeof buf - len - 1, 0)) > 0)
-      len += (size_t)k;
-    buf[len] = '\0';
-    it->rt = wg__now() - t0;
-    if (sscanf(buf, "HTTP/1.%*d %d", &it->status) != 1) it->status = -1;
-    const char *q = strstr(buf, "\"quality\":");
-    it->quality = q ? atof(q + 10) : NAN;
-    const char *l = strstr(buf, "\"level\":");
-    it->level = l ? atoi(l + 8) : -1;
-    it->noroute = strstr(buf, "\"code\":\"NoRoute\"") != NULL;
+  int r = connect(fd, (struct sockaddr *)&a, sizeof a);
+  if (r != 0 && errno != EINPROGRESS) {
+    close(fd);
+    return -1;
   }
-  close(fd);
+  c->fd = fd;
+  c->connecting = r != 0;
+  c->len = 0;
+  struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.ptr = c};
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    close(fd);
+    c->fd = -1;
+    return -1;
+  }
+  return 0;
+}
+
+static void conn_close(int ep, conn *c) {
+  if (c->fd < 0) return;
+  epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+  close(c->fd);
+  c->fd = -1;
+  c->connecting = 0;
+  c->len = 0;
+}
+
+/* The request in flight on c ends with `status` (-1: no answer). */
+static void conn_fail(int ep, conn *c) {
+  if (c->item >= 0) {
+    item *it = &G.items[c->item];
+    it->status = -1;
+    it->rt = wg__now() - c->t0;
+  }
+  c->item = -1;
+  conn_close(ep, c);
+}
+
+/* Sends what is left of c's request; 0 when all of it went (or must wait
+ * for EPOLLOUT), -1 on an error. */
+static int conn_send(conn *c) {
+  while (c->req_off < c->req_len) {
+    ssize_t k = send(c->fd, c->req + c->req_off, c->req_len - c->req_off, MSG_NOSIGNAL);
+    if (k > 0) {
+      c->req_off += (size_t)k;
+      continue;
+    }
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (k < 0 && errno == EINTR) continue;
+    return -1;
+  }
+  return 0;
+}
+
+static int launch(int ep, conn *c, long i) {
+  item *it = &G.items[i];
+  int n = snprintf(c->req, sizeof c->req,
+                   "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false&deadline=%g%s "
+                   "HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n",
+                   G.lon[it->s], G.lat[it->s], G.lon[it->t], G.lat[it->t], G.deadline_ms,
+                   it->fine ? "&level=0" : "", G.close ? "Connection: close\r\n" : "");
+  c->req_len = (size_t)n;
+  c->req_off = 0;
+  c->item = i;
+  c->t0 = wg__now();
+  it->sent = c->t0 - G.start;
+  it->status = -1;
+  if (c->fd < 0 && conn_open(ep, c) != 0) {
+    it->rt = 0;
+    c->item = -1;
+    return -1;
+  }
+  if (!c->connecting) {
+    if (conn_send(c) != 0) {
+      conn_fail(ep, c);
+      return -1;
+    }
+    if (c->req_off < c->req_len) { /* the rest when the socket takes it */
+      struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.ptr = c};
+      epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+  }
+  return 0;
+}
+
+/* A whole response in c->buf: 1 (recorded), 0 (more to read), -1 (bad). */
+static int conn_parse(int ep, conn *c) {
+  c->buf[c->len] = '\0';
+  char *eoh = strstr(c->buf, "\r\n\r\n");
+  if (!eoh) return c->len > 65536 ? -1 : 0;
+  int status = 0;
+  if (sscanf(c->buf, "HTTP/1.%*d %d", &status) != 1) return -1;
+  size_t clen = 0;
+  int have_len = 0, close_after = G.close;
+  for (char *p = strstr(c->buf, "\r\n"); p && p < eoh; p = strstr(p + 2, "\r\n")) {
+    if (strncasecmp(p + 2, "Content-Length:", 15) == 0) {
+      clen = (size_t)strtoull(p + 17, NULL, 10);
+      have_len = 1;
+    } else if (strncasecmp(p + 2, "Connection:", 11) == 0) {
+      const char *e = strstr(p + 2, "\r\n"), *k = strcasestr(p + 13, "close");
+      if (k && k < e) close_after = 1;
+    }
+  }
+  if (!have_len) return -1; /* the server always sends a length */
+  size_t body = (size_t)(eoh + 4 - c->buf);
+  if (c->len < body + clen) return 0;
+  item *it = &G.items[c->item];
+  it->rt = wg__now() - c->t0;
+  it->status = status;
+  char *b = c->buf + body;
+  char save = b[clen];
+  b[clen] = '\0';
+  const char *q = strstr(b, "\"quality\":");
+  it->quality = q ? atof(q + 10) : NAN;
+  const char *l = strstr(b, "\"level\":");
+  it->level = l ? atoi(l + 8) : -1;
+  it->noroute = strstr(b, "\"code\":\"NoRoute\"") != NULL;
+  b[clen] = save;
+  c->item = -1;
+  if (close_after || c->len != body + clen) conn_close(ep, c);
+  else c->len = 0;
+  return 1;
+}
+
+static void conn_read(int ep, conn *c) {
+  for (;;) {
+    if (c->cap - c->len < 4097) {
+      size_t cap = c->cap ? c->cap * 2 : 8192;
+      if (cap > ((size_t)16 << 20)) {
+        conn_fail(ep, c);
+        return;
+      }
+      char *nb = realloc(c->buf, cap);
+      if (!nb) {
+        conn_fail(ep, c);
+        return;
+      }
+      c->buf = nb;
+      c->cap = cap;
+    }
+    ssize_t k = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
+    if (k > 0) {
+      c->len += (size_t)k;
+      if (c->item < 0) { /* bytes nobody asked for */
+        conn_close(ep, c);
+        return;
+      }
+      int r = conn_parse(ep, c);
+      if (r != 0) {
+        if (r < 0) conn_fail(ep, c);
+        return;
+      }
+      continue;
+    }
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (k < 0 && errno == EINTR) continue;
+    /* closed (or an error) before a whole answer */
+    if (c->item >= 0) conn_fail(ep, c);
+    else conn_close(ep, c);
+    return;
+  }
+}
+
+/* Opens this thread's keep-alive connections before the clock starts (a
+ * storm of thousands of connects in the first milliseconds would overflow
+ * the server's listen queue and cost its clients a second's SYN retry):
+ * waits up to 10 s for them; those that fail are opened again on demand. */
+static void warm_up(int ep, lthread *L) {
+  size_t pending = 0;
+  for (size_t k = 0; k < L->nc; k++)
+    if (conn_open(ep, &L->c[k]) == 0) {
+      if (L->c[k].connecting) pending++;
+      else L->reconnects++;
+    }
+  struct epoll_event evs[256];
+  const double until = wg__now() + 10;
+  while (pending > 0 && wg__now() < until) {
+    int ne = epoll_wait(ep, evs, 256, 100);
+    for (int e = 0; e < ne; e++) {
+      conn *c = evs[e].data.ptr;
+      if (c->fd < 0 || !c->connecting) continue;
+      int err = 0;
+      socklen_t el = sizeof err;
+      getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+      pending--;
+      if (err) {
+        conn_close(ep, c);
+        continue;
+      }
+      c->connecting = 0;
+      L->reconnects++;
+      struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+      epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+  }
+  for (size_t k = 0; k < L->nc; k++)
+    if (L->c[k].connecting) conn_close(ep, &L->c[k]);
+}
+
+static void *lthread_main(void *arg) {
+  lthread *L = arg;
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    pthread_barrier_wait(&G.ready);
+    pthread_barrier_wait(&G.go);
+    return NULL;
+  }
+  if (!G.close) warm_up(ep, L);
+  pthread_barrier_wait(&G.ready); /* main starts the clock */
+  pthread_barrier_wait(&G.go);
+  const size_t T = (size_t)G.threads;
+  size_t next = (size_t)L->id; /* the next of this thread's requests to send */
+  size_t *free_list = malloc((L->nc ? L->nc : 1) * sizeof *free_list), nfree = L->nc;
+  for (size_t k = 0; k < L->nc; k++) free_list[k] = L->nc - 1 - k;
+  struct epoll_event evs[256];
+  const double hard_end = G.max_seconds + 10; /* answers still awaited after the sends stop */
+  double last_scan = 0;
+  for (;;) {
+    double now = now_s();
+    /* send what is due */
+    while (next < G.count) {
+      item *it = &G.items[next];
+      if (it->at > G.max_seconds || now > G.max_seconds) {
+        it->status = 0; /* not sent: past the time bound */
+        next += T;
+        continue;
+      }
+      if (it->at > now || nfree == 0) break;
+      conn *c = &L->c[free_list[--nfree]];
+      if (launch(ep, c, (long)next) != 0) free_list[nfree++] = (size_t)(c - L->c);
+      next += T;
+    }
+    int busy = (int)(L->nc - nfree);
+    if (next >= G.count && busy == 0) break;
+    if (now > hard_end) break;
+    /* requests without an answer after 10 s fail (the old client's timeout) */
+    if (now - last_scan > 0.1) {
+      last_scan = now;
+      double t = wg__now();
+      for (size_t k = 0; k < L->nc; k++)
+        if (L->c[k].item >= 0 && t - L->c[k].t0 > 10) {
+          conn_fail(ep, &L->c[k]);
+          free_list[nfree++] = k;
+        }
+    }
+    int timeout = 100;
+    if (next < G.count && nfree > 0) {
+      double d = G.items[next].at - now;
+      timeout = d <= 0 ? 0 : (int)ceil(d * 1000.0);
+      if (timeout > 100) timeout = 100;
+    }
+    int ne = epoll_wait(ep, evs, 256, timeout);
+    for (int e = 0; e < ne; e++) {
+      conn *c = evs[e].data.ptr;
+      if (c->fd < 0) continue;
+      long was = c->item;
+      if (c->connecting && (evs[e].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+        int err = 0;
+        socklen_t el = sizeof err;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+        if (err) {
+          conn_fail(ep, c);
+        } else {
+          c->connecting = 0;
+          L->reconnects++;
+        }
+      }
+      if (c->fd >= 0 && !c->connecting && c->item >= 0 && c->req_off < c->req_len &&
+          (evs[e].events & EPOLLOUT) && conn_send(c) != 0)
+        conn_fail(ep, c);
+      if (c->fd >= 0 && !c->connecting && (evs[e].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+        conn_read(ep, c);
+      if (c->fd >= 0 && !c->connecting && c->req_off >= c->req_len) {
+        /* nothing left to send: stop asking for EPOLLOUT */
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+        epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+      }
+      if (was >= 0 && c->item < 0) free_list[nfree++] = (size_t)(c - L->c);
+    }
+  }
+  /* past the hard bound: what is still in flight has no answer */
+  for (size_t k = 0; k < L->nc; k++) {
+    if (L->c[k].item >= 0) conn_fail(ep, &L->c[k]);
+    conn_close(ep, &L->c[k]);
+    free(L->c[k].buf);
+  }
+  for (; next < G.count; next += T) G.items[next].status = 0;
+  free(free_list);
+  close(ep);
+  return NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
-}
-
-static void *worker(void *arg) {
-  (void)arg;
-  for (;;) {
-    pthread_mutex_lock(&G.mu);
-    size_t i = G.next < G.count ? G.next++ : G.count;
-    pthread_mutex_unlock(&G.mu);
-    if (i >= G.count) break;
-    item *it = &G.items[i];
-    if (it->at > G.max_seconds || now_s() > G.max_seconds) {
-      it->status = 0; /* not sent: past the time bound (planned, or a worker fell behind) */
-      continue;
-    }
-    sleep_until(it->at);
-    one(it);
-  }
-  return NULL;
 }
 
 static int num(const char *name, const char *v, double lo, double hi, double *out) {
@@ -148,10 +419,18 @@ static int make_profile(wg_ctx_t *ctx, const wg_graph_t *g, const char *path, in
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   ro.backend = cuda ? WG_ROUTE_BACKEND_CUDA : WG_ROUTE_BACKEND_CPU;
-  ro.order_file = order;
+  /* as `wattgraph serve --order`: loaded when it exists, else built and
+   * saved there for the servers that follow */
+  const int save = order && access(order, F_OK) != 0;
+  ro.order_file = save ? NULL : order;
   wg_router_t *r = NULL;
   if (wg_router_create(ctx, &r, g, &ro) != WG_OK) {
     fprintf(stderr, "serve_load: router: %s\n", wg_ctx_last_error(ctx));
+    return 1;
+  }
+  if (save && wg_router_save_order(ctx, r, order) != WG_OK) {
+    fprintf(stderr, "serve_load: %s\n", wg_ctx_last_error(ctx));
+    wg_router_destroy(&r);
     return 1;
   }
   wg_router_info info;
@@ -214,27 +493,31 @@ static int make_profile(wg_ctx_t *ctx, const wg_graph_t *g, const char *path, in
 int main(int argc, char **argv) {
   double port = 0, rate = 500, count = 3000, maxs = 120, deadline = 100, spike_at = 800,
          spike_len = 800, spike_fine = 0.8, spike_rate = 1, workers = 64, bin_ms = 250,
-         seed = 1;
+         seed = 1, threads = 4, close_each = 0;
   const char *map = NULL, *out = NULL, *profile_out = NULL, *order = NULL;
   int cuda = 0;
   struct {
     const char *name;
     double *v, lo, hi;
   } opts[] = {{"port", &port, 1, 65535},         {"rate", &rate, 0.1, 1e6},
-              {"count", &count, 1, 1e6},         {"max-seconds", &maxs, 1, 3600},
+              {"count", &count, 1, 1e7},         {"max-seconds", &maxs, 1, 3600},
               {"deadline-ms", &deadline, 0.01, 1e6}, {"spike-at", &spike_at, 0, 1e6},
               {"spike-len", &spike_len, 0, 1e6}, {"spike-fine", &spike_fine, 0, 1},
-              {"spike-rate", &spike_rate, 0.01, 100}, {"workers", &workers, 1, 8192},
+              {"spike-rate", &spike_rate, 0.01, 100}, {"workers", &workers, 1, 60000},
+              {"threads", &threads, 1, 64},     {"close", &close_each, 0, 1},
               {"bin-ms", &bin_ms, 1, 60000},     {"seed", &seed, 0, 1e15}};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       printf("usage: serve_load --port P --map FILE [--rate R] [--count N] [--max-seconds S]\n"
              "  [--deadline-ms D] [--spike-at I] [--spike-len N] [--spike-fine F]\n"
-             "  [--spike-rate X] [--workers W] [--bin-ms B] [--seed S] [--out FILE.csv]\n"
+             "  [--spike-rate X] [--workers W] [--threads T] [--close 0|1] [--bin-ms B]\n"
+             "  [--seed S] [--out FILE.csv]\n"
              "       serve_load --map FILE --profile-out PROFILE.csv [--backend cpu|cuda]\n"
              "                  [--order ORDER.cch]   (the router's saved order)\n"
-             "Sends a Poisson stream of route requests to 127.0.0.1:P (loopback only),\n"
+             "Sends a Poisson stream of route requests to 127.0.0.1:P (loopback only)\n"
+             "over W keep-alive connections served by T epoll threads (--close 1: a new\n"
+             "connection per request),\n"
              "or measures the router's level/batch profile.\n");
       return 0;
     }
@@ -310,7 +593,6 @@ int main(int argc, char **argv) {
   G.lon = csr.lon;
   G.lat = csr.lat;
   G.items = calloc(G.count, sizeof *G.items);
-  pthread_mutex_init(&G.mu, NULL);
   wg__rng r;
   wg__rng_seed(&r, (uint64_t)seed);
   double t = 0;
@@ -323,20 +605,41 @@ int main(int argc, char **argv) {
     G.items[i].s = (uint32_t)wg__bounded(wg__rng_next(&r), csr.n);
     G.items[i].t = (uint32_t)wg__bounded(wg__rng_next(&r), csr.n);
   }
-  G.start = wg__now();
-  int nw = (int)workers;
-  pthread_t *th = calloc((size_t)nw, sizeof *th);
-  pthread_attr_t ta; /* thousands of workers: small stacks */
-  pthread_attr_init(&ta);
-  pthread_attr_setstacksize(&ta, 256 * 1024);
-  for (int i = 0; i < nw; i++)
-    if (pthread_create(&th[i], &ta, worker, NULL) != 0) {
-      fprintf(stderr, "serve_load: started %d of %d workers\n", i, nw);
-      nw = i;
-      break;
+  G.threads = (int)threads;
+  G.close = close_each != 0;
+  if ((size_t)G.threads > G.count) G.threads = (int)G.count;
+  size_t nconn = (size_t)workers;
+  if (nconn < (size_t)G.threads) nconn = (size_t)G.threads;
+  lthread *L = calloc((size_t)G.threads, sizeof *L);
+  conn *conns = calloc(nconn, sizeof *conns);
+  if (!L || !conns || !G.items) {
+    fprintf(stderr, "serve_load: out of memory\n");
+    return 1;
+  }
+  for (size_t k = 0; k < nconn; k++) conns[k].fd = -1, conns[k].item = -1;
+  size_t at = 0;
+  int nt = G.threads;
+  for (int i = 0; i < G.threads; i++) {
+    L[i].id = i;
+    L[i].c = conns + at;
+    L[i].nc = nconn / (size_t)G.threads + ((size_t)i < nconn % (size_t)G.threads);
+    at += L[i].nc;
+  }
+  pthread_barrier_init(&G.ready, NULL, (unsigned)G.threads + 1);
+  pthread_barrier_init(&G.go, NULL, (unsigned)G.threads + 1);
+  for (int i = 0; i < G.threads; i++)
+    if (pthread_create(&L[i].th, NULL, lthread_main, &L[i]) != 0) {
+      fprintf(stderr, "serve_load: cannot start client thread %d of %d\n", i, G.threads);
+      return 1; /* the others wait at the barrier: nothing was sent */
     }
-  pthread_attr_destroy(&ta);
-  for (int i = 0; i < nw; i++) pthread_join(th[i], NULL);
+  pthread_barrier_wait(&G.ready);
+  G.start = wg__now(); /* the planned times count from here */
+  pthread_barrier_wait(&G.go);
+  uint64_t connects = 0;
+  for (int i = 0; i < nt; i++) {
+    pthread_join(L[i].th, NULL);
+    connects += L[i].reconnects;
+  }
   double wall = now_s();
 
   FILE *f = out ? fopen(out, "w") : stdout;
@@ -386,8 +689,10 @@ int main(int argc, char **argv) {
             (unsigned long long)spike);
     tot_ok += ok, tot_ref += ref, tot_err += err, tot_miss += miss, tot_nr += nr;
   }
+  uint64_t late = 0; /* sent more than 10 ms after their planned time */
   for (size_t i = 0; i < G.count; i++) {
     if (G.items[i].status == 0) unsent++;
+    else if (G.items[i].sent - G.items[i].at > 0.010) late++;
     if (G.items[i].status == 200) lat[nlat++] = G.items[i].rt;
   }
   double med = NAN, p99 = NAN;
@@ -407,15 +712,18 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "serve_load: %.1f s, %llu answered (%.2f%% of them within the deadline), %llu "
           "refused, %llu NoRoute, %llu other errors, %llu not sent (time bound); median "
-          "response %.3f ms, p99 %.3f ms, %.0f answered/s\n",
+          "response %.3f ms, p99 %.3f ms, %.0f answered/s; %llu connections opened, %llu sent "
+          "over 10 ms late (no free connection or a slow client)\n",
           wall, (unsigned long long)tot_ok,
           tot_ok ? 100.0 * (double)(tot_ok - tot_miss) / (double)tot_ok : 0,
           (unsigned long long)tot_ref, (unsigned long long)tot_nr, (unsigned long long)tot_err,
           (unsigned long long)unsent,
-          med * 1000.0, p99 * 1000.0, per_s);
+          med * 1000.0, p99 * 1000.0, per_s, (unsigned long long)connects,
+          (unsigned long long)late);
   if (f != stdout) fclose(f);
   free(lat);
-  free(th);
+  free(L);
+  free(conns);
   free(G.items);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);

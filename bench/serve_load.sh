@@ -12,7 +12,9 @@
 # Environment: ORDER (the router's order file, built and saved when missing),
 # MAX_S (serve_load's time bound per run, 60), SERVE_FLAGS (more flags for
 # wattgraph serve, e.g. "--batchers 2 --max-batch 1024"), WORKERS (serve_load's
-# client threads, 64).
+# keep-alive connections, 64), THREADS (its epoll threads, 4), SPIKE_AT (800),
+# SPIKE_LEN (800), SPIKE_RATE (1: the spike's rate multiplier, 2 for a 2x load
+# step), SPIKE_FINE (0.8), BIN_MS (250).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -43,7 +45,10 @@ for mode in with without; do
     sleep 0.1
   done
   "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
-    --deadline-ms "$deadline" --max-seconds "$max_s" --workers "${WORKERS:-64}" --out "$out/$mode.csv" 2>"$out/load-$mode.log"
+    --deadline-ms "$deadline" --max-seconds "$max_s" --workers "${WORKERS:-64}" \
+    --threads "${THREADS:-4}" --spike-at "${SPIKE_AT:-800}" --spike-len "${SPIKE_LEN:-800}" \
+    --spike-rate "${SPIKE_RATE:-1}" --spike-fine "${SPIKE_FINE:-0.8}" --bin-ms "${BIN_MS:-250}" \
+    --out "$out/$mode.csv" 2>"$out/load-$mode.log"
   kill -TERM "$pid"
   wait "$pid" || true
   cat "$out/load-$mode.log"
@@ -54,7 +59,7 @@ if command -v gnuplot >/dev/null; then
 set terminal pngcairo size 1200,900 noenhanced
 set output "$out/serve_load.png"
 set datafile separator ","
-set multiplot layout 2,2 title "route server: Poisson $rate/s, deadline $deadline ms, spike at request 800"
+set multiplot layout 2,2 title "route server: Poisson $rate/s, deadline $deadline ms, spike at request ${SPIKE_AT:-800} (x${SPIKE_RATE:-1})"
 set xlabel "time (s)"
 set ylabel "tardiness"
 plot "$out/with.csv" using 1:7 with lines title "with PI", "$out/without.csv" using 1:7 with lines title "without", 0.9 with lines dt 2 title "set-point"

@@ -951,6 +951,65 @@ static void several_batchers_match_the_oracle(void **state) {
   wg_router_destroy(&router);
 }
 
+/* Inline answers (o.inline_answer): with the CPU router each HTTP thread
+ * answers the requests it admits itself, a batch of one, no queue: 8
+ * clients x 40 routes, every answer checked against the oracle, one batch
+ * per request; with the oracle backend (not concurrent) the same option
+ * falls back to batches and the answers are still right. */
+static void inline_answers_match_the_oracle(void **state) {
+  fixture *f = *state;
+  wg_router_opts ro;
+  wg_router_opts_defaults(&ro);
+  ro.backend = WG_ROUTE_BACKEND_CPU;
+  wg_router_t *router = NULL;
+  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &router, f->g, &ro), WG_OK);
+  wg_serve_backend keep = f->be;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0) wg_serve_backend_router(&f->be, router);
+    else f->be = keep;
+    wg_server_opts o;
+    opts_for_test(&o);
+    o.inline_answer = 1;
+    o.max_wait_ms = 2;
+    start(f, &o);
+    static replies_arg args[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+      memset(&args[i], 0, sizeof args[i]);
+      args[i].f = f;
+      args[i].id = i + 10 * pass;
+      pthread_create(&th[i], NULL, client_keep, &args[i]);
+    }
+    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    int ok = 0, noroute = 0;
+    for (int i = 0; i < 8; i++)
+      for (int k = 0; k < args[i].n; k++) {
+        reply *r = &args[i].r[k];
+        if (r->status == 400 && strcmp(code_of(r), "NoRoute") == 0) {
+          noroute++;
+        } else {
+          uint32_t a, b;
+          check_route(f, r, &a, &b);
+          ok++;
+        }
+        reply_free(r);
+      }
+    wg_server_stats st;
+    wg_server_get_stats(f->s, &st);
+    print_message("inline (%s backend), 8 clients x 40 routes: %d equal the oracle, %d NoRoute, "
+                  "%llu batches\n", pass == 0 ? "CPU router" : "oracle", ok, noroute,
+                  (unsigned long long)st.batches);
+    assert_int_equal(ok + noroute, 320);
+    assert_true(ok >= 200);
+    assert_int_equal(st.answered, 320);
+    if (pass == 0) assert_int_equal(st.batches, 320); /* one per request */
+    else assert_true(st.batches < 320); /* batched: 8 clients at once share batches */
+    wg_server_stop(&f->s);
+  }
+  f->be = keep;
+  wg_router_destroy(&router);
+}
+
 /* A backend that answers one leg at a time through the real router and
  * sleeps after each: a batch that runs far past its projection. */
 typedef struct slow_router {
@@ -1110,6 +1169,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(concurrent_clients_are_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(evaluator_rejects_broken_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(several_batchers_match_the_oracle, setup, teardown),
+      cmocka_unit_test_setup_teardown(inline_answers_match_the_oracle, setup, teardown),
       cmocka_unit_test_setup_teardown(watchdog_drops_a_late_batch, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,5 +58,54 @@ pid=
 [ "$rc" -eq 0 ] || fail "serve exit $rc after SIGTERM"
 grep -q '"command":"serve"' "$tmp/summary" || fail "summary JSON: $(cat "$tmp/summary")"
 grep -q '"answered":3' "$tmp/summary" || fail "summary counts: $(cat "$tmp/summary")"
+# serve_load (bench/serve_load.c) against an --inline server: keep-alive
+# connections (at most --workers opened), then one connection per request;
+# every request answered (Ok or NoRoute), none failed, and the server's
+# summary counts the same answers
+load=${WG_BUILD:-}/serve_load
+if [ -x "$load" ]; then
+  "$bin" serve "$map" --port 0 --inline --no-admission --duration-s 300 --json \
+    >"$tmp/summary2" 2>"$tmp/log2" &
+  pid=$!
+  port=
+  for _ in $(seq 1 1200); do
+    port=$(grep -o '127.0.0.1:[0-9]*' "$tmp/log2" | head -1 | cut -d: -f2)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { fail "inline server did not start: $(cat "$tmp/log2")"; exit 1; }
+  total=0
+  for mode in "--close 0" "--close 1"; do
+    # shellcheck disable=SC2086
+    timeout 120 "$load" --port "$port" --map "$map" --rate 200 --count 150 --max-seconds 60 \
+      --deadline-ms 10000 --workers 4 --threads 2 $mode --out "$tmp/load.csv" 2>"$tmp/load.log"
+    line=$(grep '^serve_load:' "$tmp/load.log")
+    ok=$(sed -n 's/.*, \([0-9]*\) answered (.*/\1/p' <<<"$line")
+    nr=$(sed -n 's/.*, \([0-9]*\) NoRoute.*/\1/p' <<<"$line")
+    opened=$(sed -n 's/.*; \([0-9]*\) connections opened.*/\1/p' <<<"$line")
+    grep -q " 0 refused, [0-9]* NoRoute, 0 other errors, 0 not sent" <<<"$line" ||
+      fail "serve_load $mode: $line"
+    [ $((ok + nr)) -eq 150 ] || fail "serve_load $mode: $ok answered + $nr NoRoute != 150: $line"
+    [ "$ok" -ge 100 ] || fail "serve_load $mode: only $ok routes: $line"
+    if [ "$mode" = "--close 0" ]; then
+      [ "$opened" -ge 1 ] && [ "$opened" -le 4 ] || fail "keep-alive opened $opened connections"
+    else
+      [ "$opened" -eq 150 ] || fail "--close 1 opened $opened connections, not 150"
+    fi
+    total=$((total + ok + nr))
+  done
+  kill -TERM "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  wait "$pid"; rc=$?
+  pid=
+  [ "$rc" -eq 0 ] || fail "inline serve exit $rc after SIGTERM"
+  grep -q '"inline":true' "$tmp/summary2" || fail "summary lacks inline: $(cat "$tmp/summary2")"
+  grep -q "\"answered\":$total," "$tmp/summary2" ||
+    fail "summary answered is not $total: $(grep -o '"answered":[0-9]*' "$tmp/summary2")"
+  echo "serve_load: $total answers over keep-alive and per-request connections, inline"
+else
+  echo "serve_load not built: skipping its part"
+fi
 [ "$failures" -eq 0 ] && echo "serve CLI: all checks passed" && exit 0
 exit 1

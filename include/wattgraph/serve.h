@@ -154,6 +154,11 @@ typedef struct wg_server_opts {
                                 a profile and a backend with downgrade, the
                                 watchdog drops the queries of a batch that
                                 runs past its projection to a coarser level) */
+  int inline_answer;         /* 1: the HTTP thread that admits a request
+                                answers it itself (a batch of one, no queue,
+                                no hand-off), when the backend is concurrent
+                                (the CPU router); otherwise, and with 0,
+                                requests are batched */
 } wg_server_opts;
 
 void wg_server_opts_defaults(wg_server_opts *o);

@@ -72,6 +72,18 @@ typedef struct job {
   int body_too_big;
   uint32_t *weights;
   uint64_t nweights;
+  /* a route answered by the router, to be written as JSON by the thread
+   * that sends it (encode_route; the batching thread only copies) */
+  int encode;
+  size_t nlegs;
+  wg_route_result *res; /* nlegs; path_first into paths */
+  uint32_t *paths;
+  uint32_t *verts;     /* ncoords snapped vertices, then */
+  double *snapm;       /* their snap distances */
+  uint64_t batch_legs; /* legs of its batch (the profile's quality) */
+  int metric_is_time;  /* the metric it was answered on */
+  int presnapped;      /* verts and snapm filled on its HTTP thread */
+  double snap_s;       /* seconds that took */
   /* answer */
   int http;
   char *answer; /* malloc'd JSON */
@@ -109,6 +121,16 @@ struct wg_server {
   wg_bucket bucket;
   /* period accumulators (batching thread) */
   double period_start, period_busy, period_tard_sum;
+  double period_busy_inline; /* seconds HTTP threads spent answering inline */
+  double period_inflight0;   /* requests admitted and not answered at its start */
+  double period_backend;     /* seconds in the backend's route calls (batches) */
+  /* inline answers: each HTTP thread's own context (made on first use) */
+  pthread_key_t ctx_key;
+  int ctx_key_made;
+  int inline_answer; /* o.inline_answer and a concurrent backend */
+  char *refusal[2];  /* the 503 bodies: above the admitted rate, queue full */
+  wg_ctx_t **inline_ctx;
+  size_t ninline_ctx, inline_ctx_cap;
   uint64_t period_answered;
   /* stats (under mu) */
   wg_server_stats st;
@@ -196,6 +218,21 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int http, char *text,
     snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
     MHD_add_response_header(r, "Retry-After", buf);
   }
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* Sends a body that lives as long as the server (no copy, no JSON). */
+static enum MHD_Result send_static(struct MHD_Connection *c, int http, const char *text,
+                                   double retry_after) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+                                                           MHD_RESPMEM_PERSISTENT);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", "application/json");
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
+  MHD_add_response_header(r, "Retry-After", buf);
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
   MHD_destroy_response(r);
   return ret;
@@ -364,6 +401,14 @@ static double lat_of(const wg_server_t *s, uint32_t v) { return s->csr.lat ? s->
 static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w) {
   if (u >= s->csr.n || v >= s->csr.n) return -1;
   uint64_t lo = s->csr.offsets[u], hi = s->csr.offsets[u + 1];
+  if (hi - lo <= 16) { /* road degrees: a scan beats the search */
+    for (uint64_t e = lo; e < hi; e++)
+      if (s->csr.targets[e] == v) {
+        *w = s->csr.weights[e];
+        return 0;
+      }
+    return -1;
+  }
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     if (s->csr.targets[mid] < v) lo = mid + 1;
@@ -379,11 +424,15 @@ static int arc_length(const wg_server_t *s, uint32_t u, uint32_t v, uint32_t *w)
 /* The evaluator: a route leg is a real path of the graph from the leg's
  * source to its target (every step an arc), as long as the router says. */
 static int leg_is_real(const wg_server_t *s, const wg_route_result *r, const uint32_t *path,
-                       uint32_t source, uint32_t target) {
+                       uint32_t source, uint32_t target, double *metres) {
   if (r->path_len == 0 || path[0] != source || path[r->path_len - 1] != target) return 0;
   uint32_t w;
-  for (uint32_t e = 0; e + 1 < r->path_len; e++)
+  double sum = 0; /* the graph's lengths in metres, summed in this pass */
+  for (uint32_t e = 0; e + 1 < r->path_len; e++) {
     if (arc_length(s, path[e], path[e + 1], &w)) return 0;
+    sum += w * s->unit_metres;
+  }
+  *metres = sum;
   return 1;
 }
 
@@ -462,9 +511,14 @@ static int snap_all(wg_server_t *s, wg_ctx_t *ctx, job *j, uint32_t *v, double *
   return 0;
 }
 
-static double duration_of(const wg_server_t *s, double metric_units, double metres) {
-  if (s->metric_is_time) return metric_units / 10.0;
+static double duration_as(const wg_server_t *s, int is_time, double metric_units,
+                          double metres) {
+  if (is_time) return metric_units / 10.0;
   return s->o.speed_mps > 0 ? metres / s->o.speed_mps : 0;
+}
+
+static double duration_of(const wg_server_t *s, double metric_units, double metres) {
+  return duration_as(s, s->metric_is_time, metric_units, metres);
 }
 
 /* Level for a batch of n route legs whose tightest job has `budget`
@@ -567,9 +621,125 @@ static void *watchdog_main(void *arg) {
   return NULL;
 }
 
-static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
-  wg_server_t *s = bw->s;
-  wg_ctx_t *ctx = bw->ctx;
+/* Writes the JSON of a route the batching thread answered (j->encode):
+ * checks every leg (the evaluator), then the OSRM answer. Runs on the HTTP
+ * thread that sends it, so batches are encoded in parallel. */
+static void encode_route(wg_server_t *s, job *j) {
+  j->encode = 0;
+  const uint32_t *v = j->verts;
+  const double *sm = j->snapm;
+  size_t nl = j->nlegs;
+  {
+    int unreachable = 0, invalid = 0;
+    double leg_metres[WG_SERVE_MAX_COORDS];
+    for (size_t c = 0; c < nl; c++) {
+      const wg_route_result *r = &j->res[c];
+      if (r->distance == WG_ROUTE_INF) unreachable = 1;
+      else if (!leg_is_real(s, r, j->paths + r->path_first, v[c], v[c + 1], &leg_metres[c]))
+        invalid = 1;
+    }
+    if (unreachable) {
+      finish(j, 400, error_json("NoRoute", "no route between the coordinates"));
+      return;
+    }
+    if (invalid) {
+      pthread_mutex_lock(&s->mu);
+      s->invalid_routes++;
+      pthread_mutex_unlock(&s->mu);
+      finish(j, 500, error_json("InternalError", "the router returned a path that is not a "
+                                                 "path of the graph between the waypoints"));
+      return;
+    }
+    json_t *o = json_object(), *route = json_object(), *legsj = json_array();
+    double dist_m = 0, weight = 0, dur = 0, qsum = 0;
+    int lvmax = 0;
+    uint64_t lvcount[WG_PROFILE_MAX_LEVELS] = {0};
+    size_t npts = 0;
+    for (size_t c = 0; c < nl; c++) npts += j->res[c].path_len;
+    uint32_t *all = j->req.overview ? malloc((npts + 1) * sizeof *all) : NULL;
+    size_t nall = 0;
+    for (size_t c = 0; c < nl; c++) {
+      const wg_route_result *r = &j->res[c];
+      const uint32_t *path = j->paths + r->path_first;
+      const double leg_m = leg_metres[c];
+      json_t *leg = json_object(), *ad = json_array(), *au = json_array(), *an = json_array();
+      /* the arcs again only for annotations and geometry */
+      for (uint32_t e = 0; (j->req.annotations || all) && e < r->path_len; e++) {
+        if (j->req.annotations)
+          json_array_append_new(an, json_integer((json_int_t)wg_graph_file_id(s->g, path[e])));
+        if (e + 1 < r->path_len) {
+          if (j->req.annotations) {
+            uint32_t aw = 0;
+            arc_length(s, path[e], path[e + 1], &aw);
+            double m = aw * s->unit_metres;
+            json_array_append_new(ad, json_real(m));
+            json_array_append_new(au, json_real(duration_as(s, j->metric_is_time, 0, m)));
+          }
+        }
+        if (all && (nall == 0 || all[nall - 1] != path[e])) all[nall++] = path[e];
+      }
+      double w = (double)r->distance * 0.1;
+      double d = duration_as(s, j->metric_is_time, (double)r->distance, leg_m);
+      json_object_set_new(leg, "distance", json_real(leg_m));
+      json_object_set_new(leg, "duration", json_real(d));
+      json_object_set_new(leg, "weight", json_real(w));
+      json_object_set_new(leg, "summary", json_string(""));
+      json_object_set_new(leg, "steps", json_array());
+      if (j->req.annotations) {
+        json_t *a = json_object();
+        json_object_set_new(a, "nodes", an);
+        json_object_set_new(a, "distance", ad);
+        json_object_set_new(a, "duration", au);
+        json_object_set_new(leg, "annotation", a);
+      } else {
+        json_decref(an);
+        json_decref(ad);
+        json_decref(au);
+      }
+      json_array_append_new(legsj, leg);
+      dist_m += leg_m;
+      weight += w;
+      dur += d;
+      double qual = r->quality;
+      if (!isfinite(qual))
+        qual = r->level == 0 ? 1.0
+               : s->has_profile && r->level < s->profile.num_levels
+                   ? wg_profile_quality(&s->profile, r->level, j->batch_legs)
+                   : NAN;
+      qsum += qual;
+      if (r->level > lvmax) lvmax = r->level;
+      if (r->level >= 0 && r->level < WG_PROFILE_MAX_LEVELS) lvcount[r->level]++;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (int l = 0; l < WG_PROFILE_MAX_LEVELS; l++) s->st.level_count[l] += lvcount[l];
+    pthread_mutex_unlock(&s->mu);
+    json_object_set_new(route, "distance", json_real(dist_m));
+    json_object_set_new(route, "duration", json_real(dur));
+    json_object_set_new(route, "weight", json_real(weight));
+    json_object_set_new(route, "weight_name", json_string(j->metric_is_time ? "duration"
+                                                                             : "distance"));
+    if (j->req.overview)
+      json_object_set_new(route, "geometry",
+                          all ? geometry(s, all, nall, j->req.geometries) : json_null());
+    json_object_set_new(route, "legs", legsj);
+    json_object_set_new(route, "level", json_integer(lvmax));
+    json_object_set_new(route, "quality", isfinite(qsum) ? json_real(qsum / (double)nl)
+                                                         : json_null());
+    free(all);
+    json_t *routes = json_array(), *wps = json_array();
+    json_array_append_new(routes, route);
+    for (size_t c = 0; c < j->req.ncoords; c++) json_array_append_new(wps, waypoint(s, v[c], sm[c]));
+    json_object_set_new(o, "code", json_string("Ok"));
+    json_object_set_new(o, "routes", routes);
+    json_object_set_new(o, "waypoints", wps);
+    finish(j, 200, dump(o));
+  }
+}
+
+/* Answers a batch: on a batching thread (bw, its context), or inline on an
+ * HTTP thread (bw NULL, that thread's context; a concurrent backend). */
+static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs, size_t nj,
+                          double now) {
   /* snap, count legs */
   size_t legs = 0;
   uint32_t *verts = NULL;
@@ -591,7 +761,15 @@ static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
   for (size_t i = 0; i < nj && first; i++) {
     job *j = jobs[i];
     first[i] = at;
-    if (snap_all(s, ctx, j, verts + at, snapm + at) == 0 && j->req.service == WG_SERVE_ROUTE) {
+    int snapped;
+    if (j->presnapped) { /* on its HTTP thread (presnap) */
+      memcpy(verts + at, j->verts, j->req.ncoords * sizeof *verts);
+      memcpy(snapm + at, j->snapm, j->req.ncoords * sizeof *snapm);
+      snapped = 1;
+    } else {
+      snapped = snap_all(s, ctx, j, verts + at, snapm + at) == 0;
+    }
+    if (snapped && j->req.service == WG_SERVE_ROUTE) {
       legs += j->req.ncoords - 1;
       if (j->req.level < 0 && j->deadline - now < budget) budget = j->deadline - now;
     }
@@ -603,6 +781,7 @@ static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
   wg_route_batch batch;
   memset(&batch, 0, sizeof batch);
   wg_status st = WG_OK;
+  double backend_s = 0;
   if (legs && q && first) {
     size_t k = 0;
     for (size_t i = 0; i < nj; i++) {
@@ -617,9 +796,11 @@ static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
         k++;
       }
     }
-    route_begin(bw, level, legs, budget);
+    if (bw) route_begin(bw, level, legs, budget);
+    const double t_in = wg__now(); /* after the turn (route_mu) was taken */
     st = s->be.query(s->be.user, ctx, q, legs, WG_ROUTE_PATH, &batch);
-    route_end(bw);
+    backend_s = wg__now() - t_in;
+    if (bw) route_end(bw);
   } else if (legs) {
     st = WG_ENOMEM;
   }
@@ -689,114 +870,42 @@ static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
       finish(j, 200, dump(o));
       continue;
     }
-    /* a route: its legs are k .. k + ncoords - 2 of the batch */
+    /* a route: its legs are k .. k + ncoords - 2 of the batch; copied into
+     * the job, written as JSON by the thread that sends it */
     size_t nl = j->req.ncoords - 1;
     if (st != WG_OK) {
       finish(j, 500, error_json("InternalError", backend_error(ctx)));
       k += nl;
       continue;
     }
-    int unreachable = 0, invalid = 0;
-    for (size_t c = 0; c < nl; c++) {
-      const wg_route_result *r = &batch.results[k + c];
-      if (r->distance == WG_ROUTE_INF) unreachable = 1;
-      else if (!leg_is_real(s, r, batch.path + r->path_first, v[c], v[c + 1])) invalid = 1;
-    }
-    if (unreachable) {
-      finish(j, 400, error_json("NoRoute", "no route between the coordinates"));
-      k += nl;
-      continue;
-    }
-    if (invalid) {
-      pthread_mutex_lock(&s->mu);
-      s->invalid_routes++;
-      pthread_mutex_unlock(&s->mu);
-      finish(j, 500, error_json("InternalError", "the router returned a path that is not a "
-                                                 "path of the graph between the waypoints"));
-      k += nl;
-      continue;
-    }
-    json_t *o = json_object(), *route = json_object(), *legsj = json_array();
-    double dist_m = 0, weight = 0, dur = 0, qsum = 0;
-    int lvmax = 0;
     size_t npts = 0;
     for (size_t c = 0; c < nl; c++) npts += batch.results[k + c].path_len;
-    uint32_t *all = malloc((npts + 1) * sizeof *all);
-    size_t nall = 0;
+    j->res = malloc(nl * sizeof *j->res);
+    j->paths = malloc((npts ? npts : 1) * sizeof *j->paths);
+    if (!j->verts) j->verts = malloc(j->req.ncoords * sizeof *j->verts);
+    if (!j->snapm) j->snapm = malloc(j->req.ncoords * sizeof *j->snapm);
+    if (!j->res || !j->paths || !j->verts || !j->snapm) {
+      finish(j, 500, error_json("InternalError", "out of memory"));
+      k += nl;
+      continue;
+    }
+    size_t at_p = 0;
     for (size_t c = 0; c < nl; c++) {
       const wg_route_result *r = &batch.results[k + c];
-      const uint32_t *path = batch.path + r->path_first;
-      double leg_m = 0;
-      json_t *leg = json_object(), *ad = json_array(), *au = json_array(), *an = json_array();
-      for (uint32_t e = 0; e < r->path_len; e++) {
-        if (j->req.annotations)
-          json_array_append_new(an, json_integer((json_int_t)wg_graph_file_id(s->g, path[e])));
-        if (e + 1 < r->path_len) {
-          uint32_t aw = 0;
-          arc_length(s, path[e], path[e + 1], &aw);
-          double m = aw * s->unit_metres;
-          leg_m += m;
-          if (j->req.annotations) {
-            json_array_append_new(ad, json_real(m));
-            json_array_append_new(au, json_real(duration_of(s, 0, m)));
-          }
-        }
-        if (all && (nall == 0 || all[nall - 1] != path[e])) all[nall++] = path[e];
-      }
-      double w = (double)r->distance * 0.1;
-      double d = duration_of(s, (double)r->distance, leg_m);
-      json_object_set_new(leg, "distance", json_real(leg_m));
-      json_object_set_new(leg, "duration", json_real(d));
-      json_object_set_new(leg, "weight", json_real(w));
-      json_object_set_new(leg, "summary", json_string(""));
-      json_object_set_new(leg, "steps", json_array());
-      if (j->req.annotations) {
-        json_t *a = json_object();
-        json_object_set_new(a, "nodes", an);
-        json_object_set_new(a, "distance", ad);
-        json_object_set_new(a, "duration", au);
-        json_object_set_new(leg, "annotation", a);
-      } else {
-        json_decref(an);
-        json_decref(ad);
-        json_decref(au);
-      }
-      json_array_append_new(legsj, leg);
-      dist_m += leg_m;
-      weight += w;
-      dur += d;
-      double qual = r->quality;
-      if (!isfinite(qual))
-        qual = r->level == 0 ? 1.0
-               : s->has_profile && r->level < s->profile.num_levels
-                   ? wg_profile_quality(&s->profile, r->level, legs)
-                   : NAN;
-      qsum += qual;
-      if (r->level > lvmax) lvmax = r->level;
-      pthread_mutex_lock(&s->mu);
-      if (r->level >= 0 && r->level < WG_PROFILE_MAX_LEVELS) s->st.level_count[r->level]++;
-      pthread_mutex_unlock(&s->mu);
+      j->res[c] = *r;
+      j->res[c].path_first = at_p;
+      if (r->path_len)
+        memcpy(j->paths + at_p, batch.path + r->path_first, r->path_len * sizeof *j->paths);
+      at_p += r->path_len;
     }
-    json_object_set_new(route, "distance", json_real(dist_m));
-    json_object_set_new(route, "duration", json_real(dur));
-    json_object_set_new(route, "weight", json_real(weight));
-    json_object_set_new(route, "weight_name", json_string(s->metric_is_time ? "duration"
-                                                                             : "distance"));
-    if (j->req.overview)
-      json_object_set_new(route, "geometry",
-                          all ? geometry(s, all, nall, j->req.geometries) : json_null());
-    json_object_set_new(route, "legs", legsj);
-    json_object_set_new(route, "level", json_integer(lvmax));
-    json_object_set_new(route, "quality", isfinite(qsum) ? json_real(qsum / (double)nl)
-                                                         : json_null());
-    free(all);
-    json_t *routes = json_array(), *wps = json_array();
-    json_array_append_new(routes, route);
-    for (size_t c = 0; c < j->req.ncoords; c++) json_array_append_new(wps, waypoint(s, v[c], sm[c]));
-    json_object_set_new(o, "code", json_string("Ok"));
-    json_object_set_new(o, "routes", routes);
-    json_object_set_new(o, "waypoints", wps);
-    finish(j, 200, dump(o));
+    memcpy(j->verts, v, j->req.ncoords * sizeof *v);
+    memcpy(j->snapm, sm, j->req.ncoords * sizeof *sm);
+    j->nlegs = nl;
+    j->batch_legs = legs;
+    j->metric_is_time = s->metric_is_time;
+    j->encode = 1;
+    j->http = 200;
+    j->done = 1;
     k += nl;
   }
   s->be.batch_free(s->be.user, &batch);
@@ -808,7 +917,8 @@ static void answer_routes(batcher *bw, job **jobs, size_t nj, double now) {
   pthread_mutex_lock(&s->mu);
   s->ph_snap += t_snapped - now;
   s->ph_route += t_routed - t_snapped;
-  s->ph_encode += t_done - t_routed;
+  s->ph_encode += t_done - t_routed; /* tables, nearest and the copies; routes: respond() */
+  s->period_backend += backend_s;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -846,15 +956,37 @@ static void control_tick(wg_server_t *s, double now) {
     pthread_mutex_unlock(&s->mu);
     return;
   }
-  double busy = s->period_busy / (double)(s->nbt ? s->nbt : 1);
+  /* a backend that takes turns (the CUDA router) is busy while one batch is
+   * in it, not while the other batchers wait for their turn */
+  double busy = (s->be.concurrent ? s->period_busy / (double)(s->nbt ? s->nbt : 1)
+                                  : s->period_backend) +
+                s->period_busy_inline / (double)(s->o.threads ? s->o.threads : 1);
   double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
   double cap = busy >= 0.8 * len && busy > 0 ? (double)s->period_answered / busy : 0;
+  /* saturated outside the batching threads (the HTTP threads, the cores,
+   * inline answers): tardiness above the set-point and the requests in
+   * flight grew by more than a tenth of the period's answers. What it
+   * answered then is what it can: a capacity sample, so the controller
+   * throttles (without it a server whose batchers idle never refused) */
+  const double inflight = (double)(s->st.admitted - s->st.answered);
+  if (cap == 0 && tard > s->o.admit.setpoint && s->period_answered > 0 &&
+      inflight > s->period_inflight0 + 0.1 * (double)s->period_answered)
+    cap = (double)s->period_answered / len;
+  s->period_inflight0 = inflight;
   double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
-  if (s->o.admission) wg_bucket_set_rate(&s->bucket, rate, now);
+  if (s->o.admission) {
+    wg_bucket_set_rate(&s->bucket, rate, now);
+    /* the bucket holds at least a twentieth of a period at that rate: a
+     * Poisson stream below the rate has bursts far above a fixed 64 at
+     * 100,000/s (the H200 run refused 8% at 0.8x capacity, tardiness 0.13),
+     * and such a burst waits a few ms, well inside a deadline */
+    const double depth = rate * period_s(s) / 20;
+    s->bucket.burst = depth > s->o.burst ? depth : s->o.burst;
+  }
   if (tard >= 0) s->st.tardiness = tard;
   s->st.admitted_rate = s->o.admission ? rate : 0;
   s->period_start = now;
-  s->period_busy = s->period_tard_sum = 0;
+  s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
   s->period_answered = 0;
   pthread_mutex_unlock(&s->mu);
 }
@@ -917,30 +1049,16 @@ static void *batcher_main(void *arg) {
       pthread_rwlock_unlock(&s->metric_lock);
     } else {
       pthread_rwlock_rdlock(&s->metric_lock);
-      answer_routes(w, batch, n, t0);
+      answer_routes(s, w->ctx, w, batch, n, t0);
       pthread_rwlock_unlock(&s->metric_lock);
     }
     double t1 = wg__now();
-    uint64_t misses = 0, answered = 0;
-    double tard_sum = 0;
-    for (size_t i = 0; i < n; i++) {
-      job *j = batch[i];
-      if (j->kind == JOB_REQUEST) {
-        double dl = j->deadline - j->arrival;
-        double tard = dl > 0 ? (t1 - j->arrival) / dl : 0;
-        tard_sum += tard;
-        answered++;
-        if (tard > 1) misses++;
-      }
-    }
+    /* answered, tardiness and misses are counted when each answer is
+     * handed to libmicrohttpd (respond), after its JSON is written */
     pthread_mutex_lock(&s->mu);
     s->period_busy += t1 - t0;
-    s->period_tard_sum += tard_sum;
-    s->period_answered += answered;
     if (kind == JOB_REQUEST) {
       s->st.batches++;
-      s->st.answered += answered;
-      s->st.deadline_misses += misses;
       s->batch_queries += n;
       int b = 0;
       while (b < 11 && ((size_t)1 << b) < n) b++;
@@ -961,6 +1079,110 @@ static void *batcher_main(void *arg) {
   pthread_mutex_unlock(&s->mu);
   free(batch);
   return NULL;
+}
+
+/* ---- answering: on the HTTP thread ------------------------------------------------ */
+
+/* Sends an answered job: writes a route's JSON here (so the batches' JSON is
+ * written over the HTTP threads at once), hands it to libmicrohttpd, and
+ * counts it: answered, tardiness (response handed over / deadline, by the
+ * server's clock), misses, the phases. */
+static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j) {
+  const double t_enc = wg__now();
+  if (j->encode) encode_route(s, j);
+  const double t_sent0 = wg__now();
+  char *a = j->answer;
+  j->answer = NULL;
+  if (j->http != 200) count_error(s, j->http);
+  enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
+  if (j->kind != JOB_REQUEST) return ret;
+  const double t = wg__now();
+  const double dl = j->deadline - j->arrival;
+  const double tard = dl > 0 ? (t - j->arrival) / dl : 0;
+  pthread_mutex_lock(&s->mu);
+  s->st.answered++;
+  if (tard > 1) s->st.deadline_misses++;
+  s->period_tard_sum += tard;
+  s->period_answered++;
+  s->ph_encode += t_sent0 - t_enc;
+  s->ph_snap += j->snap_s;
+  if (j->t_resume > 0) {
+    s->ph_queue += j->t_batch - j->arrival;
+    s->ph_respond += t - j->t_resume - (t_sent0 - t_enc);
+  } else { /* inline: no queue; respond is the send */
+    s->ph_respond += t - t_sent0;
+  }
+  s->ph_requests++;
+  pthread_mutex_unlock(&s->mu);
+  return ret;
+}
+
+/* This HTTP thread's context for inline answers (one thread: the request
+ * is its batch), made on first use; NULL when it cannot be made. */
+static wg_ctx_t *thread_ctx(wg_server_t *s) {
+  if (!s->ctx_key_made) return NULL;
+  wg_ctx_t *c = pthread_getspecific(s->ctx_key);
+  if (c) return c;
+  if (wg_ctx_create(&c) != WG_OK) return NULL;
+  wg_ctx_set_threads(c, 1);
+  pthread_mutex_lock(&s->mu);
+  if (s->ninline_ctx == s->inline_ctx_cap) {
+    size_t cap = s->inline_ctx_cap ? 2 * s->inline_ctx_cap : 16;
+    wg_ctx_t **nc = realloc(s->inline_ctx, cap * sizeof *nc);
+    if (!nc) {
+      pthread_mutex_unlock(&s->mu);
+      wg_ctx_destroy(&c);
+      return NULL;
+    }
+    s->inline_ctx = nc;
+    s->inline_ctx_cap = cap;
+  }
+  s->inline_ctx[s->ninline_ctx++] = c;
+  pthread_mutex_unlock(&s->mu);
+  if (pthread_setspecific(s->ctx_key, c) != 0) return NULL; /* freed at stop */
+  return c;
+}
+
+/* Snaps a request's coordinates on its HTTP thread: 0 (j->presnapped),
+ * -1 with j finished (NoSegment or out of memory), 1 when it cannot here
+ * (no context: the batching thread snaps). */
+static int presnap(wg_server_t *s, job *j) {
+  wg_ctx_t *ctx = thread_ctx(s);
+  if (!ctx) return 1;
+  const double t0 = wg__now();
+  j->verts = malloc(j->req.ncoords * sizeof *j->verts);
+  j->snapm = malloc(j->req.ncoords * sizeof *j->snapm);
+  if (!j->verts || !j->snapm) {
+    finish(j, 500, error_json("InternalError", "out of memory"));
+    return -1;
+  }
+  if (snap_all(s, ctx, j, j->verts, j->snapm)) return -1;
+  j->presnapped = 1;
+  j->snap_s = wg__now() - t0; /* summed in respond(), under the lock it takes anyway */
+  return 0;
+}
+
+/* Answers an admitted request on this HTTP thread (o.inline_answer with a
+ * concurrent backend): no queue, no suspend and resume. Returns -1 when
+ * it cannot (no context): the caller queues it. */
+static int answer_inline(wg_server_t *s, struct MHD_Connection *c, job *j,
+                         enum MHD_Result *ret) {
+  wg_ctx_t *ctx = thread_ctx(s);
+  if (!ctx) return -1;
+  const double t0 = wg__now();
+  pthread_rwlock_rdlock(&s->metric_lock);
+  job *one[1] = {j};
+  answer_routes(s, ctx, NULL, one, 1, t0);
+  pthread_rwlock_unlock(&s->metric_lock);
+  const double t1 = wg__now();
+  pthread_mutex_lock(&s->mu);
+  s->period_busy_inline += t1 - t0;
+  s->st.batches++;
+  s->batch_queries++;
+  s->batch_size_hist[0]++;
+  pthread_mutex_unlock(&s->mu);
+  *ret = respond(s, c, j);
+  return 0;
 }
 
 /* ---- the access handler --------------------------------------------------------------- */
@@ -1061,21 +1283,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     pthread_mutex_unlock(&s->mu);
     return MHD_YES;
   }
-  if (j->done) { /* resumed: the batching thread answered */
-    char *a = j->answer;
-    j->answer = NULL;
-    if (j->http != 200) count_error(s, j->http);
-    enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
-    if (j->kind == JOB_REQUEST && j->t_resume > 0) {
-      const double t = wg__now();
-      pthread_mutex_lock(&s->mu);
-      s->ph_queue += j->t_batch - j->arrival;
-      s->ph_respond += t - j->t_resume;
-      s->ph_requests++;
-      pthread_mutex_unlock(&s->mu);
-    }
-    return ret;
-  }
+  if (j->done) return respond(s, c, j); /* resumed: the batching thread answered */
   if (j->dispatched) return MHD_YES; /* spurious call while suspended */
   int is_post = strcmp(method, "POST") == 0;
   if (is_post && strcmp(url, "/weights") == 0) {
@@ -1175,14 +1383,27 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   if (full || (s->o.admission && !wg_bucket_take(&s->bucket, now))) {
     double wait = full ? period_s(s) : wg_bucket_wait(&s->bucket, now);
     s->st.refused++;
+    s->st.errors++; /* count_error's, under the lock held here */
+    s->errors_by_http[5]++;
     pthread_mutex_unlock(&s->mu);
-    return send_error(s, c, 503, "Overloaded",
-                      full ? "the request queue is full; retry later"
-                           : "above the admitted rate; retry later",
-                      wait > 1 ? wait : 1);
+    /* the refusal is the cheapest answer: its JSON was written at start */
+    return send_static(c, 503, s->refusal[full], wait > 1 ? wait : 1);
   }
   s->st.admitted++;
   j->kind = JOB_REQUEST;
+  pthread_mutex_unlock(&s->mu);
+  if (s->inline_answer) {
+    enum MHD_Result ret;
+    if (answer_inline(s, c, j, &ret) == 0) return ret;
+  }
+  /* snap here, on this HTTP thread (they run at once), so that the batching
+   * thread only routes */
+  if (presnap(s, j) < 0) return respond(s, c, j); /* NoSegment */
+  pthread_mutex_lock(&s->mu);
+  if (s->stop) {
+    pthread_mutex_unlock(&s->mu);
+    return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
+  }
   j->dispatched = 1;
   MHD_suspend_connection(c);
   enqueue(s, j);
@@ -1200,6 +1421,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   free(j->body);
   free(j->weights);
   free(j->answer);
+  free(j->res);
+  free(j->paths);
+  free(j->verts);
+  free(j->snapm);
   free(j);
   *con_cls = NULL;
 }
@@ -1282,6 +1507,14 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   pthread_rwlock_init(&s->metric_lock, &rwa);
   pthread_rwlockattr_destroy(&rwa);
   pthread_mutex_init(&s->route_mu, NULL);
+  s->ctx_key_made = pthread_key_create(&s->ctx_key, NULL) == 0;
+  s->refusal[0] = error_json("Overloaded", "above the admitted rate; retry later");
+  s->refusal[1] = error_json("Overloaded", "the request queue is full; retry later");
+  if (!s->refusal[0] || !s->refusal[1]) {
+    st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
+    goto fail;
+  }
+  s->inline_answer = o->inline_answer && s->be.concurrent && s->ctx_key_made;
   s->o.batchers = o->batchers ? o->batchers : 1;
   s->bt = calloc(s->o.batchers, sizeof *s->bt);
   if (!s->bt) {
@@ -1325,13 +1558,24 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
     s->watchdog_started = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
     pthread_mutex_unlock(&s->mu);
   }
+  /* a connection's memory (libmicrohttpd zeroes it between requests, so it
+   * costs per request and per connection): room for the longest target
+   * max_coords allows (about 40 bytes a coordinate) and the headers */
+  size_t maxc = o->max_coords ? o->max_coords : WG_SERVE_MAX_COORDS;
+  size_t pool = 40 * maxc + 4 * 1024;
+  if (pool < 8 * 1024) pool = 8 * 1024;
+  if (pool > 64 * 1024) pool = 64 * 1024;
   s->d = MHD_start_daemon(
       MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
       (unsigned)o->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->connection_timeout_s,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->connection_limit ? o->connection_limit : 1024),
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip_limit,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+      /* thousands of clients connecting at once (the kernel caps it at
+       * net.core.somaxconn) */
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)(o->connection_limit > 4096 ? o->connection_limit : 4096),
+      MHD_OPTION_NOTIFY_COMPLETED,
       completed, s, MHD_OPTION_END);
   if (!s->d) {
     st = wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (in use, or not an address of "
@@ -1363,6 +1607,11 @@ void wg_server_stop(wg_server_t **sp) {
   for (unsigned i = 0; i < nbt; i++) pthread_join(s->bt[i].th, NULL);
   if (wd) pthread_join(s->watchdog, NULL);
   if (s->d) MHD_stop_daemon(s->d);
+  for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
+  free(s->inline_ctx);
+  if (s->ctx_key_made) pthread_key_delete(s->ctx_key);
+  free(s->refusal[0]);
+  free(s->refusal[1]);
   wg_meter_destroy(&s->meter);
   for (unsigned i = 0; s->bt && i < s->o.batchers; i++) wg_ctx_destroy(&s->bt[i].ctx);
   free(s->bt);

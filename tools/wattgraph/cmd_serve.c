@@ -20,7 +20,7 @@ int cmd_serve(int argc, char **argv) {
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
          burst = 64, duration = 0, snap = 2000;
-  int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0;
+  int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
   const cli_opt opts[] = {
       CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
       {"host", 0, OPT_STRING, &host, "ADDR", "IPv4 address to listen on", "127.0.0.1", 0, 0,
@@ -64,6 +64,9 @@ int cmd_serve(int argc, char **argv) {
       {"no-watchdog", 0, OPT_FLAG, &no_watchdog, NULL,
        "never drop a running batch to a coarser level (with --profile, a batch that runs "
        "past its projection does)", NULL, 0, 0, NULL},
+      {"inline", 0, OPT_FLAG, &inline_answer, NULL,
+       "answer each request on the HTTP thread that admits it (no batching thread, no "
+       "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
       {"order", 0, OPT_STRING, &order, "FILE",
@@ -150,6 +153,7 @@ int cmd_serve(int argc, char **argv) {
   so.per_ip_limit = per_ip;
   so.batchers = batchers;
   so.no_watchdog = no_watchdog;
+  so.inline_answer = inline_answer;
   /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
    * receives them with sigtimedwait */
   sigset_t set;
@@ -172,6 +176,9 @@ int cmd_serve(int argc, char **argv) {
             "router, admission %s)\n", args[0], host, wg_server_port(server),
             ri.num_vertices, ri.num_levels,
             ri.backend == WG_ROUTE_BACKEND_CUDA ? "CUDA" : "CPU", no_admission ? "off" : "on");
+  if (!quiet && inline_answer && ri.backend == WG_ROUTE_BACKEND_CUDA)
+    fprintf(stderr, "wattgraph: --inline needs the CPU router: the CUDA router's requests "
+            "are batched\n");
   if (!quiet && profile_path)
     fprintf(stderr, "wattgraph: levels from the profile %s (%d levels x %d batch sizes, %u to "
             "%u)\n", profile_path, prof.num_levels, prof.num_sizes, prof.size[0],
@@ -230,6 +237,7 @@ int cmd_serve(int argc, char **argv) {
     json_u64(&j, "weight_swaps", s.weight_swaps);
     json_u64(&j, "downgrades", s.downgrades);
     json_u64(&j, "batchers", batchers);
+    json_bool(&j, "inline", inline_answer && ri.backend != WG_ROUTE_BACKEND_CUDA);
     if (profile_path)
       json_str(&j, "profile", profile_path);
     else
