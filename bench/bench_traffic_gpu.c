@@ -19,7 +19,10 @@
  * first S seconds, so departures, routed ahead, run every step)
  * --backend cuda|cpu (cuda) --router cuda|cpu|auto (auto) --seed S (1)
  * --no-router (walkers only: the step alone, no router built) --only
- * plain|reroute. Exit 7 when --backend cuda and no GPU. The router's build
+ * plain|reroute --reroute-mode all|share|ahead (all) --share F (0.1, of
+ * the trips re-routed per round in mode share) --ahead-m M (1000: mode
+ * ahead re-routes the next M metres of every trip) --route-batch N (2^20
+ * queries per router call; 0: one call per period). Exit 7 when --backend cuda and no GPU. The router's build
  * (a METIS nested-dissection order on the host) is timed and printed first:
  * at 20M vertices it takes minutes, so the largest runs use --no-router. */
 #include <errno.h>
@@ -47,7 +50,9 @@ static uint64_t mix64(uint64_t x) {
 
 typedef struct args {
   uint64_t vertices, trips, walkers, hops, steps, seed;
-  double reroute, window;
+  double reroute, window, share, ahead_m;
+  uint64_t route_batch;
+  wg_reroute_mode mode;
   wg_backend backend;
   wg_route_backend router;
   int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
@@ -70,11 +75,13 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_traffic_gpu [--vertices N] [--trips N] [--walkers N] [--trip-hops H]\n"
           "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
-          "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n");
+          "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n"
+          "       [--reroute-mode all|share|ahead] [--share F] [--ahead-m M] [--route-batch N]\n");
 }
 
 static int parse(int argc, char **argv, args *a) {
-  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
+  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, 0.1, 1000.0, 1u << 20, WG_REROUTE_ALL,
+              WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -109,6 +116,24 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(f, "--reroute")) {
       if (!parse_u64(f, v, 1, 100000000, &x)) return 0;
       a->reroute = (double)x;
+    } else if (!strcmp(f, "--reroute-mode")) {
+      if (!strcmp(v, "all")) a->mode = WG_REROUTE_ALL;
+      else if (!strcmp(v, "share")) a->mode = WG_REROUTE_SHARE;
+      else if (!strcmp(v, "ahead")) a->mode = WG_REROUTE_AHEAD;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--share")) {
+      char *end;
+      errno = 0;
+      a->share = strtod(v, &end);
+      if (errno || *end || !(a->share > 0 && a->share <= 1)) {
+        fprintf(stderr, "bench_traffic_gpu: --share %s: expected a number in (0, 1]\n", v);
+        return 0;
+      }
+    } else if (!strcmp(f, "--ahead-m")) {
+      if (!parse_u64(f, v, 1, 1000000000, &x)) return 0;
+      a->ahead_m = (double)x;
+    } else if (!strcmp(f, "--route-batch")) {
+      if (!parse_u64(f, v, 0, 1u << 30, &a->route_batch)) return 0;
     } else if (!strcmp(f, "--backend")) {
       if (!strcmp(v, "cuda")) a->backend = WG_BACKEND_CUDA;
       else if (!strcmp(v, "cpu")) a->backend = WG_BACKEND_CPU;
@@ -140,8 +165,11 @@ static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint
   wg_graph_csr(g, &c);
   wg_trip *t = malloc((n ? n : 1) * sizeof *t);
   if (!t) return NULL;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t r = mix64(seed ^ mix64(i));
+  /* each trip from its own stream: any thread order gives the same trips */
+  const int64_t n64 = (int64_t)n;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n64; i++) {
+    uint64_t r = mix64(seed ^ mix64((uint64_t)i));
     uint32_t o;
     do {
       r = mix64(r);
@@ -173,7 +201,10 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
   o.seed = a->seed;
   o.reroute_s = reroute ? a->reroute : 0;
   o.router = wg_sim_router_of(router);
-  o.route_batch = 1u << 20;
+  o.route_batch = a->route_batch ? (size_t)a->route_batch : (size_t)1 << 30;
+  o.reroute = a->mode;
+  o.reroute_share = a->share;
+  o.reroute_ahead_m = a->ahead_m;
   wg_sim_t *sim = NULL;
   double t0 = now_s();
   wg_status st = wg_sim_create(ctx, &sim, g, &o);
@@ -245,6 +276,9 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
          "routing %.3f s (%.1f%% of the wall time), %" PRIu64 " routes, %" PRIu64 " rounds\n",
          name, s.vehicle_updates, wall, s.vehicle_updates / wall, s.time_s / wall,
          s.route_seconds, 100 * s.route_seconds / wall, s.routes, s.reroutes);
+  printf("%s: re-routing rounds %.3f s of wall time (%.1f%%), their router calls and state "
+         "copies included\n",
+         name, s.round_seconds, 100 * s.round_seconds / wall);
   if (s.steps > 1 && wall > t_first) {
     const double w = wall - t_first;
     const uint64_t u = s.vehicle_updates - first.vehicle_updates;
