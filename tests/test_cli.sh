@@ -118,6 +118,15 @@ check info-json 0 "$bin" info "$tmp/road.wgc" --json
 expect_in info-json "$tmp/out" '"energy":['
 expect_in info-json "$tmp/out" '"weak_components":1'
 check gen-no-output 2 "$bin" gen grid
+check gen-regions 0 "$bin" gen road 5000 --model regions -o "$tmp/regions.wgc"
+expect_in gen-regions "$tmp/out" "road (regions): 5,000 vertices"
+check route-regions 0 "$bin" route "$tmp/regions.wgc" --random 200 --verify
+check gen-regions-json 0 "$bin" gen road -n 300 --model regions --json -o "$tmp/regions.gr"
+expect_in gen-regions-json "$tmp/out" '"model":"regions"'
+check gen-bad-model 2 "$bin" gen road 100 --model rivers -o "$tmp/x.wgc"
+expect_in gen-bad-model "$tmp/err" "unknown --model 'rivers'"
+check gen-model-not-road 2 "$bin" gen grid --model regions -o "$tmp/x.wgc"
+check gen-bad-n 2 "$bin" gen road 0 -o "$tmp/x.wgc"
 one_line_error gen-no-output
 
 # near-far and self-tuning through the CLI: verified, traced, plotted

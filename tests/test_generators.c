@@ -403,6 +403,147 @@ static void road_one_million(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* ---- road, regions model ------------------------------------------------------ */
+
+/* The documented box: a square of sqrt(n) * 100 m from 40 N 100 W. */
+static void check_regions(wg_ctx_t *ctx, const wg_graph_t *g, uint32_t want_n) {
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  assert_int_equal(c.n, want_n);
+  assert_non_null(c.lon);
+  assert_non_null(c.lat);
+  assert_symmetric(&c);
+  assert_int_equal(bfs_reached(&c), c.n);
+  wg_graph_stats s;
+  wgt_assert_status(ctx, wg_graph_stats_compute(ctx, g, &s), WG_OK);
+  assert_int_equal(s.weak_components, 1);
+  const wg_road_arc *ra = wg_graph_road(g);
+  assert_non_null(ra);
+
+  const double side = sqrt((double)c.n) * 100.0;
+  const double mdeg = 6371008.8 * 3.14159265358979323846 / 180.0;
+  const double lat1 = 40.0 + side / mdeg;
+  const double lon1 = -100.0 + side / (mdeg * cos((40.0 + 0.5 * side / mdeg) *
+                                                  3.14159265358979323846 / 180.0));
+  uint64_t bad = 0, deg1 = 0, deg2 = 0, fast = 0;
+  for (uint32_t u = 0; u < c.n; u++) {
+    const uint64_t d = c.offsets[u + 1] - c.offsets[u];
+    if (c.n >= 2) assert_in_range(d, 1, 7);
+    deg1 += d == 1;
+    deg2 += d == 2;
+    if (!(c.lat[u] >= 40.0 && c.lat[u] <= lat1 && c.lon[u] >= -100.0 && c.lon[u] <= lon1)) {
+      if (bad++ < 5)
+        print_error("vertex %u at %.6f, %.6f outside [40, %.6f] x [-100, %.6f]\n", u,
+                    c.lat[u], c.lon[u], lat1, lon1);
+    }
+    for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) {
+      const uint32_t v = c.targets[i];
+      const double m = haversine_m(c.lon[u], c.lat[u], c.lon[v], c.lat[v]);
+      const wg_road_arc *a = &ra[i];
+      const int cls_ok = a->highway == WG_HW_RESIDENTIAL || a->highway == WG_HW_MOTORWAY ||
+                         a->highway == WG_HW_TRUNK || a->highway == WG_HW_PRIMARY ||
+                         a->highway == WG_HW_SECONDARY || a->highway == WG_HW_TERTIARY ||
+                         a->highway == WG_HW_UNCLASSIFIED;
+      /* weight = length in dm (at least 1); the attributes agree with it */
+      if (fabs(m * 10 - c.weights[i]) > 1.0 + 1e-9 * c.weights[i] || c.weights[i] < 1 ||
+          fabs(a->length_m - c.weights[i] / 10.0) > 0.01 + 1e-6 * c.weights[i] || !cls_ok ||
+          a->speed_kmh != wg_highway_default_kmh(a->highway) || a->lanes < 1 || a->lanes > 3) {
+        if (bad++ < 5)
+          print_error("arc %u->%u: %.2f m, weight %u dm, attributes %g m %u km/h %u lanes %s\n",
+                      u, v, m, c.weights[i], (double)a->length_m, a->speed_kmh, a->lanes,
+                      wg_highway_name(a->highway));
+      }
+      fast += a->highway != WG_HW_RESIDENTIAL;
+    }
+  }
+  assert_int_equal(bad, 0);
+  if (c.n >= 1000) {
+    /* a road map's mix: dead ends, chains, some faster roads */
+    assert_true(s.out_degree_mean >= 2.2 && s.out_degree_mean <= 3.0);
+    assert_true(deg1 >= c.n / 20 && deg2 >= c.n / 10);
+    assert_true(fast >= 2);
+  }
+  wg_graph_info info;
+  wg_graph_get_info(g, &info);
+  assert_string_equal(info.format, "road");
+  assert_int_equal(info.has_coordinates, 1);
+  assert_int_equal(info.weighted_input, 1);
+}
+
+static void regions_structure(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_graph_t *g = NULL;
+  wg_gen_opts o;
+  wg_gen_opts_defaults(&o);
+  o.road_model = WG_ROAD_REGIONS;
+  const uint32_t sizes[] = {1, 2, 3, 5, 10, 17, 384, 385, 769, 1000, 10007, 50000};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    wgt_assert_status(ctx, wg_gen_road(ctx, &g, sizes[k], &o), WG_OK);
+    check_regions(ctx, g, sizes[k]);
+    wg_graph_destroy(&g);
+  }
+  g = (wg_graph_t *)1;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 0, &o), WG_ERANGE);
+  assert_null(g);
+  o.road_model = 7;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 100, &o), WG_EINVAL);
+  assert_null(g);
+  wgt_assert_error_has(ctx, "unknown model 7");
+  o.road_model = WG_ROAD_REGIONS;
+  wg_ctx_set_memory_limit(ctx, 4 << 20);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 200000, &o), WG_ENOMEM);
+  assert_null(g);
+  wgt_assert_error_has(ctx, "road (regions) of 200000 vertices");
+  wg_ctx_destroy(&ctx);
+}
+
+/* Same seed, same graph (attributes too) whatever the thread count; the
+ * bridges make separators small: the cut between the first and second
+ * half of the ids (the top split) has at most 0.9 n^(1/4) + 1 roads, far
+ * fewer than the lattice's. */
+static void regions_deterministic_small_cuts(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_graph_t *a = NULL, *b = NULL, *d = NULL;
+  wg_gen_opts o;
+  wg_gen_opts_defaults(&o);
+  o.road_model = WG_ROAD_REGIONS;
+  o.seed = 11;
+  wg_ctx_set_threads(ctx, 1);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &a, 40000, &o), WG_OK);
+  wg_ctx_set_threads(ctx, 2);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &b, 40000, &o), WG_OK);
+  assert_true(same_graph(a, b));
+  assert_memory_equal(wg_graph_road(a), wg_graph_road(b),
+                      wg_graph_num_arcs(a) * sizeof(wg_road_arc));
+  o.seed = 12;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &d, 40000, &o), WG_OK);
+  assert_false(same_graph(a, d));
+  wg_csr c;
+  wg_graph_csr(a, &c);
+  uint64_t cut = 0;
+  for (uint32_t u = 0; u < c.n / 2; u++)
+    for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) cut += c.targets[i] >= c.n / 2;
+  /* the lattice's cut between the same id halves: a row of ~sqrt(n) */
+  wg_graph_t *lat = NULL;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &lat, 40000, NULL), WG_OK);
+  wg_csr lc;
+  wg_graph_csr(lat, &lc);
+  uint64_t lcut = 0;
+  for (uint32_t u = 0; u < lc.n / 2; u++)
+    for (uint64_t i = lc.offsets[u]; i < lc.offsets[u + 1]; i++) lcut += lc.targets[i] >= lc.n / 2;
+  wg_graph_destroy(&lat);
+  printf("regions 40000: %llu roads across the top cut (0.9 n^(1/4) = %.1f); lattice %llu\n",
+         (unsigned long long)cut, 0.9 * pow(40000.0, 0.25), (unsigned long long)lcut);
+  assert_in_range(cut, 1, (uint64_t)(0.9 * pow(40000.0, 0.25) + 1));
+  assert_true(4 * cut < lcut);
+  wg_graph_destroy(&a);
+  wg_graph_destroy(&b);
+  wg_graph_destroy(&d);
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kron_structure),
@@ -414,6 +555,8 @@ int main(void) {
       cmocka_unit_test(road_structure),
       cmocka_unit_test(road_deterministic),
       cmocka_unit_test(road_one_million),
+      cmocka_unit_test(regions_structure),
+      cmocka_unit_test(regions_deterministic_small_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

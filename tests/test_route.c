@@ -79,6 +79,28 @@ static void road_generated(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The regions model (small separators, road classes): every level against
+ * Dijkstra from 3 sources to every vertex. */
+static void road_regions(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_graph_t *g = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.road_model = WG_ROAD_REGIONS;
+  go.seed = 5;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 12000, &go), WG_OK);
+  wg_router_t *r = new_router(ctx, g);
+  wg_router_info info;
+  wg_router_get_info(r, &info);
+  printf("regions 12k: %llu hierarchy arcs, tree height %u\n",
+         (unsigned long long)info.hierarchy_arcs, info.tree_height);
+  check_all_targets(ctx, r, g, 3, "regions 12k");
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 /* A directed graph in DIMACS text: two random parts (one-way arcs, many
  * zero weights, parallel arcs), an isolated vertex, a sink. */
 static wg_graph_t *odd_graph(wg_ctx_t *ctx, uint32_t n, uint64_t seed) {
@@ -740,6 +762,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_exact),
       cmocka_unit_test(road_generated),
+      cmocka_unit_test(road_regions),
       cmocka_unit_test(zero_oneway_disconnected),
       cmocka_unit_test(parallel_dissection),
       cmocka_unit_test(tiny_graphs),

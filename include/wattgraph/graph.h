@@ -217,10 +217,17 @@ wg_status wg_device_graph_checksum(wg_ctx_t *ctx, const wg_device_graph_t *dg,
 
 /* ---- generators ---------------------------------------------------------- */
 
+/* The models of wg_gen_road (docs/generators.md). */
+typedef enum wg_road_model {
+  WG_ROAD_LATTICE = 0, /* jittered lattice: grid-like, separators ~sqrt(n) */
+  WG_ROAD_REGIONS = 1  /* nested regions joined by few roads: small separators */
+} wg_road_model;
+
 typedef struct wg_gen_opts {
   uint64_t seed;         /* 1 */
   uint32_t weight_lo;    /* 1 */
   uint32_t weight_hi;    /* 255 */
+  int road_model;        /* wg_road_model, WG_ROAD_LATTICE */
 } wg_gen_opts;
 
 void wg_gen_opts_defaults(wg_gen_opts *opts);
@@ -237,7 +244,10 @@ wg_status wg_gen_grid(wg_ctx_t *ctx, wg_graph_t **out, uint32_t rows,
                       uint32_t cols, const wg_gen_opts *opts);
 /* Road-like planar graph of about `vertices` vertices: connected, degree 2
  * to 4, coordinates in degrees, weights = lengths in decimetres (weight_lo,
- * weight_hi unused). */
+ * weight_hi unused). opts->road_model WG_ROAD_REGIONS gives exactly
+ * `vertices` vertices in nested regions joined by few faster roads
+ * (degree 1 to 8, close to planar, strongly connected, road classes,
+ * speeds and lanes per arc); WG_EINVAL for an unknown model. */
 wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
                       const wg_gen_opts *opts);
 

@@ -80,6 +80,10 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
   if (vertices < 1 || vertices > WG_MAX_VERTICES)
     return wg__error(ctx, WG_ERANGE, "road: %lu vertices is outside [1, %lu]",
                      (unsigned long)vertices, (unsigned long)WG_MAX_VERTICES);
+  if (o.road_model == WG_ROAD_REGIONS) return wg__gen_road_regions(ctx, out, vertices, &o);
+  if (o.road_model != WG_ROAD_LATTICE)
+    return wg__error(ctx, WG_EINVAL, "road: unknown model %d (lattice %d or regions %d)",
+                     o.road_model, WG_ROAD_LATTICE, WG_ROAD_REGIONS);
 
   const uint64_t n = vertices;
   {

@@ -112,4 +112,9 @@ wg_status wg__road_check(wg_ctx_t *ctx, const char *path, const wg_graph_t *g);
 /* Haversine length in metres (mean Earth radius). */
 double wg__road_haversine_m(double lat1, double lon1, double lat2, double lon2);
 
+/* The WG_ROAD_REGIONS model of wg_gen_road (gen_road_regions.c); vertices
+ * and opts already checked. */
+wg_status wg__gen_road_regions(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
+                               const wg_gen_opts *opts);
+
 #endif

@@ -1,5 +1,6 @@
 /* wattgraph gen kron|grid|road: synthetic graphs, written as a cache or
  * DIMACS text. */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -9,7 +10,7 @@ int cmd_gen(int argc, char **argv) {
   uint32_t scale = 16, edge_factor = 16, rows = 1000, cols = 1000,
            vertices = 1000000, range[2] = {1, 255};
   uint64_t seed = 1;
-  const char *out = NULL;
+  const char *out = NULL, *model = "lattice";
   int threads = 0, quiet = 0, json = 0;
   const cli_opt opts[] = {
       {"output", 'o', OPT_STRING, &out, "FILE",
@@ -22,6 +23,10 @@ int cmd_gen(int argc, char **argv) {
       {"cols", 0, OPT_U32, &cols, "C", "grid: columns", "1000", 1, 4294967294.0, NULL},
       {"vertices", 'n', OPT_U32, &vertices, "N", "road: about N vertices",
        "1000000", 1, 4294967294.0, NULL},
+      {"model", 0, OPT_STRING, &model, "M",
+       "road: lattice (grid-like) or regions (nested regions joined by few roads, "
+       "small separators like real maps)",
+       "lattice", 0, 0, NULL},
       {"seed", 0, OPT_U64, &seed, "S", "random seed", "1", 0,
        18446744073709551615.0, NULL},
       {"weight-range", 0, OPT_RANGE, range, "LO:HI",
@@ -31,12 +36,14 @@ int cmd_gen(int argc, char **argv) {
       CLI_OUTPUT_OPTS(json, quiet),
       {0}};
   const cli_command cmd = {
-      "gen", "kron|grid|road -o FILE [options]", "Generate a synthetic graph.",
+      "gen", "kron|grid|road [N] -o FILE [options]", "Generate a synthetic graph.",
       "kron  Graph500 Kronecker (R-MAT a=0.57 b=0.19 c=0.19), undirected, as "
       "GAP uses\ngrid  rows x cols 4-neighbour lattice, undirected\nroad  "
-      "road-like planar graph with coordinates, degree 2 to 4, connected",
-      opts, 1, 1};
-  const char *args[1];
+      "road-like planar graph with coordinates, degree 2 to 4, connected\n"
+      "      --model regions: nested regions joined by few faster roads, degree 1 to 7,\n"
+      "      close to planar, road classes; `gen road N` is `gen road -n N`",
+      opts, 1, 2};
+  const char *args[2];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
   if (!out) {
@@ -44,6 +51,28 @@ int cmd_gen(int argc, char **argv) {
     return CLI_USAGE;
   }
   const char *kind = args[0];
+  if (nargs == 2) {
+    char *end = NULL;
+    unsigned long long v = strtoull(args[1], &end, 10);
+    if (strcmp(kind, "road") || !end || *end || end == args[1] || args[1][0] == '-' || v < 1 ||
+        v > 4294967294ull) {
+      cli_error("gen: unexpected argument '%s' (only `gen road N`, N in [1, 4294967294])",
+                args[1]);
+      return CLI_USAGE;
+    }
+    vertices = (uint32_t)v;
+  }
+  int road_model = WG_ROAD_LATTICE;
+  if (!strcmp(model, "regions"))
+    road_model = WG_ROAD_REGIONS;
+  else if (strcmp(model, "lattice")) {
+    cli_error("gen: unknown --model '%s' (lattice or regions)", model);
+    return CLI_USAGE;
+  }
+  if (road_model != WG_ROAD_LATTICE && strcmp(kind, "road")) {
+    cli_error("gen: --model is for road graphs, not %s", kind);
+    return CLI_USAGE;
+  }
   if (strcmp(kind, "kron") && strcmp(kind, "kronecker") && strcmp(kind, "grid") &&
       strcmp(kind, "road")) {
     cli_error("gen: unknown generator '%s' (kron, grid or road)", kind);
@@ -63,6 +92,7 @@ int cmd_gen(int argc, char **argv) {
   go.seed = seed;
   go.weight_lo = range[0];
   go.weight_hi = range[1];
+  go.road_model = road_model;
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   struct timespec t0, t1;
   cli_energy energy;
@@ -95,6 +125,7 @@ int cmd_gen(int argc, char **argv) {
     json_begin(&j, rep);
     json_str(&j, "command", "gen");
     json_str(&j, "generator", kind);
+    if (kind[0] == 'r') json_str(&j, "model", model);
     json_graph(&j, "graph", out, g);
     json_u64(&j, "seed", seed);
     json_num(&j, "generate_seconds", gen_s);
@@ -102,7 +133,8 @@ int cmd_gen(int argc, char **argv) {
     json_end(&j);
   } else {
     char b1[32], b2[32], b3[32];
-    fprintf(rep, "%s: %s vertices, %s arcs, seed %llu, generated in %s -> %s\n", kind,
+    fprintf(rep, "%s%s: %s vertices, %s arcs, seed %llu, generated in %s -> %s\n", kind,
+           road_model == WG_ROAD_REGIONS ? " (regions)" : "",
            cli_commas(wg_graph_num_vertices(g), b1, sizeof b1),
            cli_commas(wg_graph_num_arcs(g), b2, sizeof b2),
            (unsigned long long)seed, cli_duration(gen_s, b3, sizeof b3), out);
