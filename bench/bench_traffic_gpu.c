@@ -274,10 +274,16 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
     if (done == 1) {
       first = s;
       t_first = t - t1;
+      /* at once: a run cut short by a time limit still tells this */
+      printf("# %s: first step %.3f s (routing %.3f s, %" PRIu64 " routes), %" PRIu64
+             " running, %" PRIu64 " waiting for room\n",
+             name, t_first, s.route_seconds, s.routes, s.running, s.queued);
+      fflush(stdout);
     }
-    if (t - last > 5) {
-      printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running\n", name, done, t - t1,
-             s.running);
+    if (t - last > 5 || done == a->steps) {
+      printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running, routing %.3f s, rounds "
+             "%.3f s\n",
+             name, done, t - t1, s.running, s.route_seconds, s.round_seconds);
       fflush(stdout);
       last = t;
     }
