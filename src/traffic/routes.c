@@ -244,15 +244,16 @@ static int reroute_pick(const wg_sim_t *s, uint64_t i, uint32_t *orig, uint32_t 
 
 /* Re-routing round: arc travel times from the fundamental diagram on the
  * current densities, handed to the router; then the trips chosen by the
- * mode get new routes from the end of their current arc. Routes of every
- * vehicle are then packed into a fresh array (the old one only grows). The
+ * mode get new routes from the end of their current arc (into an array of
+ * their own). Routes of every vehicle are then packed into a fresh array
+ * (between rounds the array only grows: departures append to it). The
  * choice of trips and the packing run on the context's threads, chunk by
  * chunk in vehicle order (16M vehicles of 60 arcs are a billion arcs to
  * move): the same arrays as one thread gives. */
 wg_status wg__sim_reroute(wg_sim_t *s) {
   wg_status st = WG_OK;
   uint32_t *orig = NULL, *dest = NULL, *pre = NULL, *who = NULL, *len = NULL,
-           *keep_from = NULL, *nroute = NULL;
+           *keep_from = NULL, *nroute = NULL, *fresh = NULL;
   uint64_t *first = NULL, *cq = NULL, *ca = NULL;
   uint8_t *why = NULL;
   s->st.reroutes++;
@@ -301,7 +302,21 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
         k++;
       }
   }
-  if (q && (st = route_pairs(s, orig, dest, pre, q, first, len, why)) != WG_OK) goto done;
+  if (q) {
+    /* the new routes go to an array of their own (first[k] indexes it), so
+     * the old one (16M trips: gigabytes) is not grown and copied only to be
+     * packed and freed below */
+    uint32_t *const old = s->route;
+    const uint64_t oldn = s->nroute, oldcap = s->caproute;
+    s->route = NULL;
+    s->nroute = s->caproute = 0;
+    st = route_pairs(s, orig, dest, pre, q, first, len, why);
+    fresh = s->route;
+    s->route = old;
+    s->nroute = oldn;
+    s->caproute = oldcap;
+    if (st != WG_OK) goto done;
+  }
   /* pack: every queued or running vehicle's remaining route, new ones
    * spliced (the queries of chunk c are cq[c] .. cq[c+1]-1, in vehicle order) */
   {
@@ -343,7 +358,7 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
         const uint64_t start = at;
         if (k < cq[c + 1] && who[k] == i && len[k]) {
           /* the new path begins with the current arc (its prefix) */
-          memcpy(nroute + at, s->route + first[k], (size_t)len[k] * 4);
+          memcpy(nroute + at, fresh + first[k], (size_t)len[k] * 4);
           at += len[k];
           for (uint32_t j = keep_from[k]; j < v->route_len; j++)
             nroute[at++] = s->route[v->route_first + j];
@@ -374,6 +389,7 @@ done:
   free(len);
   free(why);
   free(nroute);
+  free(fresh);
   free(cq);
   free(ca);
   return st;
