@@ -494,8 +494,8 @@ int cmd_traffic(int argc, char **argv) {
     printf("%-12s %s vehicle updates in %s: %.3g updates/s, %.1fx real time\n", "speed",
            cli_commas(s.vehicle_updates, b1, sizeof b1), cli_duration(wall, b2, sizeof b2), ups,
            rtf);
-    printf("%-12s %s routes, %llu re-routing rounds, %.1f%% of the wall time (the rounds "
-           "%.1f%% in all)\n",
+    printf("%-12s %s routes, %llu re-routing rounds, %.1f%% of the wall time (the rounds, "
+           "their routing, splicing and state copies: %.1f%%)\n",
            "routing", cli_commas(s.routes, b1, sizeof b1), (unsigned long long)s.reroutes,
            100 * route_share, wall > 0 ? 100 * s.round_seconds / wall : 0.0);
     if (have_j)
