@@ -19,7 +19,16 @@
  * first S seconds, so departures, routed ahead, run every step)
  * --backend cuda|cpu (cuda) --router cuda|cpu|auto (auto) --seed S (1)
  * --no-router (walkers only: the step alone, no router built) --only
- * plain|reroute. Exit 7 when --backend cuda and no GPU. The router's build
+ * plain|reroute --reroute-mode all|share|ahead (all) --share F (0.1, of
+ * the trips re-routed per round in mode share) --ahead-m M (1000: mode
+ * ahead re-routes the next M metres of every trip) --route-batch N (2^20
+ * queries per router call; 0: one call per period) --model lattice|regions
+ * (lattice: wg_gen_road's model; regions: nested regions joined by few
+ * faster roads, the road-like map whose hierarchy stays small)
+ * --trip-span N (0: destinations by --trip-hops; else a vertex whose id is
+ * within N of the origin's: both models number vertices region by region,
+ * so this is a trip inside a region of about 2N vertices, kilometres long
+ * rather than the few arcs a random walk gets away). Exit 7 when --backend cuda and no GPU. The router's build
  * (a METIS nested-dissection order on the host) is timed and printed first:
  * at 20M vertices it takes minutes, so the largest runs use --no-router. */
 #include <errno.h>
@@ -47,7 +56,10 @@ static uint64_t mix64(uint64_t x) {
 
 typedef struct args {
   uint64_t vertices, trips, walkers, hops, steps, seed;
-  double reroute, window;
+  double reroute, window, share, ahead_m;
+  uint64_t route_batch, span;
+  int model;
+  wg_reroute_mode mode;
   wg_backend backend;
   wg_route_backend router;
   int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
@@ -70,11 +82,14 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_traffic_gpu [--vertices N] [--trips N] [--walkers N] [--trip-hops H]\n"
           "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
-          "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n");
+          "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n"
+          "       [--reroute-mode all|share|ahead] [--share F] [--ahead-m M] [--route-batch N]\n"
+          "       [--model lattice|regions] [--trip-span N]\n");
 }
 
 static int parse(int argc, char **argv, args *a) {
-  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
+  *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, 0.1, 1000.0, 1u << 20, 0,
+              WG_ROAD_LATTICE, WG_REROUTE_ALL, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -109,6 +124,30 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(f, "--reroute")) {
       if (!parse_u64(f, v, 1, 100000000, &x)) return 0;
       a->reroute = (double)x;
+    } else if (!strcmp(f, "--reroute-mode")) {
+      if (!strcmp(v, "all")) a->mode = WG_REROUTE_ALL;
+      else if (!strcmp(v, "share")) a->mode = WG_REROUTE_SHARE;
+      else if (!strcmp(v, "ahead")) a->mode = WG_REROUTE_AHEAD;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--share")) {
+      char *end;
+      errno = 0;
+      a->share = strtod(v, &end);
+      if (errno || *end || !(a->share > 0 && a->share <= 1)) {
+        fprintf(stderr, "bench_traffic_gpu: --share %s: expected a number in (0, 1]\n", v);
+        return 0;
+      }
+    } else if (!strcmp(f, "--ahead-m")) {
+      if (!parse_u64(f, v, 1, 1000000000, &x)) return 0;
+      a->ahead_m = (double)x;
+    } else if (!strcmp(f, "--model")) {
+      if (!strcmp(v, "lattice")) a->model = WG_ROAD_LATTICE;
+      else if (!strcmp(v, "regions")) a->model = WG_ROAD_REGIONS;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--trip-span")) {
+      if (!parse_u64(f, v, 0, 4000000000ull, &a->span)) return 0;
+    } else if (!strcmp(f, "--route-batch")) {
+      if (!parse_u64(f, v, 0, 1u << 30, &a->route_batch)) return 0;
     } else if (!strcmp(f, "--backend")) {
       if (!strcmp(v, "cuda")) a->backend = WG_BACKEND_CUDA;
       else if (!strcmp(v, "cpu")) a->backend = WG_BACKEND_CPU;
@@ -134,21 +173,24 @@ static int parse(int argc, char **argv, args *a) {
 /* Trips: origin uniform over vertices with out-arcs, destination the end of
  * a random walk of `hops` arcs from it (not returning along the arc it came
  * by where there is another way). */
-static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint64_t seed,
-                            double window) {
+static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint64_t span,
+                            uint64_t seed, double window) {
   wg_csr c;
   wg_graph_csr(g, &c);
   wg_trip *t = malloc((n ? n : 1) * sizeof *t);
   if (!t) return NULL;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t r = mix64(seed ^ mix64(i));
+  /* each trip from its own stream: any thread order gives the same trips */
+  const int64_t n64 = (int64_t)n;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n64; i++) {
+    uint64_t r = mix64(seed ^ mix64((uint64_t)i));
     uint32_t o;
     do {
       r = mix64(r);
       o = (uint32_t)(r % c.n);
     } while (c.offsets[o + 1] == c.offsets[o]);
     uint32_t u = o, prev = UINT32_MAX;
-    for (uint64_t h = 0; h < hops; h++) {
+    for (uint64_t h = 0; span == 0 && h < hops; h++) {
       const uint64_t lo = c.offsets[u], deg = c.offsets[u + 1] - lo;
       if (!deg) break;
       r = mix64(r);
@@ -156,6 +198,16 @@ static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint
       if (next == prev && deg > 1) next = c.targets[lo + (r % deg + 1) % deg];
       prev = u;
       u = next;
+    }
+    /* or a vertex with an id within span of the origin's, not the origin */
+    while (span > 0) {
+      r = mix64(r);
+      const int64_t d = (int64_t)(r % (2 * span + 1)) - (int64_t)span;
+      const int64_t x = (int64_t)o + d;
+      if (d != 0 && x >= 0 && x < (int64_t)c.n && c.offsets[x + 1] > c.offsets[x]) {
+        u = (uint32_t)x;
+        break;
+      }
     }
     /* departures: all at 0, or uniform over [0, window) in whole seconds */
     const double dep = window > 0 ? (double)(mix64(r ^ 0x646570ull) % (uint64_t)window) : 0;
@@ -173,7 +225,10 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
   o.seed = a->seed;
   o.reroute_s = reroute ? a->reroute : 0;
   o.router = wg_sim_router_of(router);
-  o.route_batch = 1u << 20;
+  o.route_batch = a->route_batch ? (size_t)a->route_batch : (size_t)1 << 30;
+  o.reroute = a->mode;
+  o.reroute_share = a->share;
+  o.reroute_ahead_m = a->ahead_m;
   wg_sim_t *sim = NULL;
   double t0 = now_s();
   wg_status st = wg_sim_create(ctx, &sim, g, &o);
@@ -219,10 +274,16 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
     if (done == 1) {
       first = s;
       t_first = t - t1;
+      /* at once: a run cut short by a time limit still tells this */
+      printf("# %s: first step %.3f s (routing %.3f s, %" PRIu64 " routes), %" PRIu64
+             " running, %" PRIu64 " waiting for room\n",
+             name, t_first, s.route_seconds, s.routes, s.running, s.queued);
+      fflush(stdout);
     }
-    if (t - last > 5) {
-      printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running\n", name, done, t - t1,
-             s.running);
+    if (t - last > 5 || done == a->steps) {
+      printf("# %s: %" PRIu64 " steps in %.1f s, %" PRIu64 " running, routing %.3f s, rounds "
+             "%.3f s\n",
+             name, done, t - t1, s.running, s.route_seconds, s.round_seconds);
       fflush(stdout);
       last = t;
     }
@@ -245,6 +306,12 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
          "routing %.3f s (%.1f%% of the wall time), %" PRIu64 " routes, %" PRIu64 " rounds\n",
          name, s.vehicle_updates, wall, s.vehicle_updates / wall, s.time_s / wall,
          s.route_seconds, 100 * s.route_seconds / wall, s.routes, s.reroutes);
+  if (s.arrived)
+    printf("%s: trips arrived: mean %.0f m, %.0f s\n", name, s.trip_m / s.arrived,
+           s.trip_time_s / s.arrived);
+  printf("%s: re-routing rounds %.3f s of wall time (%.1f%%), their router calls and state "
+         "copies included\n",
+         name, s.round_seconds, 100 * s.round_seconds / wall);
   if (s.steps > 1 && wall > t_first) {
     const double w = wall - t_first;
     const uint64_t u = s.vehicle_updates - first.vehicle_updates;
@@ -292,13 +359,15 @@ int main(int argc, char **argv) {
   wg_gen_opts go;
   wg_gen_opts_defaults(&go);
   go.seed = a.seed;
+  go.road_model = a.model;
   double t0 = now_s();
   if (wg_gen_road(ctx, &g, (uint32_t)a.vertices, &go) != WG_OK) {
     printf("gen road: %s\n", wg_ctx_last_error(ctx));
     goto done;
   }
-  printf("# road graph: %u vertices, %" PRIu64 " arcs, generated in %.2f s\n",
-         wg_graph_num_vertices(g), wg_graph_num_arcs(g), now_s() - t0);
+  printf("# road graph (%s): %u vertices, %" PRIu64 " arcs, generated in %.2f s\n",
+         a.model == WG_ROAD_REGIONS ? "regions" : "lattice", wg_graph_num_vertices(g),
+         wg_graph_num_arcs(g), now_s() - t0);
   if (a.trips) {
     t0 = now_s();
     wg_router_opts ro;
@@ -310,18 +379,24 @@ int main(int argc, char **argv) {
     }
     wg_router_info info;
     wg_router_get_info(router, &info);
-    printf("# router: built in %.2f s (backend %s)\n", now_s() - t0,
-           info.backend == WG_ROUTE_BACKEND_CUDA ? "cuda" : "cpu");
-    if (!(trips = local_trips(g, a.trips, a.hops, a.seed, a.window))) {
+    printf("# router: built in %.2f s (backend %s; order and hierarchy %.2f s, customisation "
+           "%.3f s; %" PRIu64 " hierarchy arcs, tree height %u, %.3g GB on the host)\n",
+           now_s() - t0, info.backend == WG_ROUTE_BACKEND_CUDA ? "cuda" : "cpu",
+           info.build_seconds, info.customise_seconds, info.hierarchy_arcs, info.tree_height,
+           info.bytes / 1e9);
+    t0 = now_s();
+    if (!(trips = local_trips(g, a.trips, a.hops, a.span, a.seed, a.window))) {
       printf("trips: out of memory\n");
       goto done;
     }
   }
-  printf("# %" PRIu64 " trips (destinations %" PRIu64 " random arcs away, departing %s%.0f s), "
+  printf("# %" PRIu64 " trips (destinations %s %" PRIu64 "%s, departing %s%.0f s; made in %.2f s), "
          "%" PRIu64 " walkers, %" PRIu64 " steps of 1 s, re-routing every %.0f s in the second "
-         "run\n",
-         a.trips, a.hops, a.window > 0 ? "over 0 - " : "at ", a.window, a.walkers, a.steps,
-         a.reroute);
+         "run (mode %s)\n",
+         a.trips, a.span ? "a vertex id within" : "a random walk of", a.span ? a.span : a.hops,
+         a.span ? " of the origin's" : " arcs away", a.window > 0 ? "over 0 - " : "at ", a.window,
+         a.trips ? now_s() - t0 : 0.0, a.walkers, a.steps, a.reroute,
+         a.mode == WG_REROUTE_ALL ? "all" : a.mode == WG_REROUTE_SHARE ? "share" : "ahead");
   if (a.only != 2) run(ctx, meter, g, router, &a, trips, 0);
   if (a.only != 1 && a.trips) run(ctx, meter, g, router, &a, trips, 1);
   rc = 0;

@@ -550,6 +550,12 @@ static void fingerprint(const wg_sim_t *sim, uint64_t *h) {
     uint64_t x = ((uint64_t)v.arc << 32) ^ (uint64_t)llround(v.pos_m * 1000) ^
                  ((uint64_t)llround(v.speed_ms * 1000) << 20) ^ ((uint64_t)v.lane << 60);
     *h = (*h ^ x) * 0x100000001b3ull;
+    /* and its route from where it is (re-routing rounds splice routes on
+     * the context's threads: the same arcs as one thread) */
+    const uint32_t *arcs = NULL;
+    uint32_t len = 0, at = 0;
+    if (wg_sim_vehicle_route(sim, i, &arcs, &len, &at) == WG_OK)
+      for (uint32_t j = at; j < len; j++) *h = (*h ^ arcs[j]) * 0x100000001b3ull;
   }
 }
 

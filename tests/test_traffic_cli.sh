@@ -33,6 +33,7 @@ r = j["removed"]
 assert j["departed"] == j["arrived"] + j["running"] + r["gridlock"] + r["dead_end"], j
 assert j["departed"] + j["queued"] + sum(j["refused"].values()) == 3 + 300, j
 assert j["routes"] >= 3 and j["reroute_rounds"] == 4, j
+assert 0 <= j["routing_seconds"] and 0 < j["reroute_round_seconds"] <= j["wall_seconds"], j
 assert j["vehicle_updates"] > 0 and j["vehicle_km"] > 0, j
 PY
 expect_in series "$tmp/run/series.csv" "time,from,to,flow_vph,density_vpkm,speed_ms"

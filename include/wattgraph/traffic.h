@@ -183,6 +183,10 @@ typedef struct wg_sim_stats {
   uint64_t reroutes;           /* re-routing rounds */
   double route_seconds;        /* wall time in the router and weight updates */
   double step_seconds;         /* wall time in wg_sim_step, routing included */
+  double round_seconds;        /* wall time of the re-routing rounds (route_seconds
+                                  of theirs included): travel times, choosing and
+                                  splicing routes, and with CUDA the state's copy
+                                  to the host and back */
 } wg_sim_stats;
 
 void wg_sim_get_stats(const wg_sim_t *sim, wg_sim_stats *out);

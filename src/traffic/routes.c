@@ -74,7 +74,8 @@ static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *
     first[i] = 0;
     why[i] = orig[i] == dest[i] ? 2 : !r->query ? 3 : 0;
   }
-  const size_t batch = s->o.route_batch;
+  /* the query arrays hold one batch, never more than the n pairs asked */
+  const size_t batch = s->o.route_batch < n ? s->o.route_batch : n ? n : 1;
   if ((st = wg__alloc(s->ctx, &q, batch, sizeof *q, "route queries")) != WG_OK) return st;
   size_t *idx = NULL;
   uint64_t *off = NULL;
@@ -205,15 +206,55 @@ wg_status wg__sim_push_weights(wg_sim_t *s) {
   return st;
 }
 
+/* Whether vehicle i re-routes in this round, and between which vertices
+ * (orig: its arc's head; dest; keep: the index after which its old route is
+ * kept). Depends on the vehicle and the round only (any thread order). */
+static int reroute_pick(const wg_sim_t *s, uint64_t i, uint32_t *orig, uint32_t *dest,
+                        uint32_t *keep) {
+  const wg__veh *v = &s->veh[i];
+  if (v->kind != VK_TRIP || v->state != VS_RUNNING || v->next_arc == WG_SIM_NONE) return 0;
+  if (s->o.reroute == WG_REROUTE_SHARE &&
+      wg__unit(wg__mix64(s->o.seed ^ wg__mix64((i << 20) ^ s->st.reroutes))) >= s->o.reroute_share)
+    return 0;
+  /* the destination: the head of the route's last arc */
+  uint32_t to = s->tgt[s->route[v->route_first + v->route_len - 1]],
+           from_idx = v->route_len; /* keep nothing after */
+  if (s->o.reroute == WG_REROUTE_AHEAD) {
+    double ahead = 0;
+    uint32_t j = v->route_idx + 1;
+    for (; j < v->route_len; j++) {
+      ahead += s->len_mm[s->route[v->route_first + j]] / 1000.0;
+      if (ahead >= s->o.reroute_ahead_m) break;
+    }
+    if (j >= v->route_len) j = v->route_len - 1;
+    to = s->tgt[s->route[v->route_first + j]];
+    from_idx = j + 1;
+  }
+  *orig = s->tgt[v->arc];
+  *dest = to;
+  *keep = from_idx;
+  return 1;
+}
+
+/* Vehicles are handled in chunks of this many in vehicle order: per chunk a
+ * count, a prefix over chunks, then every chunk writes its own range, so the
+ * arrays are those of one pass in order, whatever the chunk size or the
+ * thread count (small, so the city tests run several chunks). */
+#define RR_CHUNK 512u
+
 /* Re-routing round: arc travel times from the fundamental diagram on the
  * current densities, handed to the router; then the trips chosen by the
- * mode get new routes from the end of their current arc. Routes of every
- * vehicle are then packed into a fresh array (the old one only grows). */
+ * mode get new routes from the end of their current arc (into an array of
+ * their own). Routes of every vehicle are then packed into a fresh array
+ * (between rounds the array only grows: departures append to it). The
+ * choice of trips and the packing run on the context's threads, chunk by
+ * chunk in vehicle order (16M vehicles of 60 arcs are a billion arcs to
+ * move): the same arrays as one thread gives. */
 wg_status wg__sim_reroute(wg_sim_t *s) {
   wg_status st = WG_OK;
   uint32_t *orig = NULL, *dest = NULL, *pre = NULL, *who = NULL, *len = NULL,
-           *keep_from = NULL, *nroute = NULL;
-  uint64_t *first = NULL;
+           *keep_from = NULL, *nroute = NULL, *fresh = NULL;
+  uint64_t *first = NULL, *cq = NULL, *ca = NULL;
   uint8_t *why = NULL;
   s->st.reroutes++;
   if ((st = wg__sim_push_weights(s)) != WG_OK) goto done;
@@ -222,10 +263,25 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
    * their routes are not kept by the packing below */
   for (uint64_t i = 0; i < s->npend; i++) s->pend[i].routed = 0;
   s->routed_until = 0;
-  /* which trips re-route, and between which vertices */
-  size_t n = 0;
-  for (uint64_t i = 0; i < s->nveh; i++) n += s->veh[i].kind == VK_TRIP && s->veh[i].state == VS_RUNNING;
-  const size_t n1 = n ? n : 1;
+  const uint64_t nveh = s->nveh;
+  const int64_t nch = (int64_t)((nveh + RR_CHUNK - 1) / RR_CHUNK);
+  const int par = s->st.running >= s->o.parallel_min; /* as the step */
+  const int threads = wg__threads(s->ctx);
+  if ((st = wg__alloc(s->ctx, &cq, (size_t)nch + 1, 8, "re-routing")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &ca, (size_t)nch + 1, 8, "re-routing")) != WG_OK)
+    goto done;
+  /* which trips re-route: counted per chunk */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (par)
+  for (int64_t c = 0; c < nch; c++) {
+    const uint64_t hi = (uint64_t)(c + 1) * RR_CHUNK < nveh ? (uint64_t)(c + 1) * RR_CHUNK : nveh;
+    uint64_t k = 0;
+    uint32_t o, d, f;
+    for (uint64_t i = (uint64_t)c * RR_CHUNK; i < hi; i++) k += (uint64_t)reroute_pick(s, i, &o, &d, &f);
+    cq[c + 1] = k;
+  }
+  cq[0] = 0;
+  for (int64_t c = 0; c < nch; c++) cq[c + 1] += cq[c];
+  const size_t q = (size_t)cq[nch], n1 = q ? q : 1;
   if ((st = wg__alloc(s->ctx, &orig, n1, 4, "re-routing")) != WG_OK ||
       (st = wg__alloc(s->ctx, &dest, n1, 4, "re-routing")) != WG_OK ||
       (st = wg__alloc(s->ctx, &pre, n1, 4, "re-routing")) != WG_OK ||
@@ -235,83 +291,91 @@ wg_status wg__sim_reroute(wg_sim_t *s) {
       (st = wg__alloc(s->ctx, &len, n1, 4, "re-routing")) != WG_OK ||
       (st = wg__alloc(s->ctx, &why, n1, 1, "re-routing")) != WG_OK)
     goto done;
-  size_t q = 0;
-  for (uint64_t i = 0; i < s->nveh; i++) {
-    const wg__veh *v = &s->veh[i];
-    if (v->kind != VK_TRIP || v->state != VS_RUNNING || v->next_arc == WG_SIM_NONE) continue;
-    if (s->o.reroute == WG_REROUTE_SHARE &&
-        wg__unit(wg__mix64(s->o.seed ^ wg__mix64((i << 20) ^ s->st.reroutes))) >= s->o.reroute_share)
-      continue;
-    /* the destination: the head of the route's last arc */
-    uint32_t to = s->tgt[s->route[v->route_first + v->route_len - 1]],
-             from_idx = v->route_len; /* keep nothing after */
-    if (s->o.reroute == WG_REROUTE_AHEAD) {
-      double ahead = 0;
-      uint32_t j = v->route_idx + 1;
-      for (; j < v->route_len; j++) {
-        ahead += s->len_mm[s->route[v->route_first + j]] / 1000.0;
-        if (ahead >= s->o.reroute_ahead_m) break;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (par)
+  for (int64_t c = 0; c < nch; c++) {
+    const uint64_t hi = (uint64_t)(c + 1) * RR_CHUNK < nveh ? (uint64_t)(c + 1) * RR_CHUNK : nveh;
+    uint64_t k = cq[c];
+    for (uint64_t i = (uint64_t)c * RR_CHUNK; i < hi; i++)
+      if (reroute_pick(s, i, &orig[k], &dest[k], &keep_from[k])) {
+        pre[k] = s->veh[i].arc;
+        who[k] = (uint32_t)i;
+        k++;
       }
-      if (j >= v->route_len) j = v->route_len - 1;
-      to = s->tgt[s->route[v->route_first + j]];
-      from_idx = j + 1;
-    }
-    orig[q] = s->tgt[v->arc];
-    dest[q] = to;
-    pre[q] = v->arc;
-    who[q] = (uint32_t)i;
-    keep_from[q] = from_idx;
-    q++;
   }
-  if (q && (st = route_pairs(s, orig, dest, pre, q, first, len, why)) != WG_OK) goto done;
-  /* pack: every queued or running vehicle's remaining route, new ones spliced */
+  if (q) {
+    /* the new routes go to an array of their own (first[k] indexes it), so
+     * the old one (16M trips: gigabytes) is not grown and copied only to be
+     * packed and freed below */
+    uint32_t *const old = s->route;
+    const uint64_t oldn = s->nroute, oldcap = s->caproute;
+    s->route = NULL;
+    s->nroute = s->caproute = 0;
+    st = route_pairs(s, orig, dest, pre, q, first, len, why);
+    fresh = s->route;
+    s->route = old;
+    s->nroute = oldn;
+    s->caproute = oldcap;
+    if (st != WG_OK) goto done;
+  }
+  /* pack: every queued or running vehicle's remaining route, new ones
+   * spliced (the queries of chunk c are cq[c] .. cq[c+1]-1, in vehicle order) */
   {
-    uint64_t total = 0;
-    size_t k = 0;
-    for (uint64_t i = 0; i < s->nveh; i++) {
-      const wg__veh *v = &s->veh[i];
-      if (v->state == VS_DONE || v->kind == VK_WALKER) continue;
-      while (k < q && who[k] < i) k++;
-      if (k < q && who[k] == i && len[k])
-        total += len[k] + (v->route_len - keep_from[k]);
-      else
-        total += v->route_len - v->route_idx;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (par)
+    for (int64_t c = 0; c < nch; c++) {
+      const uint64_t hi = (uint64_t)(c + 1) * RR_CHUNK < nveh ? (uint64_t)(c + 1) * RR_CHUNK : nveh;
+      uint64_t total = 0, k = cq[c];
+      for (uint64_t i = (uint64_t)c * RR_CHUNK; i < hi; i++) {
+        const wg__veh *v = &s->veh[i];
+        if (v->state == VS_DONE || v->kind == VK_WALKER) continue;
+        while (k < cq[c + 1] && who[k] < i) k++;
+        if (k < cq[c + 1] && who[k] == i && len[k])
+          total += len[k] + (v->route_len - keep_from[k]);
+        else
+          total += v->route_len - v->route_idx;
+      }
+      ca[c + 1] = total;
     }
+    ca[0] = 0;
+    for (int64_t c = 0; c < nch; c++) ca[c + 1] += ca[c];
+    const uint64_t total = ca[nch];
     if ((st = wg__alloc(s->ctx, &nroute, total ? total : 1, 4, "routes")) != WG_OK) goto done;
-    uint64_t at = 0;
-    k = 0;
-    for (uint64_t i = 0; i < s->nveh; i++) {
-      wg__veh *v = &s->veh[i];
-      if (v->kind == VK_WALKER) continue;
-      if (v->state == VS_DONE) {
-        /* a finished trip keeps no route: its old offsets would point into
-         * the array freed below */
-        v->route_first = 0;
-        v->route_len = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (par)
+    for (int64_t c = 0; c < nch; c++) {
+      const uint64_t hi = (uint64_t)(c + 1) * RR_CHUNK < nveh ? (uint64_t)(c + 1) * RR_CHUNK : nveh;
+      uint64_t at = ca[c], k = cq[c];
+      for (uint64_t i = (uint64_t)c * RR_CHUNK; i < hi; i++) {
+        wg__veh *v = &s->veh[i];
+        if (v->kind == VK_WALKER) continue;
+        if (v->state == VS_DONE) {
+          /* a finished trip keeps no route: its old offsets would point
+           * into the array freed below */
+          v->route_first = 0;
+          v->route_len = 0;
+          v->route_idx = 0;
+          continue;
+        }
+        while (k < cq[c + 1] && who[k] < i) k++;
+        const uint64_t start = at;
+        if (k < cq[c + 1] && who[k] == i && len[k]) {
+          /* the new path begins with the current arc (its prefix) */
+          memcpy(nroute + at, fresh + first[k], (size_t)len[k] * 4);
+          at += len[k];
+          for (uint32_t j = keep_from[k]; j < v->route_len; j++)
+            nroute[at++] = s->route[v->route_first + j];
+        } else {
+          for (uint32_t j = v->route_idx; j < v->route_len; j++)
+            nroute[at++] = s->route[v->route_first + j];
+        }
+        v->route_first = start;
+        v->route_len = (uint32_t)(at - start);
         v->route_idx = 0;
-        continue;
+        if (v->state == VS_RUNNING)
+          v->next_arc = v->route_len > 1 ? nroute[start + 1] : WG_SIM_NONE;
       }
-      while (k < q && who[k] < i) k++;
-      const uint64_t start = at;
-      if (k < q && who[k] == i && len[k]) {
-        /* the new path begins with the current arc (its prefix) */
-        memcpy(nroute + at, s->route + first[k], (size_t)len[k] * 4);
-        at += len[k];
-        for (uint32_t j = keep_from[k]; j < v->route_len; j++)
-          nroute[at++] = s->route[v->route_first + j];
-      } else {
-        for (uint32_t j = v->route_idx; j < v->route_len; j++)
-          nroute[at++] = s->route[v->route_first + j];
-      }
-      v->route_first = start;
-      v->route_len = (uint32_t)(at - start);
-      v->route_idx = 0;
-      if (v->state == VS_RUNNING)
-        v->next_arc = v->route_len > 1 ? nroute[start + 1] : WG_SIM_NONE;
     }
     free(s->route);
     s->route = nroute;
-    s->nroute = at;
+    s->nroute = total;
     s->caproute = total ? total : 1;
     nroute = NULL;
   }
@@ -325,5 +389,8 @@ done:
   free(len);
   free(why);
   free(nroute);
+  free(fresh);
+  free(cq);
+  free(ca);
   return st;
 }

@@ -273,7 +273,8 @@ static wg_status host_edit(wg_sim_t *s, int routes) {
   return WG_OK;
 }
 
-static wg_status gpu_step(wg_sim_t *s) {
+/* The host's changes to the device before its next step. */
+static wg_status gpu_upload(wg_sim_t *s) {
   char why[256] = "";
   wg_status st;
   if (s->host_dirty) {
@@ -289,6 +290,13 @@ static wg_status gpu_step(wg_sim_t *s) {
     if (s->routes_dirty) s->dev_nroute = s->nroute;
     s->host_dirty = s->routes_dirty = 0;
   }
+  return WG_OK;
+}
+
+static wg_status gpu_step(wg_sim_t *s) {
+  char why[256] = "";
+  wg_status st = gpu_upload(s);
+  if (st != WG_OK) return st;
   if ((st = wg__cuda_traffic_step(s->gpu, s->step, why, sizeof why)) != WG_OK)
     return wg__error(s->ctx, st, "traffic (CUDA): step %llu: %s", (unsigned long long)s->step,
                      why);
@@ -1125,9 +1133,12 @@ static wg_status step_once(wg_sim_t *s) {
    * the host this step */
   const int dev_departures = s->gpu && !host_work && s->dev_owns && departures_due(s);
   const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
+  const int round = s->step >= s->next_reroute && s->o.router.query;
+  const double t_round = round ? wg__now() : 0;
   if (host_work && (st = host_edit(s, 0)) != WG_OK) return st;
   if (s->step >= s->next_reroute) {
     if (s->o.router.query && (st = wg__sim_reroute(s)) != WG_OK) return st;
+    s->st.round_seconds += wg__now() - t_round;
     s->next_reroute += (uint64_t)llround(s->o.reroute_s / s->o.step_s) ? (uint64_t)llround(s->o.reroute_s / s->o.step_s) : 1;
   }
   if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
@@ -1135,7 +1146,12 @@ static wg_status step_once(wg_sim_t *s) {
   if ((st = departures(s, dev_departures)) != WG_OK) return st;
   if (s->gpu) {
     if (host_work && (s->nroute != nroute0 || s->st.reroutes != rounds0)) s->routes_dirty = 1;
-    return gpu_step(s);
+    if (!round) return gpu_step(s);
+    /* the round's state and routes back to the device: part of the round */
+    const double t_up = wg__now();
+    st = gpu_upload(s);
+    s->st.round_seconds += wg__now() - t_up;
+    return st != WG_OK ? st : gpu_step(s);
   }
   const int64_t nl = (int64_t)s->nl;
   /* threads only pay off with many vehicles (a team per step costs ~10 us,

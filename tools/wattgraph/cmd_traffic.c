@@ -460,6 +460,9 @@ int cmd_traffic(int argc, char **argv) {
     json_u64(&j, "reroute_rounds", s.reroutes);
     json_num(&j, "routing_seconds", s.route_seconds);
     json_num(&j, "routing_share", route_share);
+    /* the rounds' whole wall time: their router calls, travel times, the
+     * routes' splice and, with CUDA, the state's copy to the host and back */
+    json_num(&j, "reroute_round_seconds", s.round_seconds);
     if (have_j && s.vehicle_m > 0) json_num(&j, "joules_per_metre", joules / s.vehicle_m);
     else json_null(&j, "joules_per_metre");
     if (have_j && s.vehicle_updates)
@@ -491,9 +494,10 @@ int cmd_traffic(int argc, char **argv) {
     printf("%-12s %s vehicle updates in %s: %.3g updates/s, %.1fx real time\n", "speed",
            cli_commas(s.vehicle_updates, b1, sizeof b1), cli_duration(wall, b2, sizeof b2), ups,
            rtf);
-    printf("%-12s %s routes, %llu re-routing rounds, %.1f%% of the wall time\n", "routing",
-           cli_commas(s.routes, b1, sizeof b1), (unsigned long long)s.reroutes,
-           100 * route_share);
+    printf("%-12s %s routes, %llu re-routing rounds, %.1f%% of the wall time (the rounds, "
+           "their routing, splicing and state copies: %.1f%%)\n",
+           "routing", cli_commas(s.routes, b1, sizeof b1), (unsigned long long)s.reroutes,
+           100 * route_share, wall > 0 ? 100 * s.round_seconds / wall : 0.0);
     if (have_j)
       printf("%-12s %.3g J per vehicle-metre, %.3g J per million vehicle updates\n", "energy/work",
              s.vehicle_m > 0 ? joules / s.vehicle_m : 0,
