@@ -667,24 +667,42 @@ static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) 
  *   final distance (filter and bisect in one pass);
  * - on a graph of skewed degrees with several threads and THREAD (AUTO's
  *   choice), the whole run is one region instead: band_loop below.
- * A vertex is queued at most once per band: stamp[v] = band + 1 while an
- * entry of v waits in that band's slot (cleared when it is taken), so
- * duplicates are dropped at the push (this replaces the filter's rounds;
- * LB_CULL's fused cull is therefore not needed and its advance runs as LB).
+ * Entries are (vertex, offset of its distance in the band) pairs, pushed on
+ * every improvement (as GAP does) with no mark to keep a vertex once per
+ * band: an entry is stale exactly when dist[v] < band start + offset (the
+ * vertex improved since, and that improvement pushed its own entry), so
+ * the taker drops it on the dist[v] load it makes anyway. Each distance
+ * value is written once (values strictly fall), so a vertex has at most one
+ * live entry and a filtered band holds each vertex at most once. Before
+ * (issue 28) a per-vertex band mark did this: a mark load and store per
+ * push and a locked exchange per take, on a 4-byte-per-vertex array that
+ * the relaxation touches nowhere else.
  * Trace rows: X1 the frontier taken, X2 improving relaxations (fused work
- * included), X3 the pushes that were queued, X4 the next frontier when the
- * band goes on (0 when the threshold rises), far_size every queued entry. */
+ * included), X3 the pushes (one per improvement), X4 the next frontier when
+ * the band goes on (0 when the threshold rises), far_size every queued
+ * entry, stale ones included. */
 
 #define FIX_BINS 1024u /* bands held in the window (a power of two) */
+#define OFF_ANY UINT32_MAX /* an offset too large to hold: never stale */
+
+typedef struct bent {
+  uint32_t v;   /* vertex */
+  uint32_t off; /* its distance at the push minus the band's start */
+} bent;
 
 typedef struct vbuf {
-  uint32_t *v;
+  bent *e;
   uint64_t len, cap;
 } vbuf;
 
+typedef struct obuf { /* overflow: bands beyond the window */
+  far_entry *e;
+  uint64_t len, cap;
+} obuf;
+
 typedef struct tbins {
   vbuf slot[FIX_BINS];
-  vbuf over;         /* bands at or beyond the window's end */
+  obuf over;         /* bands at or beyond the window's end */
   uint64_t over_min; /* smallest band pushed to `over` (UINT64_MAX: none) */
   uint64_t pushed;   /* queued pushes of the current iteration (X3) */
   uint64_t count;    /* improving relaxations of the current iteration */
@@ -704,6 +722,8 @@ typedef struct fixq {
   uint64_t delta, cur, limit;
   uint64_t dmul; /* band_of's reciprocal of delta (0: divide) */
   vbuf work;   /* the band being drained by the fused serial loop */
+  uint32_t gmark; /* band_gather's dedup mark in ws.stamp (band_bin's
+                     heads may repeat a vertex) */
 } fixq;
 
 /* The band of distance x: x / delta. A 64-bit division costs tens of
@@ -727,104 +747,116 @@ static inline uint64_t band_of(const fixq *q, uint64_t x) {
   return band_div(q->dmul, q->delta, x);
 }
 
-static int vb_grow(vbuf *b, uint64_t limit) {
-  const uint64_t cap = b->cap ? 2 * b->cap : 256;
-  void *q = cap * sizeof *b->v <= limit ? realloc(b->v, cap * sizeof *b->v) : NULL;
+/* The offset of distance x in band b (OFF_ANY when it does not fit). */
+static inline uint32_t band_off(uint64_t delta, uint64_t b, uint64_t x) {
+  const uint64_t o = x - b * delta;
+  return o < OFF_ANY ? (uint32_t)o : OFF_ANY;
+}
+
+/* Entry (u, off) of the band starting at lo is stale: u improved since
+ * (du its distance now), or settled below lo. */
+static inline int bent_stale(wg_dist_t du, uint64_t lo, uint32_t off) {
+  return du < lo || (off != OFF_ANY && du - lo < off);
+}
+
+static int buf_grow(void **e, uint64_t *cap, size_t size, uint64_t limit) {
+  const uint64_t c = *cap ? 2 * *cap : 256;
+  void *q = c * size <= limit ? realloc(*e, c * size) : NULL;
   if (!q) return 0;
-  b->v = q;
-  b->cap = cap;
+  *e = q;
+  *cap = c;
   return 1;
 }
 
-static inline int vb_push(vbuf *b, uint32_t v, uint64_t limit) {
-  if (b->len == b->cap && !vb_grow(b, limit)) return 0;
-  b->v[b->len++] = v;
+static inline int vb_push(vbuf *b, bent x, uint64_t limit) {
+  if (b->len == b->cap && !buf_grow((void **)&b->e, &b->cap, sizeof *b->e, limit)) return 0;
+  b->e[b->len++] = x;
   return 1;
 }
 
-/* Queues v in band b (>= q->cur) of thread buffer tb; stamp dedupes within
- * the window. `atomic`: other threads push at the same time. */
-static inline __attribute__((always_inline)) void band_push(const fixq *q, tbins *tb, uint32_t *stamp, uint32_t v,
-                             uint64_t b, uint64_t cur, int atomic) {
+static inline int ob_push(obuf *b, far_entry x, uint64_t limit) {
+  if (b->len == b->cap && !buf_grow((void **)&b->e, &b->cap, sizeof *b->e, limit)) return 0;
+  b->e[b->len++] = x;
+  return 1;
+}
+
+/* Queues v at distance x in band b (>= the current one) of thread buffer
+ * tb. */
+static inline __attribute__((always_inline)) void band_push(const fixq *q, tbins *tb,
+                                                            uint32_t v, uint64_t x,
+                                                            uint64_t b, uint64_t cur) {
+  tb->pushed++;
   if (b - cur < FIX_BINS) {
-    const uint32_t mark = (uint32_t)b + 1;
-    if (mark) {
-      if (atomic) {
-        /* seq_cst: pairs with the mark's clearing in fused_relax (the
-         * caller's CAS on dist came first). A clear mark (0, the common
-         * case) is set by a plain store, one locked instruction less per
-         * push: two pushers that both miss it both queue v, a duplicate
-         * whose second expansion finds nothing to improve (GAP queues every
-         * improvement); one that sees it set skips, and the entry that set
-         * it is taken later with a seq_cst clear before dist[v] is read,
-         * so the improvement is not lost. Another band's mark is replaced
-         * by an exchange, as before: a taker that finds it must still be
-         * ordered after the pushers that saw the mark it replaced. */
-        const uint32_t old = __atomic_load_n(&stamp[v], __ATOMIC_SEQ_CST);
-        if (old == mark) return;
-        if (old == 0) __atomic_store_n(&stamp[v], mark, __ATOMIC_RELAXED);
-        else if (__atomic_exchange_n(&stamp[v], mark, __ATOMIC_SEQ_CST) == mark) return;
-      } else {
-        if (stamp[v] == mark) return;
-        stamp[v] = mark;
-      }
-    }
-    tb->pushed++;
     if (b > tb->hi) tb->hi = b;
-    if (!vb_push(&tb->slot[b % FIX_BINS], v, q->limit)) tb->failed = 1;
+    if (!vb_push(&tb->slot[b % FIX_BINS], (bent){v, band_off(q->delta, b, x)}, q->limit))
+      tb->failed = 1;
     return;
   }
   if (b < tb->over_min) tb->over_min = b;
-  tb->pushed++;
-  if (!vb_push(&tb->over, v, q->limit)) tb->failed = 1;
+  if (!ob_push(&tb->over, (far_entry){x, v}, q->limit)) tb->failed = 1;
 }
 
-/* One thread alone: relaxes the out-arcs of list[0..len) (entries settled
- * below band cur are skipped) with plain memory operations. Returns the
- * improving relaxations. */
-static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
-                             uint32_t *restrict stamp, const uint32_t *list,
-                             uint64_t len) {
-  tbins *tb = &q->tb[0];
-  const uint64_t delta = q->delta, dmul = q->dmul, cur = q->cur, lo = cur * delta;
-  const uint32_t cur_mark = (uint32_t)cur + 1;
-  const uint64_t *restrict off = c->offsets;
-  const uint32_t *restrict tgt = c->targets, *restrict wt = c->weights;
+/* One thread alone: relaxes the out-arcs of u (at distance du) with plain
+ * memory operations. Returns the improving relaxations. */
+static inline __attribute__((always_inline)) uint64_t serial_one(
+    fixq *q, tbins *tb, const uint64_t *restrict off, const uint32_t *restrict tgt,
+    const uint32_t *restrict wt, wg_dist_t *restrict dist, uint32_t u, wg_dist_t du,
+    uint64_t cur) {
+  const uint64_t delta = q->delta, dmul = q->dmul;
   uint64_t improved = 0;
-  for (uint64_t i = 0; i < len; i++) {
-    const uint32_t u = list[i];
-    const wg_dist_t du = dist[u];
-    if (du < lo) continue; /* settled in a lower band since it was queued */
-    if (stamp[u] == cur_mark) stamp[u] = 0; /* taken: may be queued again */
-    for (uint64_t a = off[u], e = off[u + 1]; a < e; a++) {
-      const uint32_t v = tgt[a];
-      const wg_dist_t nd = du + wt[a];
-      if (nd < dist[v]) {
-        dist[v] = nd;
-        improved++;
-        band_push(q, tb, stamp, v, band_div(dmul, delta, nd), cur, 0);
-      }
+  for (uint64_t a = off[u], e = off[u + 1]; a < e; a++) {
+    const uint32_t v = tgt[a];
+    const wg_dist_t nd = du + wt[a];
+    if (nd < dist[v]) {
+      dist[v] = nd;
+      improved++;
+      band_push(q, tb, v, nd, band_div(dmul, delta, nd), cur);
     }
   }
   return improved;
 }
 
-/* Several threads: relaxes u's out-arcs into this thread's bands. `taken`:
- * u comes from a band slot, its mark is cleared first. The mark is cleared
- * before dist[u] is read and a pusher improves dist[v] before it reads the
- * mark (both seq_cst), so an improvement is either seen here or queued
- * again: never lost. */
-static inline __attribute__((always_inline)) uint64_t fused_relax(const fixq *q, tbins *tb, const wg_csr *c,
-                                   wg_dist_t *dist, uint32_t *stamp, uint32_t u,
-                                   uint64_t cur, uint64_t lo, uint32_t cur_mark,
-                                   int taken) {
-  if (taken) {
-    uint32_t m = cur_mark;
-    __atomic_compare_exchange_n(&stamp[u], &m, 0, 0, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
+/* The frontier list[0..len) (vertices settled below band cur skipped). */
+static uint64_t serial_relax(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
+                             const uint32_t *list, uint64_t len) {
+  tbins *tb = &q->tb[0];
+  const uint64_t cur = q->cur, lo = cur * q->delta;
+  uint64_t improved = 0;
+  for (uint64_t i = 0; i < len; i++) {
+    const uint32_t u = list[i];
+    const wg_dist_t du = dist[u];
+    if (du < lo) continue;
+    improved += serial_one(q, tb, c->offsets, c->targets, c->weights, dist, u, du, cur);
   }
-  const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_SEQ_CST);
-  if (du < lo) return 0; /* settled in a lower band since it was queued */
+  return improved;
+}
+
+/* Band entries b[0..len) of band cur (stale ones dropped). */
+static uint64_t serial_drain(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
+                             const bent *b, uint64_t len) {
+  tbins *tb = &q->tb[0];
+  const uint64_t cur = q->cur, lo = cur * q->delta;
+  uint64_t improved = 0;
+  for (uint64_t i = 0; i < len; i++) {
+    const uint32_t u = b[i].v;
+    const wg_dist_t du = dist[u];
+    if (bent_stale(du, lo, b[i].off)) continue;
+    improved += serial_one(q, tb, c->offsets, c->targets, c->weights, dist, u, du, cur);
+  }
+  return improved;
+}
+
+/* Several threads: relaxes u's out-arcs into this thread's bands, unless
+ * the entry (u, off) is stale (off OFF_ANY: a frontier vertex, taken when
+ * not settled below lo). Distances are read and swapped relaxed: a stale
+ * read of dist[u] only takes a stale entry as live (the relaxation then
+ * finds less to improve), and every improvement pushes its own entry, so
+ * none is lost; the barriers order the iterations. */
+static inline __attribute__((always_inline)) uint64_t fused_relax(
+    const fixq *q, tbins *tb, const wg_csr *c, wg_dist_t *dist, uint32_t u,
+    uint32_t uoff, uint64_t cur, uint64_t lo) {
+  const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_RELAXED);
+  if (bent_stale(du, lo, uoff)) return 0;
   uint64_t improved = 0;
   const uint32_t *tgt = c->targets, *wt = c->weights;
   for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
@@ -832,10 +864,10 @@ static inline __attribute__((always_inline)) uint64_t fused_relax(const fixq *q,
     const wg_dist_t nd = du + wt[a];
     wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
     while (nd < old) {
-      if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_SEQ_CST,
+      if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED)) {
         improved++;
-        band_push(q, tb, stamp, v, band_of(q, nd), cur, 1);
+        band_push(q, tb, v, nd, band_of(q, nd), cur);
         break;
       }
     }
@@ -844,9 +876,9 @@ static inline __attribute__((always_inline)) uint64_t fused_relax(const fixq *q,
 }
 
 /* Region body: this thread's share of the advance output, binned by final
- * distance (duplicates dropped by the band marks). */
-static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist,
-                     uint32_t *stamp) {
+ * distance (a head listed twice is queued twice; band_gather drops the
+ * repeat). */
+static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist) {
   const int t = omp_get_thread_num(), nth = omp_get_num_threads();
   tbins *tb = &q->tb[t];
   const uint64_t n_in = adv->len;
@@ -854,28 +886,33 @@ static void band_bin(fixq *q, const wg__frontier *adv, const wg_dist_t *dist,
   const uint64_t hi = n_in * (uint64_t)(t + 1) / (uint64_t)nth;
   for (uint64_t i = lo; i < hi; i++) {
     const uint32_t v = adv->v[i];
-    band_push(q, tb, stamp, v, band_of(q, dist[v]), q->cur, 1);
+    const wg_dist_t d = dist[v];
+    band_push(q, tb, v, d, band_of(q, d), q->cur);
   }
 }
 
-/* Band `cur` of every thread into the frontier (replaced); settled entries
- * dropped, their marks cleared. */
+/* Band `cur` of every thread into the frontier (replaced); stale entries
+ * dropped, a vertex listed once (ws.stamp holds a mark per gather). */
 static wg_status band_gather(nf *s, fixq *q) {
   const uint64_t slot = q->cur % FIX_BINS, lo = q->cur * q->delta;
-  const uint32_t mark = (uint32_t)q->cur + 1;
   uint64_t total = 0;
   for (int t = 0; t < q->threads; t++) total += q->tb[t].slot[slot].len;
   s->front.len = 0;
   wg_status st = wg__frontier_reserve(s->ctx, &s->front, total);
   if (st != WG_OK) return st;
   uint32_t *out = s->front.v, *stamp = s->ws.stamp;
+  if (++q->gmark == 0) { /* wrapped: clear the old marks */
+    memset(stamp, 0, (size_t)s->ws.n * sizeof *stamp);
+    q->gmark = 1;
+  }
+  const uint32_t mark = q->gmark;
   uint64_t k = 0;
   for (int t = 0; t < q->threads; t++) {
     vbuf *b = &q->tb[t].slot[slot];
     for (uint64_t j = 0; j < b->len; j++) {
-      const uint32_t v = b->v[j];
-      if (s->dist[v] < lo) continue;
-      if (stamp[v] == mark) stamp[v] = 0;
+      const uint32_t v = b->e[j].v;
+      if (bent_stale(s->dist[v], lo, b->e[j].off) || stamp[v] == mark) continue;
+      stamp[v] = mark;
       out[k++] = v;
     }
     b->len = 0;
@@ -885,22 +922,19 @@ static wg_status band_gather(nf *s, fixq *q) {
 }
 
 /* Thread buffer tb's overflow entries of bands inside the window [cur, cur +
- * FIX_BINS) come in (settled ones dropped, the band marks deduplicate as
- * pushes do); the rest stay. `atomic`: other threads flush or push at the
- * same time. */
-static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist,
-                          uint32_t *stamp, uint64_t cur, int atomic) {
+ * FIX_BINS) come in (stale ones dropped); the rest stay. */
+static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist, uint64_t cur) {
   const uint64_t pushed = tb->pushed;
   uint64_t keep = 0, mn = UINT64_MAX;
   for (uint64_t j = 0; j < tb->over.len; j++) {
-    const uint32_t v = tb->over.v[j];
-    const uint64_t b = band_of(q, dist[v]);
-    if (b < cur) continue;
+    const far_entry en = tb->over.e[j];
+    if (dist[en.v] < en.d) continue; /* stale */
+    const uint64_t b = band_of(q, en.d);
     if (b - cur < FIX_BINS) {
-      band_push(q, tb, stamp, v, b, cur, atomic);
+      band_push(q, tb, en.v, en.d, b, cur);
       continue;
     }
-    tb->over.v[keep++] = v;
+    tb->over.e[keep++] = en;
     if (b < mn) mn = b;
   }
   tb->over.len = keep;
@@ -909,7 +943,7 @@ static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist,
 }
 
 static void over_flush(nf *s, fixq *q, int t) {
-  over_flush_tb(q, &q->tb[t], s->dist, s->ws.stamp, q->cur, 0);
+  over_flush_tb(q, &q->tb[t], s->dist, q->cur);
 }
 
 /* The lowest band >= cur holding an entry (UINT64_MAX: none left); the
@@ -952,17 +986,19 @@ static uint64_t queued_total(const fixq *q) {
  * GAP's loop (its DeltaStep, written anew): the whole run is one parallel
  * region, each iteration two barriers (barrier.h, which holds on a busy
  * machine whatever OMP_WAIT_POLICY says). An iteration:
- *   1. the frontier (band `cur`, every thread's part copied together) is
- *      dealt out in chunks of 64 from a shared counter; each vertex clears
- *      its band mark and relaxes its arcs (CAS) into this thread's bands;
+ *   1. the frontier (band `cur`, every thread's live entries copied
+ *      together) is dealt out in chunks of 64 from a shared counter; each
+ *      vertex relaxes its arcs (CAS) into this thread's bands;
  *   2. the thread drains its own part of band `cur` while that holds fewer
  *      than FIX_FUSE entries (bucket fusion: no barrier between bands of a
- *      road graph's wavefront);
+ *      road graph's wavefront), stale entries dropped;
  *   3. it votes its lowest non-empty band; barrier A;
  *   4. every thread takes the minimum vote (the same everywhere), brings
- *      its overflow entries into the window when it reaches them and
- *      copies its part of the next band into the frontier at a shared
- *      offset; barrier B.
+ *      its overflow entries into the window when it reaches them, drops
+ *      the stale entries of its part of the next band and copies the rest
+ *      into the frontier at a shared offset (no distance changes between
+ *      A and B, so a vertex is copied once: its one live entry, and n
+ *      slots hold any frontier); barrier B.
  * The frontier counters are double-buffered by iteration parity: thread 0
  * resets the pair of the next iteration at the start of this one, when no
  * thread can still read them (after B of the previous iteration) and none
@@ -986,7 +1022,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
   tbins *tb = &q->tb[t];
   const wg_csr *c = &s->c;
   wg_dist_t *dist = s->dist;
-  uint32_t *stamp = s->ws.stamp, *front = s->front.v;
+  uint32_t *front = s->front.v;
   const uint64_t cap = s->front.cap;
   const int trace = job->opts->trace;
   uint64_t cur = 0;
@@ -999,7 +1035,6 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
     }
     const uint64_t len = __atomic_load_n(&P->tail[par], __ATOMIC_RELAXED);
     const uint64_t lo = cur * q->delta;
-    const uint32_t mark = (uint32_t)cur + 1;
     uint64_t improved = 0;
     tb->pushed = 0;
     for (;;) {
@@ -1007,7 +1042,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
       if (i0 >= len) break;
       const uint64_t i1 = i0 + FIX_CHUNK < len ? i0 + FIX_CHUNK : len;
       for (uint64_t i = i0; i < i1; i++)
-        improved += fused_relax(q, tb, c, dist, stamp, front[i], cur, lo, mark, 1);
+        improved += fused_relax(q, tb, c, dist, front[i], OFF_ANY, cur, lo);
     }
     vbuf *cb = &tb->slot[cur % FIX_BINS];
     while (cb->len > 0 && cb->len < FIX_FUSE && !tb->failed) {
@@ -1015,7 +1050,7 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
       *cb = tb->work;
       tb->work = tmp;
       for (uint64_t j = 0; j < tb->work.len; j++)
-        improved += fused_relax(q, tb, c, dist, stamp, tb->work.v[j], cur, lo, mark, 1);
+        improved += fused_relax(q, tb, c, dist, tb->work.e[j].v, tb->work.e[j].off, cur, lo);
       tb->work.len = 0;
     }
     uint64_t vote = tb->over_min;
@@ -1053,12 +1088,21 @@ static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
       break;
     }
     if (tb->over_min != UINT64_MAX && tb->over_min - next < FIX_BINS)
-      over_flush_tb(q, tb, dist, stamp, next, 1);
+      over_flush_tb(q, tb, dist, next);
     vbuf *nb = &tb->slot[next % FIX_BINS];
     if (nb->len) {
-      const uint64_t off = __atomic_fetch_add(&P->tail[par ^ 1], nb->len, __ATOMIC_RELAXED);
-      if (off + nb->len <= cap) memcpy(front + off, nb->v, (size_t)nb->len * sizeof *nb->v);
-      else tb->failed = 1;
+      /* live entries to the front of the slot, then copied together */
+      const uint64_t nlo = next * q->delta;
+      uint64_t k = 0;
+      for (uint64_t j = 0; j < nb->len; j++) {
+        const bent en = nb->e[j];
+        if (!bent_stale(dist[en.v], nlo, en.off)) nb->e[k++] = en;
+      }
+      const uint64_t off = __atomic_fetch_add(&P->tail[par ^ 1], k, __ATOMIC_RELAXED);
+      if (off + k <= cap)
+        for (uint64_t j = 0; j < k; j++) front[off + j] = nb->e[j].v;
+      else
+        tb->failed = 1;
       nb->len = 0;
     }
     wg__barrier_wait(&P->bar); /* B */
@@ -1097,9 +1141,8 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   st = wg__calloc(s->ctx, &q.tb, (uint64_t)q.threads, sizeof *q.tb, "sssp bands");
   if (st != WG_OK) return st;
   for (int t = 0; t < q.threads; t++) q.tb[t].over_min = UINT64_MAX;
-  /* the stamps hold band marks here (0: none); the frontier rounds of the
-   * self-tuned loop are not used by this run */
-  memset(s->ws.stamp, 0, (size_t)s->ws.n * sizeof *s->ws.stamp);
+  /* the stamps hold band_gather's marks here (0: none; the workspace
+   * starts zeroed and the self-tuned loop's rounds do not run here) */
   const wg_lb_policy adv_lb = lb == WG_LB_LB_CULL ? WG_LB_LB : lb;
   const double mean_deg = s->c.n ? (double)s->c.m / s->c.n : 0.0;
   const uint64_t cutoff = s->ws.par_cutoff;
@@ -1139,7 +1182,7 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     const uint64_t band = q.cur;
     const int small = (double)s->front.len * mean_deg < (double)cutoff;
     if (q.threads == 1 || small) {
-      row.advance_out = serial_relax(&q, &s->c, s->dist, s->ws.stamp, s->front.v,
+      row.advance_out = serial_relax(&q, &s->c, s->dist, s->front.v,
                                      s->front.len);
       /* bucket fusion: drain the current band while it stays small */
       vbuf *cb = &q.tb[0].slot[band % FIX_BINS];
@@ -1148,7 +1191,7 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
         vbuf tmp = *cb;
         *cb = q.work;
         q.work = tmp;
-        row.advance_out += serial_relax(&q, &s->c, s->dist, s->ws.stamp, q.work.v,
+        row.advance_out += serial_drain(&q, &s->c, s->dist, q.work.e,
                                         q.work.len);
         q.work.len = 0;
       }
@@ -1158,10 +1201,10 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
       if (st != WG_OK) goto done;
       const int nt = wg__frontier_threads(&s->ws, s->adv.len / 2);
       if (nt == 1) {
-        band_bin(&q, &s->adv, s->dist, s->ws.stamp); /* no team: frontier.h */
+        band_bin(&q, &s->adv, s->dist); /* no team: frontier.h */
       } else {
 #pragma omp parallel num_threads(nt)
-        band_bin(&q, &s->adv, s->dist, s->ws.stamp);
+        band_bin(&q, &s->adv, s->dist);
       }
     }
     for (int t = 0; t < q.threads; t++) {
@@ -1195,11 +1238,11 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   job->iterations = iter;
 done:
   for (int t = 0; q.tb && t < q.threads; t++) {
-    for (uint32_t k = 0; k < FIX_BINS; k++) free(q.tb[t].slot[k].v);
-    free(q.tb[t].over.v);
-    free(q.tb[t].work.v);
+    for (uint32_t k = 0; k < FIX_BINS; k++) free(q.tb[t].slot[k].e);
+    free(q.tb[t].over.e);
+    free(q.tb[t].work.e);
   }
-  free(q.work.v);
+  free(q.work.e);
   wg__free(&q.tb);
   return st;
 }
