@@ -846,35 +846,6 @@ static uint64_t serial_drain(fixq *q, const wg_csr *c, wg_dist_t *restrict dist,
   return improved;
 }
 
-/* Several threads: relaxes u's out-arcs into this thread's bands, unless
- * the entry (u, off) is stale (off OFF_ANY: a frontier vertex, taken when
- * not settled below lo). Distances are read and swapped relaxed: a stale
- * read of dist[u] only takes a stale entry as live (the relaxation then
- * finds less to improve), and every improvement pushes its own entry, so
- * none is lost; the barriers order the iterations. */
-static inline __attribute__((always_inline)) uint64_t fused_relax(
-    const fixq *q, tbins *tb, const wg_csr *c, wg_dist_t *dist, uint32_t u,
-    uint32_t uoff, uint64_t cur, uint64_t lo) {
-  const wg_dist_t du = __atomic_load_n(&dist[u], __ATOMIC_RELAXED);
-  if (bent_stale(du, lo, uoff)) return 0;
-  uint64_t improved = 0;
-  const uint32_t *tgt = c->targets, *wt = c->weights;
-  for (uint64_t a = c->offsets[u], e = c->offsets[u + 1]; a < e; a++) {
-    const uint32_t v = tgt[a];
-    const wg_dist_t nd = du + wt[a];
-    wg_dist_t old = __atomic_load_n(&dist[v], __ATOMIC_RELAXED);
-    while (nd < old) {
-      if (__atomic_compare_exchange_n(&dist[v], &old, nd, 1, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
-        improved++;
-        band_push(q, tb, v, nd, band_of(q, nd), cur);
-        break;
-      }
-    }
-  }
-  return improved;
-}
-
 /* Region body: this thread's share of the advance output, binned by final
  * distance (a head listed twice is queued twice; band_gather drops the
  * repeat). */
@@ -921,43 +892,39 @@ static wg_status band_gather(nf *s, fixq *q) {
   return WG_OK;
 }
 
-/* Drops the stale entries of buffer b (band starting at lo); returns the
- * entries left. Safe while other threads relax: an entry once stale stays
- * stale. */
-static uint64_t band_compact(vbuf *b, const wg_dist_t *dist, uint64_t lo) {
-  uint64_t k = 0;
-  for (uint64_t j = 0; j < b->len; j++) {
-    const bent en = b->e[j];
-    if (!bent_stale(__atomic_load_n(&dist[en.v], __ATOMIC_RELAXED), lo, en.off))
-      b->e[k++] = en;
+static uint64_t queued_total(const fixq *q) {
+  uint64_t n = 0;
+  for (int t = 0; t < q->threads; t++) {
+    for (uint32_t k = 0; k < FIX_BINS; k++) n += q->tb[t].slot[k].len;
+    n += q->tb[t].over.len;
   }
-  b->len = k;
-  return k;
+  return n;
 }
 
-/* Thread buffer tb's overflow entries of bands inside the window [cur, cur +
- * FIX_BINS) come in (stale ones dropped); the rest stay. */
-static void over_flush_tb(const fixq *q, tbins *tb, const wg_dist_t *dist, uint64_t cur) {
-  const uint64_t pushed = tb->pushed;
-  uint64_t keep = 0, mn = UINT64_MAX;
-  for (uint64_t j = 0; j < tb->over.len; j++) {
-    const far_entry en = tb->over.e[j];
-    if (dist[en.v] < en.d) continue; /* stale */
-    const uint64_t b = band_of(q, en.d);
-    if (b - cur < FIX_BINS) {
-      band_push(q, tb, en.v, en.d, b, cur);
-      continue;
-    }
-    tb->over.e[keep++] = en;
-    if (b < mn) mn = b;
-  }
-  tb->over.len = keep;
-  tb->over_min = mn;
-  tb->pushed = pushed; /* moved, not pushed: X3 counts pushes once */
-}
+#define FIX_CHUNK 64u /* frontier vertices dealt at a time */
+#define FIX_FUSE 1000 /* a thread drains its part of a band below this */
+
+typedef struct fixpar {
+  wg__barrier bar;
+  _Alignas(64) uint64_t chunk[2]; /* next frontier index to deal, by parity */
+  _Alignas(64) uint64_t tail[2];  /* frontier length, by parity */
+  uint64_t iters;
+  wg_status st;                   /* trace failure, set by thread 0 */
+} fixpar;
+
+#define NFB_T wg_dist_t
+#define NFB(name) name##_64
+#include "sssp/nearfar_band.h"
+#undef NFB_T
+#undef NFB
+#define NFB_T uint32_t
+#define NFB(name) name##_32
+#include "sssp/nearfar_band.h"
+#undef NFB_T
+#undef NFB
 
 static void over_flush(nf *s, fixq *q, int t) {
-  over_flush_tb(q, &q->tb[t], s->dist, q->cur);
+  over_flush_tb_64(q, &q->tb[t], s->dist, q->cur);
 }
 
 /* The lowest band >= cur holding an entry (UINT64_MAX: none left); the
@@ -986,14 +953,6 @@ static uint64_t band_next(nf *s, fixq *q) {
   }
 }
 
-static uint64_t queued_total(const fixq *q) {
-  uint64_t n = 0;
-  for (int t = 0; t < q->threads; t++) {
-    for (uint32_t k = 0; k < FIX_BINS; k++) n += q->tb[t].slot[k].len;
-    n += q->tb[t].over.len;
-  }
-  return n;
-}
 
 /* ---- fixed delta, several threads, THREAD policy: one region per solve ---
  *
@@ -1020,139 +979,21 @@ static uint64_t queued_total(const fixq *q) {
  * voted, so every thread leaves the loop at the same barrier. With a trace
  * thread 0 writes the row after B and a third barrier holds the others
  * until it has (the queue is counted whole). */
-#define FIX_CHUNK 64u /* frontier vertices dealt at a time */
-#define FIX_FUSE 1000 /* a thread drains its part of a band below this */
 
-typedef struct fixpar {
-  wg__barrier bar;
-  _Alignas(64) uint64_t chunk[2]; /* next frontier index to deal, by parity */
-  _Alignas(64) uint64_t tail[2];  /* frontier length, by parity */
-  uint64_t iters;
-  wg_status st;                   /* trace failure, set by thread 0 */
-} fixpar;
 
-static void band_loop(nf *s, fixq *q, fixpar *P, wg__sssp_job *job) {
-  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
-  tbins *tb = &q->tb[t];
-  const wg_csr *c = &s->c;
-  wg_dist_t *dist = s->dist;
-  uint32_t *front = s->front.v;
-  const uint64_t cap = s->front.cap;
-  const int trace = job->opts->trace;
-  uint64_t cur = 0;
-  for (uint64_t it = 0;; it++) {
-    const unsigned par = (unsigned)(it & 1);
-    const double t0 = trace && t == 0 ? wg__now() : 0.0;
-    if (t == 0) {
-      __atomic_store_n(&P->chunk[par ^ 1], 0, __ATOMIC_RELAXED);
-      __atomic_store_n(&P->tail[par ^ 1], 0, __ATOMIC_RELAXED);
-    }
-    const uint64_t len = __atomic_load_n(&P->tail[par], __ATOMIC_RELAXED);
-    const uint64_t lo = cur * q->delta;
-    uint64_t improved = 0;
-    tb->pushed = 0;
-    for (;;) {
-      const uint64_t i0 = __atomic_fetch_add(&P->chunk[par], FIX_CHUNK, __ATOMIC_RELAXED);
-      if (i0 >= len) break;
-      const uint64_t i1 = i0 + FIX_CHUNK < len ? i0 + FIX_CHUNK : len;
-      for (uint64_t i = i0; i < i1; i++)
-        improved += fused_relax(q, tb, c, dist, front[i], OFF_ANY, cur, lo);
-    }
-    vbuf *cb = &tb->slot[cur % FIX_BINS];
-    while (cb->len > 0 && !tb->failed) {
-      /* stale entries count for nothing: a band at the fusion limit is
-       * compacted before it is left to the next iteration */
-      if (cb->len >= FIX_FUSE && band_compact(cb, dist, lo) >= FIX_FUSE) break;
-      if (cb->len == 0) break;
-      vbuf tmp = *cb;
-      *cb = tb->work;
-      tb->work = tmp;
-      for (uint64_t j = 0; j < tb->work.len; j++)
-        improved += fused_relax(q, tb, c, dist, tb->work.e[j].v, tb->work.e[j].off, cur, lo);
-      tb->work.len = 0;
-    }
-    uint64_t vote = tb->over_min;
-    /* no slot above `hi` was ever filled: the scan stops there; a band of
-     * stale entries only is emptied and passed (else it would cost an
-     * iteration and its two barriers for nothing: FLA, 2 threads, 641
-     * iterations against 201 with the marks) */
-    for (uint64_t b = cur; b <= tb->hi && b - cur < FIX_BINS && b < vote; b++)
-      if (tb->slot[b % FIX_BINS].len &&
-          band_compact(&tb->slot[b % FIX_BINS], dist, b * q->delta)) {
-        vote = b;
-        break;
-      }
-    tb->vote = vote;
-    tb->vfail = tb->failed;
-    tb->vpushed = tb->pushed;
-    tb->count = improved;
-    wg__barrier_wait(&P->bar); /* A */
-    uint64_t next = UINT64_MAX, x2 = 0, x3 = 0;
-    int failed = 0;
-    for (int u = 0; u < nth; u++) {
-      if (q->tb[u].vote < next) next = q->tb[u].vote;
-      failed |= q->tb[u].vfail;
-      x2 += q->tb[u].count;
-      x3 += q->tb[u].vpushed;
-    }
-    if (failed || next == UINT64_MAX) {
-      if (t == 0) P->iters = it + 1;
-      if (t == 0 && trace && !failed) {
-        wg_sssp_iter row = {0};
-        row.iter = it;
-        row.frontier_in = len;
-        row.advance_out = x2;
-        row.filter_out = x3;
-        row.delta = (double)q->delta;
-        row.time_us = (wg__now() - t0) * 1e6;
-        P->st = wg__sssp_trace_push(s->ctx, job, &row);
-      }
-      break;
-    }
-    if (tb->over_min != UINT64_MAX && tb->over_min - next < FIX_BINS)
-      over_flush_tb(q, tb, dist, next);
-    vbuf *nb = &tb->slot[next % FIX_BINS];
-    if (nb->len) {
-      /* live entries to the front of the slot, then copied together */
-      const uint64_t nlo = next * q->delta;
-      uint64_t k = 0;
-      for (uint64_t j = 0; j < nb->len; j++) {
-        const bent en = nb->e[j];
-        if (!bent_stale(dist[en.v], nlo, en.off)) nb->e[k++] = en;
-      }
-      const uint64_t off = __atomic_fetch_add(&P->tail[par ^ 1], k, __ATOMIC_RELAXED);
-      if (off + k <= cap)
-        for (uint64_t j = 0; j < k; j++) front[off + j] = nb->e[j].v;
-      else
-        tb->failed = 1;
-      nb->len = 0;
-    }
-    wg__barrier_wait(&P->bar); /* B */
-    if (trace) {
-      if (t == 0) {
-        wg_sssp_iter row = {0};
-        row.iter = it;
-        row.frontier_in = len;
-        row.advance_out = x2;
-        row.filter_out = x3;
-        row.near_out = next == cur ? __atomic_load_n(&P->tail[par ^ 1], __ATOMIC_RELAXED) : 0;
-        row.far_size = queued_total(q);
-        row.delta = (double)q->delta;
-        row.time_us = (wg__now() - t0) * 1e6;
-        P->st = wg__sssp_trace_push(s->ctx, job, &row);
-      }
-      wg__barrier_wait(&P->bar); /* the row is written */
-      if (P->st != WG_OK) {
-        if (t == 0) P->iters = it + 1;
-        break;
-      }
-    }
-    cur = next;
-  }
+/* Narrow distances for band_loop: v's slice of [0, n) for thread t. */
+static void narrow_range(uint32_t n, int t, int nth, uint32_t *lo, uint32_t *hi) {
+  *lo = (uint32_t)((uint64_t)n * (uint64_t)t / (uint64_t)nth);
+  *hi = (uint32_t)((uint64_t)n * (uint64_t)(t + 1) / (uint64_t)nth);
 }
 
+/* `narrow`: every distance fits 32 bits (n x the largest weight below
+ * UINT32_MAX), so the one-region loop runs on a uint32 copy (GAP's
+ * distance width: half the bytes per random access) and widens it into
+ * the caller's array at the end; the caller then skips its own
+ * initialisation of dist. */
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
-                           uint64_t delta, int one_region) {
+                           uint64_t delta, int one_region, int narrow) {
   wg_status st = WG_OK;
   fixq q;
   memset(&q, 0, sizeof q);
@@ -1171,19 +1012,40 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   uint64_t iter = 0;
   q.cur = 0; /* the source, at distance 0, is the frontier */
   if (one_region) {
-    /* a band holds each vertex at most once (its mark), so n entries hold
-     * any frontier of band_loop */
+    /* a band's live entries hold each vertex at most once, so n entries
+     * hold any frontier of band_loop */
     st = wg__frontier_reserve(s->ctx, &s->front, (uint64_t)s->c.n + 1);
     if (st != WG_OK) goto done;
     fixpar P;
     memset(&P, 0, sizeof P);
     P.tail[0] = s->front.len;
+    uint32_t *d32 = NULL;
+    if (narrow) {
+      st = wg__calloc(s->ctx, &d32, (uint64_t)s->c.n + 1, sizeof *d32, "sssp distances");
+      if (st != WG_OK) goto done;
+    }
+    const uint32_t n = s->c.n, src = s->front.v[0];
+    wg_dist_t *dist = s->dist;
 #pragma omp parallel num_threads(q.threads)
     {
 #pragma omp single
       wg__barrier_init(&P.bar, (uint32_t)omp_get_num_threads());
-      band_loop(s, &q, &P, job);
+      if (d32) {
+        const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+        uint32_t lo, hi;
+        narrow_range(n, t, nth, &lo, &hi);
+        for (uint32_t v = lo; v < hi; v++) d32[v] = UINT32_MAX;
+        if (src >= lo && src < hi) d32[src] = 0;
+        wg__barrier_wait(&P.bar);
+        band_loop_32(s, &q, &P, job, d32);
+        /* every thread left at the same barrier after the last relaxation */
+        for (uint32_t v = lo; v < hi; v++)
+          dist[v] = d32[v] == UINT32_MAX ? WG_DIST_INF : d32[v];
+      } else {
+        band_loop_64(s, &q, &P, job, dist);
+      }
     }
+    wg__free(&d32);
     for (int t = 0; t < q.threads; t++)
       if (q.tb[t].failed) {
         st = wg__error(s->ctx, WG_ENOMEM, "sssp bands: cannot grow a band's array "
@@ -1472,9 +1334,23 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
     mean_w = wsum / (double)g->m;
   }
 
+  /* narrow distances for the one-region loop: n x the largest weight
+   * below UINT32_MAX bounds every distance and every relaxed sum (FLA and
+   * Kronecker 20 with [1, 255] weights: ~2.7e8); the largest weight, as
+   * the mean, is a property of the graph read before the clock starts */
+  int narrow = 0;
+  if (one_region && o->algo == WG_ALGO_NEARFAR) {
+    uint32_t wmax = 0;
+    for (uint64_t a = 0; a < g->m; a++)
+      if (g->weights[a] > wmax) wmax = g->weights[a];
+    narrow = (uint64_t)n * (wmax ? wmax : 1) < UINT32_MAX;
+  }
+
   const double t0 = wg__now();
+  if (!narrow) { /* else run_fixed widens its narrow copy into dist */
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (uint32_t v = 0; v < n; v++) s.dist[v] = WG_DIST_INF;
+    for (uint32_t v = 0; v < n; v++) s.dist[v] = WG_DIST_INF;
+  }
   s.dist[job->source] = 0;
   s.front.v[0] = job->source;
   s.front.len = 1;
@@ -1485,7 +1361,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
-    st = run_fixed(&s, job, lb, delta, one_region);
+    st = run_fixed(&s, job, lb, delta, one_region, narrow);
   }
   if (st != WG_OK) goto done;
   if (job->pred)
