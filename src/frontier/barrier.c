@@ -57,6 +57,7 @@ void wg__barrier_init(wg__barrier *b, uint32_t n) {
   if (sched_getaffinity(0, sizeof set, &set) == 0 && (uint32_t)CPU_COUNT(&set) < b->n)
     b->spin_max = WG_BARRIER_SPIN_NS; /* oversubscribed: never spin long */
 #endif
+  if (b->n > WG_BARRIER_SPIN_TEAM) b->spin_max = WG_BARRIER_SPIN_NS;
 }
 
 /* After a wait of w ns that slept: a short one (the partner came soon

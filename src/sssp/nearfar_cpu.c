@@ -1292,15 +1292,15 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
                     : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
                     : skewed                     ? WG_LB_LB_CULL
                                                  : WG_LB_THREAD;
-  /* Road-like graphs: the calling-thread loop on two threads, the
-   * one-region loop on more, or on two when THREAD is asked for. Lent
-   * host (16 idle cores, passive, medians, docs/nearfar.md): FLA on cores
-   * 0,1: calling thread 86.7 ms, one region 79.4 (delta 408) / 76.5 ms
-   * (1632), GAP 67.0; NY on 0,1: 16.5 against 22.8 / 21.1, GAP 12.4;
-   * FLA on 16 threads: 81.9 against 91.4 / 50.9, GAP 25.6. */
+  /* Several threads with THREAD (AUTO's choice for a fixed delta): the
+   * one-region loop on every graph. Lent host (16 idle cores, FLA on cores
+   * 0,1, docs/nearfar.md): with 32-bit distances, entries without band
+   * marks and the adaptive barrier spin, one region 59.2 ms against 90.0
+   * on the calling thread (GAP 64.4; default policy, one round); before
+   * them 76.5 against 86.7 (passive) and NY 21.1 against 16.5, when two
+   * threads kept the calling thread on road-like graphs. */
   const int one_region = o->algo == WG_ALGO_NEARFAR && threads > 1 &&
-                         lb == WG_LB_THREAD &&
-                         (skewed || o->lb == WG_LB_THREAD || threads > 2);
+                         lb == WG_LB_THREAD;
   /* default delta: the self-tuned run starts from the generic one; the
    * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
    * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
