@@ -182,6 +182,7 @@ static void barrier_rounds(void **state) {
           if (r % 64 == (uint64_t)t) {
             volatile uint64_t x = 0;
             for (int i = 0; i < 20000; i++) x += (uint64_t)i;
+            (void)x;
           }
           __atomic_store_n(&slot[t], r, __ATOMIC_RELAXED);
           wg__barrier_wait(&b);
