@@ -48,8 +48,8 @@
  *   and several threads its one-region loop, GAP's); a self-tuned one
  *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
  *   or > 8 x mean + 8), THREAD otherwise.
- * - Default P (self-tuning, opts->parallelism == 0): m / (8 sqrt n), four
- *   times that on skewed graphs, see default_p().
+ * - Default P (self-tuning, opts->parallelism == 0): m / (4 sqrt n), twice
+ *   that on skewed graphs, see default_p().
  */
 #include <math.h>
 #include <string.h>
@@ -1131,22 +1131,28 @@ done:
   return st;
 }
 
-/* Default set-point: m / (8 sqrt(n)), at least 64. On a planar-like graph a
+/* Default set-point: m / (4 sqrt(n)), at least 64. On a planar-like graph a
  * wavefront holds O(sqrt n) vertices of mean degree m / n, which bounds the
- * advance output any threshold can produce; an eighth of that keeps the
- * set-point reachable for most of the run (measured on a 1M-vertex road
- * graph: P = 300 holds within 2% with IQR/median 0.14, P = 1000 is beyond
- * the graph's parallelism for half of the run; docs/nearfar.md). */
+ * advance output any threshold can produce; a quarter of that keeps the
+ * set-point reachable for most of the run. It was an eighth (measured on a
+ * 1M-vertex road graph: P = 300 holds within 2% with IQR/median 0.14,
+ * P = 1000 is beyond the graph's parallelism for half of the run); twice
+ * that is still held on FLA and costs a quarter fewer instructions, the
+ * far queue's per-iteration scan being most of a road iteration (FLA,
+ * source 1, callgrind, one thread: 407.7M at P 325, 309.9M at 650, 316.6M
+ * at 1,300; 2 threads: 4,203 / 2,753 / 2,224 iterations, median X2 322 /
+ * 637 / 1,248, IQR/median 0.09 / 0.135 / 0.45; docs/nearfar.md). */
 static double default_p(const wg_graph_t *g, int skewed) {
-  double p = g->n ? (double)g->m / (8.0 * sqrt((double)g->n)) : 0.0;
+  double p = g->n ? (double)g->m / (4.0 * sqrt((double)g->n)) : 0.0;
   /* Skewed degrees (Kronecker): no wavefront bound, a few hops reach
    * everything, and the set-points held span 3e3-1e4 at scale 18 and
-   * 1e4-3e4 at scale 20 (docs/nearfar.md); four times the planar default
-   * (8.2e3, 1.6e4) lies inside both, and fewer, fuller iterations spend
-   * less on the serial far queue (Kronecker 18, one thread, callgrind:
-   * 504M instructions at 2,048 against 392M at 8,192, 199 against 52
-   * iterations; median X2 within 8% of P, IQR/median 0.54 -> 0.34). */
-  if (skewed) p *= 4.0;
+   * 1e4-3e4 at scale 20 (docs/nearfar.md); four times the old planar
+   * default m / (8 sqrt n) (8.2e3, 1.6e4) lies inside both, and fewer,
+   * fuller iterations spend less on the serial far queue (Kronecker 18,
+   * one thread, callgrind: 504M instructions at 2,048 against 392M at
+   * 8,192, 199 against 52 iterations; median X2 within 8% of P,
+   * IQR/median 0.54 -> 0.34). */
+  if (skewed) p *= 2.0;
   return p < 64.0 ? 64.0 : p;
 }
 
