@@ -32,14 +32,18 @@
 #
 # PIN (a taskset CPU list, e.g. 0,1) runs both sides on the same cores;
 # RUNS names our runs: ALGO, ALGO:LB or ALGO:LB:DELTA (nearfar:thread is
-# the one-region band loop on any graph, docs/nearfar.md).
+# the one-region band loop on any graph, docs/nearfar.md); a run written
+# alt/ALGO... uses the wattgraph binary WG_ALT instead (an older build, to
+# compare two versions in the same rounds). BUSY spinning loops (bounded,
+# stopped at the end) load the machine, on the PIN cores when PIN is set:
+# the loaded-machine case of issue 28 on an otherwise idle host.
 #
 #   bench/gap.sh [BUILD_DIR]
 #   env: WG_GAP_SSSP, WG_GAP_CONVERTER, WG_GAP_WORK, WG_SHARED_DATA,
 #        THREADS (2), ROUNDS (4), TRIALS (5), GRAPHS ("NY FLA kron20"),
 #        DELTAS (roads: "256 512 1024 2048 4096 8192"),
 #        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set),
-#        PIN (none), RUNS ("nearfar selftune")
+#        PIN (none), RUNS ("nearfar selftune"), WG_ALT (none), BUSY (0)
 set -u
 B=${1:-build}
 W=$B/wattgraph
@@ -96,15 +100,29 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 gap_warm() { # file delta -> median of TRIALS trials in one process (seconds)
   "${TS[@]}" "$GAP" -f "$1" -r 0 -d "$2" -n "$TRIALS" | awk '/^Trial Time:/ {print $3}' | median
 }
-ours() { # file algo[:lb[:delta]] -> median of TRIALS runs in one process (seconds), iterations
-  local algo lb delta extra=()
-  IFS=: read -r algo lb delta <<<"$2"
+ours() { # file [alt/]algo[:lb[:delta]] -> median of TRIALS runs in one process (seconds), iterations
+  local algo lb delta extra=() w=$W spec=$2
+  if [ "${spec#alt/}" != "$spec" ]; then
+    spec=${spec#alt/}
+    w=${WG_ALT:-}
+    [ -x "$w" ] || { echo "nan 0"; return; }
+  fi
+  IFS=: read -r algo lb delta <<<"$spec"
   [ -n "$delta" ] && extra=(--delta "$delta")
-  "${TS[@]}" "$W" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "${lb:-auto}" -t "$THREADS" \
+  "${TS[@]}" "$w" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "${lb:-auto}" -t "$THREADS" \
     "${extra[@]}" --no-pred --json -q -n "$TRIALS" |
     python3 -c 'import json,statistics,sys; j=json.load(sys.stdin); print(statistics.median(j["seconds"]), j["iterations"])'
 }
 
+BUSY=${BUSY:-0}
+busy=()
+stop_busy() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap stop_busy EXIT
+for ((i = 0; i < BUSY; i++)); do
+  "${TS[@]}" timeout 900 sh -c 'while :; do :; done' &
+  busy+=($!)
+done
+[ "$BUSY" -gt 0 ] && echo "$BUSY busy loops on cores ${PIN:-any}" && sleep 1
 printf "%-7s %-28s %10s %8s %s\n" graph run median_ms ratio "rounds (ms)"
 for g in $GRAPHS; do
   prepare "$g" || { echo "$g: cannot prepare the files" >&2; continue; }

@@ -428,11 +428,13 @@ static void far_bands(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
-/* Road-like graphs on more than two threads: AUTO takes the one-region
- * band loop at the full default delta (two threads keep the calling-thread
- * loop at a quarter of it; THREAD asked for takes one region on two);
- * every run against the oracle, the path checked through the delta the
- * result reports. NY too (one source) when the shared data is reachable. */
+/* Road-like graphs on several threads: AUTO takes the one-region band
+ * loop at the full default delta (one thread: the calling-thread loop at a
+ * quarter of it), on 32-bit distances when n x the largest weight fits and
+ * on 64-bit ones otherwise (the generated graph again with weights up to
+ * 2^22: 40,000 x 2^22 > 2^32); every run against the oracle, the path
+ * checked through the delta the result reports. NY too (one source) when
+ * the shared data is reachable. */
 static void road_threads(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
@@ -462,7 +464,7 @@ static void road_threads(void **state) {
         for (int p = 0; p < 2; p++) {
           wg_sssp_result *r = run_verified(ctx, g, s[i], WG_ALGO_NEARFAR,
                                            p ? WG_LB_THREAD : WG_LB_AUTO, 0, 0.0, what);
-          const int one = ts[t] > 2 || p;
+          const int one = 1; /* every team of two or more threads */
           if (one ? r->delta / 4 != quarter : r->delta != quarter)
             fprintf(stderr, "%s, %d threads, lb %s: delta %llu, expected %s %llu\n", what,
                     ts[t], p ? "thread" : "auto", (unsigned long long)r->delta,
@@ -470,6 +472,15 @@ static void road_threads(void **state) {
           assert_true(one ? r->delta / 4 == quarter : r->delta == quarter);
           wg_sssp_result_destroy(&r);
         }
+    }
+    if (kind == 0) { /* wide distances: the one-region loop on uint64 */
+      wgt_assert_status(ctx, wg_graph_assign_weights(ctx, g, 1, 1u << 22, 3), WG_OK);
+      for (int t = 0; t < 2; t++) {
+        wg_ctx_set_threads(ctx, ts[t]);
+        wg_sssp_result *r = run_verified(ctx, g, s[1], WG_ALGO_NEARFAR, WG_LB_AUTO, 0, 0.0,
+                                         "road 40000, weights up to 2^22");
+        wg_sssp_result_destroy(&r);
+      }
     }
     wg_graph_destroy(&g);
   }

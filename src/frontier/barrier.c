@@ -50,6 +50,26 @@ void wg__barrier_init(wg__barrier *b, uint32_t n) {
   b->n = n ? n : 1;
   b->gen = 0;
   b->sleepers = 0;
+  b->spin_ns = WG_BARRIER_SPIN_NS;
+  b->spin_max = WG_BARRIER_SPIN_MAX_NS;
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && (uint32_t)CPU_COUNT(&set) < b->n)
+    b->spin_max = WG_BARRIER_SPIN_NS; /* oversubscribed: never spin long */
+#endif
+  if (b->n > WG_BARRIER_SPIN_TEAM) b->spin_max = WG_BARRIER_SPIN_NS;
+}
+
+/* After a wait of w ns that slept: a short one (the partner came soon
+ * after the spin gave up) lengthens the spin, a long one resets it. */
+static void adapt(wg__barrier *b, uint64_t w, uint32_t spin) {
+  uint64_t next = WG_BARRIER_SPIN_NS;
+  if (w <= b->spin_max) {
+    next = 2 * (uint64_t)spin;
+    if (next < w + w / 2) next = w + w / 2;
+    if (next > b->spin_max) next = b->spin_max;
+  }
+  if (next != spin) __atomic_store_n(&b->spin_ns, (uint32_t)next, __ATOMIC_RELAXED);
 }
 
 void wg__barrier_wait(wg__barrier *b) {
@@ -65,12 +85,14 @@ void wg__barrier_wait(wg__barrier *b) {
     return;
   }
   const uint64_t t0 = now_ns();
+  const uint32_t spin = __atomic_load_n(&b->spin_ns, __ATOMIC_RELAXED);
   for (uint32_t k = 1;; k++) {
     if (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) != g) return;
     cpu_relax();
-    if ((k & 63) == 0 && now_ns() - t0 > WG_BARRIER_SPIN_NS) break;
+    if ((k & 63) == 0 && now_ns() - t0 > spin) break;
   }
   __atomic_add_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
   while (__atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == g) sleep_on(&b->gen, g);
   __atomic_sub_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
+  adapt(b, now_ns() - t0, spin);
 }
