@@ -35,7 +35,8 @@
  *     mismatch count is printed and makes the exit status 1.
  * RoutingKit's numbers come from bench/route_peer.sh in the same call.
  *
- * usage: bench_route_gpu [fla] [road] [monaco] [latency]   (default all)
+ * usage: bench_route_gpu [fla] [road] [monaco] [regions] [latency]   (default all but
+ * regions: the 20M-arc row's lean run, bench_regions below)
  * Lives in bench/pending/ until src/route (the CPU side) is merged.
  */
 #include <math.h>
@@ -43,7 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include "bench_util.h"
+#include "cuda/route/extra.h"
 #include "core/internal.h"
 #include "route/route_internal.h"
 #include "wattgraph/route.h"
@@ -396,6 +400,127 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   fflush(stdout);
 }
 
+/* The 20M-arc row (issue 22): a `gen road --model regions` graph of
+ * WG_BENCH_REGIONS_N vertices (default 8200000: about 20.1M arcs), lean:
+ * build (order + hierarchy) time, host memory (router bytes and the
+ * process's peak RSS), triangles and how many the CUDA lists hold,
+ * customisation (median of 7, two metrics alternating), exact distance
+ * queries/s (WG_BENCH_ROUTE_N pairs, median of 5) and a Dijkstra check of
+ * WG_BENCH_ROUTE_VERIFY_SOURCES (default 3) sources x 1000 targets. With
+ * WG_BENCH_ROUTE_ORDER_OUT the order is written for RoutingKit's CCH
+ * (bench/route_peer.sh), whose customisation is the row's peer. */
+static void bench_regions(wg_ctx_t *ctx) {
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.road_model = WG_ROAD_REGIONS;
+  const uint32_t n = (uint32_t)bench_env_double("WG_BENCH_REGIONS_N", 8.2e6);
+  wg_graph_t *g = NULL;
+  double t0 = wg__now();
+  if (wg_gen_road(ctx, &g, n, &go) != WG_OK) {
+    printf("regions: %s\n", wg_ctx_last_error(ctx));
+    return;
+  }
+  const uint64_t m = wg_graph_num_arcs(g);
+  char name[64];
+  snprintf(name, sizeof name, "regions %u", n);
+  printf("%s: n %u m %llu, generated in %.2f s\n", name, n, (unsigned long long)m,
+         wg__now() - t0);
+  wg_router_opts o;
+  wg_router_opts_defaults(&o);
+  o.backend = WG_ROUTE_BACKEND_CUDA;
+  wg_router_t *r = NULL;
+  t0 = wg__now();
+  if (wg_router_create(ctx, &r, g, &o) != WG_OK) {
+    printf("%s: router: %s\n", name, wg_ctx_last_error(ctx));
+    wg_graph_destroy(&g);
+    return;
+  }
+  const double create_s = wg__now() - t0;
+  wg_router_info info;
+  wg_router_get_info(r, &info);
+  uint64_t tri = 0, longest = 0, listed = 0, all = 0;
+  for (uint32_t x = 0; x < r->h.n; x++) {
+    const uint64_t len = r->h.up_first[x + 1] - r->h.up_first[x];
+    tri += len * (len ? len - 1 : 0) / 2;
+    if (len > longest) longest = len;
+  }
+  wg__cuda_cch_tri_stats(r->cuda, &listed, &all);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("%s: hierarchy arcs %llu (%.2f per vertex), tree height %u, triangles %llu (%.1f per "
+         "vertex, %llu listed on the device = %.2f GB), longest row %llu; build %.2f s (create "
+         "with upload and first customisation %.2f s); router host bytes %llu, peak RSS %.0f "
+         "MiB\n",
+         name, (unsigned long long)info.hierarchy_arcs, (double)info.hierarchy_arcs / n,
+         info.tree_height, (unsigned long long)tri, (double)tri / n, (unsigned long long)listed,
+         listed * 12 / 1e9, (unsigned long long)longest, info.build_seconds, create_s,
+         (unsigned long long)info.bytes, ru.ru_maxrss / 1024.0);
+  {
+    const char *prefix = getenv("WG_BENCH_ROUTE_ORDER_OUT");
+    if (prefix && *prefix) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s-regions.order", prefix);
+      FILE *f = fopen(path, "wb");
+      const int ok = f && fwrite(r->h.order, sizeof *r->h.order, n, f) == n;
+      if (f && fclose(f)) printf("%s: order: closing %s failed\n", name, path);
+      printf("%s: order %s %s\n", name, ok ? "written to" : "NOT written to", path);
+    }
+  }
+  wg_csr csr;
+  wg_graph_csr(g, &csr);
+  uint32_t *w2 = malloc(m * sizeof *w2);
+  const size_t N = (size_t)bench_env_double("WG_BENCH_ROUTE_N", 1e6);
+  wg_route_query *q = malloc(N * sizeof *q);
+  if (!w2 || !q) return;
+  for (uint64_t e = 0; e < m; e++) w2[e] = 1 + (uint32_t)wg__bounded(wg__mix64(e + 99), 255);
+  double tc[7];
+  for (int k = 0; k < 7; k++) {
+    t0 = wg__now();
+    if (wg_router_set_weights(ctx, r, k % 2 ? w2 : csr.weights, m) != WG_OK) {
+      printf("%s: set_weights: %s\n", name, wg_ctx_last_error(ctx));
+      return;
+    }
+    tc[k] = wg__now() - t0;
+  }
+  if (wg_router_set_weights(ctx, r, csr.weights, m) != WG_OK) return;
+  const double tc_first = tc[0], tc_med = bench_median(tc, 7);
+  printf("%s: customise %.3f ms (median of 7, weights copied in; min %.3f, max %.3f, first "
+         "%.3f ms)\n",
+         name, tc_med * 1e3, tc[0] * 1e3, tc[6] * 1e3, tc_first * 1e3);
+  random_queries(q, N, n, 0, 1);
+  const double td = time_batch(ctx, r, q, N, 0, 5);
+  printf("%s: exact, %zu pairs: distance %.3f M queries/s\n", name, N, N / td / 1e6);
+  {
+    const uint32_t S = (uint32_t)bench_env_double("WG_BENCH_ROUTE_VERIFY_SOURCES", 3);
+    const uint32_t T = 1000;
+    wg_dist_t *dist = malloc((size_t)n * sizeof *dist);
+    uint64_t bad = 0, checked = 0;
+    for (uint32_t s = 0; s < S && dist && N >= T; s++) {
+      const uint32_t src = (uint32_t)wg__bounded(wg__mix64(0x5eed + s), n);
+      if (wg_sssp_dijkstra(ctx, g, src, dist, NULL) != WG_OK) break;
+      random_queries(q, T, n, 0, 1000 + s);
+      for (uint32_t i = 0; i < T; i++) q[i].source = src;
+      wg_route_batch b = {0};
+      if (wg_router_query(ctx, r, q, T, 0, &b) != WG_OK) break;
+      for (uint32_t i = 0; i < T; i++, checked++)
+        if (b.results[i].distance != dist[q[i].target] && bad++ < 5)
+          printf("%s: MISMATCH %u -> %u: router %llu, Dijkstra %llu\n", name, src, q[i].target,
+                 (unsigned long long)b.results[i].distance,
+                 (unsigned long long)dist[q[i].target]);
+      wg_route_batch_free(&b);
+    }
+    printf("%s: verification: %llu exact pairs against Dijkstra, %llu mismatches\n", name,
+           (unsigned long long)checked, (unsigned long long)bad);
+    g_mismatch += bad;
+    free(dist);
+  }
+  free(q);
+  free(w2);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   wg_ctx_t *ctx = NULL;
   if (wg_ctx_create(&ctx) != WG_OK) return 1;
@@ -431,6 +556,7 @@ int main(int argc, char **argv) {
       wg_graph_destroy(&g);
     }
   }
+  if (argc > 1 && bench_wanted(argc, argv, "regions")) bench_regions(ctx);
   if (bench_wanted(argc, argv, "monaco")) {
     const char *repo = getenv("WG_REPO");
     char path[4096];

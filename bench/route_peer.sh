@@ -27,7 +27,9 @@
 # wattgraph's order instead of its own inertial flow, which took minutes
 # on FLA; needs a driver with --order), WG_ROUTINGKIT_ARGS (more driver
 # flags, e.g. "--no-ch 1" or "--paths 0" where the driver has them).
-# WG_ROUTE_BACKENDS=none runs the peer only.
+# WG_ROUTE_BACKENDS=none runs the peer only. WG_PEER_GR=FILE.gr: the peer
+# reads this DIMACS file of the same weighted graph instead of a conversion
+# (the 20M-arc row, where converting costs a minute).
 set -u
 GRAPH=${1:?usage: WG_ROUTINGKIT_DRIVER=... bench/route_peer.sh GRAPH [N] [THREADS]}
 N=${2:-100000}
@@ -50,7 +52,12 @@ if [ -z "$DRIVER" ] || [ ! -x "$DRIVER" ]; then
 else
   GR=$TMPD/route_peer.$$.gr
   trap 'rm -f "$GR"' EXIT
-  if ! "$BIN" convert "$GRAPH" "$GR" --weights auto --quiet >/dev/null; then
+  if [ -n "${WG_PEER_GR:-}" ]; then
+    # the 20M-arc row: a DIMACS file already holding GRAPH's weighted arcs
+    # (`wattgraph gen road N --model regions -o FILE.gr`), read as it is
+    GR=$WG_PEER_GR
+    trap - EXIT
+  elif ! "$BIN" convert "$GRAPH" "$GR" --weights auto --quiet >/dev/null; then
     echo "convert failed: $BIN convert $GRAPH $GR --weights auto" >&2
     exit 1
   fi

@@ -89,13 +89,13 @@ static void road_regions(void **state) {
   wg_gen_opts_defaults(&go);
   go.road_model = WG_ROAD_REGIONS;
   go.seed = 5;
-  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 12000, &go), WG_OK);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 6000, &go), WG_OK);
   wg_router_t *r = new_router(ctx, g);
   wg_router_info info;
   wg_router_get_info(r, &info);
-  printf("regions 12k: %llu hierarchy arcs, tree height %u\n",
+  printf("regions 6k: %llu hierarchy arcs, tree height %u\n",
          (unsigned long long)info.hierarchy_arcs, info.tree_height);
-  check_all_targets(ctx, r, g, 3, "regions 12k");
+  check_all_targets(ctx, r, g, 3, "regions 6k");
   wg_router_destroy(&r);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);

@@ -313,6 +313,14 @@ int32_t *wg__cuda_cch_downgrade_word(wg__cuda_cch *c, char *why, size_t why_cap)
 
 void wg__cuda_cch_downgrade_poll(wg__cuda_cch *c, int on) { (void)c, (void)on; }
 
+void wg__cuda_cch_set_tri_cap(uint64_t max_triangles) { (void)max_triangles; }
+
+void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *total) {
+  (void)c;
+  if (listed) *listed = 0;
+  if (total) *total = 0;
+}
+
 wg_status wg__cuda_sssp_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   (void)a;
   return absent(why, why_cap);

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/check.cuh"
 #include "cuda/route/cch.cuh"
@@ -303,25 +304,22 @@ wg_status check_topology(const wg__cuda_cch_topology *t, uint32_t *depth, uint32
   return WG_OK;
 }
 
-/* The lower triangles of every row, grouped by the height of the row (arcs
- * in the order of `arcs`, which lists the arcs of each height's ranks):
- * for arc a = (x, u) and every later arc b = (x, v) of row x, the index c of
- * (u, v) in row u, found by a merge (both rows ascending). Fills the three
- * arrays (count entries, malloc'd) and tri_first (num_heights + 1). A
- * missing (u, v) is a bad topology; WG_ENOMEM when the host arrays fail
- * (the caller then keeps the row walk). */
+/* The lower triangles of the rows of the heights with use[h] set, grouped
+ * by height (arcs in the order of `arcs`, which lists the arcs of each
+ * height's ranks): for arc a = (x, u) and every later arc b = (x, v) of
+ * row x, the index c of (u, v) in row u, found by a merge (both rows
+ * ascending). Fills the three arrays (count entries, malloc'd) and
+ * tri_first (num_heights + 1; a height without lists has none). A missing
+ * (u, v) is a bad topology (checked on listed heights; the row walk checks
+ * the others at every customisation); WG_ENOMEM when the host arrays fail
+ * (the caller then walks every row). */
 wg_status build_triangles(const wg__cuda_cch_topology *t, const uint32_t *first,
                           const uint32_t *tail, const uint32_t *arcs,
-                          const uint32_t *height_arc_first, uint32_t **ta, uint32_t **tb,
-                          uint32_t **tc, uint64_t *count, uint64_t *tri_first, char *why,
-                          size_t why_cap) {
-  uint64_t total = 0;
+                          const uint32_t *height_arc_first, const unsigned char *use,
+                          uint64_t total, uint32_t **ta, uint32_t **tb, uint32_t **tc,
+                          uint64_t *count, uint64_t *tri_first, char *why, size_t why_cap) {
   *ta = *tb = *tc = nullptr;
   *count = 0;
-  for (uint32_t r = 0; r < t->n; ++r) {
-    const uint64_t L = first[r + 1] - first[r];
-    total += L * (L - 1) / 2;
-  }
   *ta = (uint32_t *)malloc(total * 4 + 4);
   *tb = (uint32_t *)malloc(total * 4 + 4);
   *tc = (uint32_t *)malloc(total * 4 + 4);
@@ -335,6 +333,7 @@ wg_status build_triangles(const wg__cuda_cch_topology *t, const uint32_t *first,
   uint64_t k = 0;
   for (uint32_t h = 0; h < t->num_heights; ++h) {
     tri_first[h] = k;
+    if (!use[h]) continue;
     for (uint32_t i = height_arc_first[h]; i < height_arc_first[h + 1]; ++i) {
       const uint32_t a = arcs[i], x = tail[a], u = t->up_head[a];
       uint32_t p = first[u];
@@ -364,6 +363,50 @@ wg_status build_triangles(const wg__cuda_cch_topology *t, const uint32_t *first,
   return WG_OK;
 }
 
+/* The test hook's cap (wg__cuda_cch_set_tri_cap). */
+uint64_t g_tri_cap = UINT64_MAX;
+
+/* Which heights get triangle lists, at most `cap` triangles in all: the
+ * heights whose rows are widest first (triangles per arc: what one thread
+ * of the row walk loops over, so where lists save the most), while they
+ * fit; the others walk rows. tris[h] triangles and arcs of height h.
+ * Returns the triangles listed. */
+uint64_t choose_listed(uint32_t num_heights, const uint64_t *tris, const uint32_t *harc_first,
+                       uint64_t cap, unsigned char *use) {
+  uint64_t all = 0;
+  for (uint32_t h = 0; h < num_heights; ++h) all += tris[h];
+  if (all <= cap) {
+    for (uint32_t h = 0; h < num_heights; ++h) use[h] = tris[h] > 0;
+    return all;
+  }
+  for (uint32_t h = 0; h < num_heights; ++h) use[h] = 0;
+  struct key {
+    double per_arc;
+    uint32_t h;
+  };
+  key *keys = (key *)malloc((size_t)num_heights * sizeof(key) + 1);
+  if (!keys) return 0;
+  for (uint32_t h = 0; h < num_heights; ++h) {
+    const uint32_t na = harc_first[h + 1] - harc_first[h];
+    keys[h].per_arc = na ? (double)tris[h] / na : 0;
+    keys[h].h = h;
+  }
+  qsort(keys, num_heights, sizeof(key), [](const void *x, const void *y) -> int {
+    const key *a = (const key *)x, *b = (const key *)y;
+    if (a->per_arc != b->per_arc) return a->per_arc > b->per_arc ? -1 : 1;
+    return (a->h > b->h) - (a->h < b->h);
+  });
+  uint64_t listed = 0;
+  for (uint32_t i = 0; i < num_heights; ++i) {
+    const uint32_t h = keys[i].h;
+    if (tris[h] == 0 || listed + tris[h] > cap) continue;
+    use[h] = 1;
+    listed += tris[h];
+  }
+  free(keys);
+  return listed;
+}
+
 } // namespace
 
 wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cuda_cch **out,
@@ -373,6 +416,7 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   uint32_t *h_first = nullptr, *h_tail = nullptr, *h_hdepth = nullptr, *h_height = nullptr;
   uint32_t *h_arcs = nullptr;
   uint32_t *h_ta = nullptr, *h_tb = nullptr, *h_tc = nullptr;
+  uint64_t *h_htris = nullptr;
   const uint32_t n = t->n;
   *out = nullptr;
   c = (wg__cuda_cch *)calloc(1, sizeof *c);
@@ -382,13 +426,15 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   c->h_rank_of = (uint32_t *)malloc((size_t)n * 4 + 4);
   c->h_height_arc_first = (uint32_t *)malloc(((size_t)t->num_heights + 1) * 4);
   c->h_tri_first = (uint64_t *)malloc(((size_t)t->num_heights + 1) * 8);
+  c->h_tri_use = (unsigned char *)malloc((size_t)t->num_heights + 1);
+  h_htris = (uint64_t *)malloc(((size_t)t->num_heights + 1) * 8);
   h_height = (uint32_t *)malloc((size_t)n * 4 + 4);
   h_first = (uint32_t *)malloc(((size_t)n + 1) * 4);
   h_tail = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
   h_hdepth = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
   h_arcs = (uint32_t *)malloc((size_t)t->m_up * 4 + 4);
   if (!c->h_depth || !c->h_rank_of || !c->h_height_arc_first || !c->h_tri_first || !h_height || !h_first ||
-      !h_tail || !h_hdepth || !h_arcs) {
+      !h_tail || !h_hdepth || !h_arcs || !c->h_tri_use || !h_htris) {
     snprintf(why, why_cap, "router on the GPU: host arrays for %u ranks", n);
     st = WG_ENOMEM;
     goto done;
@@ -417,17 +463,20 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
     }
     c->h_height_arc_first[t->num_heights] = k;
   }
-  {
-    uint64_t nt = 0;
-    st = build_triangles(t, h_first, h_tail, h_arcs, c->h_height_arc_first, &h_ta, &h_tb, &h_tc,
-                         &nt, c->h_tri_first, why, why_cap);
-    if (st == WG_ENOMEM)
-      st = WG_OK; /* the row walk instead */
-    else if (st != WG_OK)
-      goto done;
-    else
-      c->num_tris = nt;
+  /* triangles per height (the lists are chosen after the uploads, when
+   * the free device memory is known) */
+  for (uint32_t h = 0; h < t->num_heights; ++h) {
+    uint64_t k = 0;
+    for (uint32_t i = c->h_height_arc_first[h]; i < c->h_height_arc_first[h + 1]; ++i) {
+      const uint32_t a = h_arcs[i];
+      k += h_first[h_tail[a] + 1] - a - 1;
+    }
+    h_htris[h] = k;
+    c->all_tris += k;
+    c->h_tri_first[h] = 0;
+    c->h_tri_use[h] = 0;
   }
+  c->h_tri_first[t->num_heights] = 0;
   WG_CK(cudaSetDevice(device));
   {
     cudaDeviceProp prop;
@@ -459,15 +508,39 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t, wg__cu
   if ((st = upload(&c->hop_b, (const uint32_t *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
   if ((st = upload(&c->half_f, (const uint2 *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
   if ((st = upload(&c->half_b, (const uint2 *)nullptr, t->m_up, why, why_cap)) != WG_OK) goto done;
-  /* the triangle lists when they take at most half of the free memory,
-   * else the row walk (slower on wide rows, same words) */
-  if (h_ta && c->num_tris) {
+  /* Triangle lists (12 bytes a triangle, built on the host, then copied)
+   * within a cap: half of the free device memory, a quarter of the host's
+   * memory, and the test hook's; the widest heights first, the others walk
+   * their rows (slower on wide rows, the same words). So a hierarchy with
+   * huge fill degrades instead of failing. */
+  if (c->all_tris) {
     size_t free_b = 0, total_b = 0;
     WG_CK(cudaMemGetInfo(&free_b, &total_b));
-    if (c->num_tris * 12 <= free_b / 2) {
-      if ((st = upload(&c->tri_a, h_ta, c->num_tris, why, why_cap)) != WG_OK) goto done;
-      if ((st = upload(&c->tri_b, h_tb, c->num_tris, why, why_cap)) != WG_OK) goto done;
-      if ((st = upload(&c->tri_c, h_tc, c->num_tris, why, why_cap)) != WG_OK) goto done;
+    uint64_t cap = (uint64_t)(free_b / 2) / 12;
+    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 4 / 12 < cap)
+      cap = (uint64_t)pages * (uint64_t)psize / 4 / 12;
+    if (g_tri_cap < cap) cap = g_tri_cap;
+    const uint64_t want =
+        choose_listed(t->num_heights, h_htris, c->h_height_arc_first, cap, c->h_tri_use);
+    uint64_t nt = 0;
+    if (want) {
+      st = build_triangles(t, h_first, h_tail, h_arcs, c->h_height_arc_first, c->h_tri_use, want,
+                           &h_ta, &h_tb, &h_tc, &nt, c->h_tri_first, why, why_cap);
+      if (st == WG_ENOMEM) { /* the row walk everywhere */
+        st = WG_OK;
+        nt = 0;
+      } else if (st != WG_OK) {
+        goto done;
+      }
+    }
+    if (nt == 0)
+      for (uint32_t h = 0; h < t->num_heights; ++h) c->h_tri_use[h] = 0;
+    if (nt) {
+      if ((st = upload(&c->tri_a, h_ta, nt, why, why_cap)) != WG_OK) goto done;
+      if ((st = upload(&c->tri_b, h_tb, nt, why, why_cap)) != WG_OK) goto done;
+      if ((st = upload(&c->tri_c, h_tc, nt, why, why_cap)) != WG_OK) goto done;
+      c->num_tris = nt;
     }
   }
   WG_CK(cudaMalloc(&c->flags, 4 * sizeof(unsigned)));
@@ -487,6 +560,7 @@ done:
   free(h_ta);
   free(h_tb);
   free(h_tc);
+  free(h_htris);
   if (st != WG_OK) {
     cudaSetDevice(device);
     wg__cuda_cch_destroy(&c);
@@ -520,6 +594,7 @@ void wg__cuda_cch_destroy(wg__cuda_cch **cp) {
   free(c->h_rank_of);
   free(c->h_height_arc_first);
   free(c->h_tri_first);
+  free(c->h_tri_use);
   free(c);
   *cp = nullptr;
 }
@@ -576,7 +651,7 @@ static wg_status capture_customise(wg__cuda_cch *c, int b, char *why, size_t why
     WG_CK(cudaGetLastError());
   }
   for (uint32_t h = 0; h < c->num_heights; ++h) {
-    if (c->tri_a) {
+    if (c->tri_a && c->h_tri_use[h]) {
       const uint64_t t0 = c->h_tri_first[h], cnt = c->h_tri_first[h + 1] - t0;
       if (cnt == 0) continue;
       uint64_t blocks = (cnt + 255) / 256;
@@ -687,4 +762,11 @@ done:
 
 void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n) {
   for (int i = 0; i < n; ++i) seconds[i] = c && i < WG__CCH_PHASES ? c->t_phase[i] : 0.0;
+}
+
+void wg__cuda_cch_set_tri_cap(uint64_t max_triangles) { g_tri_cap = max_triangles; }
+
+void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *total) {
+  if (listed) *listed = c ? c->num_tris : 0;
+  if (total) *total = c ? c->all_tris : 0;
 }

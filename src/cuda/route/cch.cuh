@@ -68,6 +68,10 @@ struct wg__cuda_cch {
   uint64_t num_tris;
   uint32_t *tri_a, *tri_b, *tri_c;
   uint64_t *h_tri_first;
+  /* per height (host): 1 when its triangles are in the lists, else its
+   * rows are walked (the lists are capped: cch.cu, choose_listed) */
+  unsigned char *h_tri_use;
+  uint64_t all_tris; /* lower triangles of the whole hierarchy */
   /* pinned staging for path output (query.cu's copy_out): a buffer of
    * stage_words and a stream per worker, made on the first large copy */
   uint32_t *stage_buf[8];

@@ -40,6 +40,15 @@ void wg__cuda_cch_timings(const wg__cuda_cch *c, double *seconds, int n);
 int32_t *wg__cuda_cch_downgrade_word(wg__cuda_cch *c, char *why, size_t why_cap);
 void wg__cuda_cch_downgrade_poll(wg__cuda_cch *c, int on);
 
+/* Test hook: at most max_triangles lower triangles are kept as lists by
+ * the next wg__cuda_cch_create calls of the process (UINT64_MAX: no cap
+ * beyond the memory rules); the rest of the heights walk their rows. */
+void wg__cuda_cch_set_tri_cap(uint64_t max_triangles);
+/* Lower triangles of the hierarchy (*total) and how many of them the
+ * customisation runs from lists (*listed); the rest walk rows. Zeros
+ * without CUDA. */
+void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *total);
+
 #ifdef __cplusplus
 }
 #endif
