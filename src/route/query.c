@@ -210,6 +210,51 @@ static inline void relax(const wg__cch *h, uint32_t x, uint32_t budget, const ui
   }
 }
 
+/* Level 0 on the CPU: the kept arcs of row x (perfect customisation,
+ * customise.c). */
+static inline void relax_kept(const uint64_t *first, const wg__cch_kept_arc *ka, uint32_t x,
+                              uint64_t *d) {
+  const uint64_t dx = d[x];
+  if (dx == INF) return;
+  const uint64_t e = first[x + 1];
+  for (uint64_t j = first[x]; j < e; j++) {
+    const uint32_t v = ka[j].head;
+    const uint64_t nd = dx + ka[j].w;
+    if (nd < d[v]) d[v] = nd;
+  }
+}
+
+/* The pruned elimination-tree query of level 0, distance only, on the
+ * kept arcs: the same walk as wg__route_one's; vertices still at infinity
+ * relax nothing, and a side relaxes only below the best sum. Paths keep
+ * the basic search: its meeting vertex and chains are the ones the CUDA
+ * backend returns too (vertex for vertex), which the kept arcs, where ties
+ * are broken differently, would not give. */
+static uint64_t route_kept(const wg_router_t *r, wg__route_scratch *s, uint32_t sr,
+                           uint32_t tr) {
+  const wg__cch *h = &r->h;
+  const wg__cch_pruned *p = &r->pr;
+  uint64_t *df = s->df, *db = s->db;
+  uint64_t best = INF;
+  uint32_t ws = sr, wt = tr;
+  while (ws != wt && ws != WG__CCH_NONE && wt != WG__CCH_NONE) {
+    if (ws < wt) {
+      relax_kept(p->ffirst, p->fa, ws, df);
+      ws = h->parent[ws];
+    } else {
+      relax_kept(p->bfirst, p->ba, wt, db);
+      wt = h->parent[wt];
+    }
+  }
+  for (uint32_t z = ws == wt ? ws : WG__CCH_NONE; z != WG__CCH_NONE; z = h->parent[z]) {
+    const uint64_t a = df[z], c = db[z];
+    if (a != INF && c != INF && a + c < best) best = a + c;
+    if (a < best) relax_kept(p->ffirst, p->fa, z, df);
+    if (c < best) relax_kept(p->bfirst, p->ba, z, db);
+  }
+  return best;
+}
+
 wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
@@ -223,6 +268,10 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
   uint32_t meet = WG__CCH_NONE;
   df[sr] = 0;
   db[tr] = 0;
+  if (budget == UINT32_MAX && !want_path && r->pr.valid) {
+    best = route_kept(r, s, sr, tr);
+    goto answered;
+  }
   /* below the lowest common ancestor the two tree paths are disjoint: no
    * meeting, nothing to prune; walk them in increasing rank */
   uint32_t ws = sr, wt = tr;
@@ -246,6 +295,7 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
     if (a < best) relax(h, z, budget, fwd, df, s->af);
     if (c < best) relax(h, z, budget, bwd, db, s->ab);
   }
+answered:
   *dist = best;
   if (want_path && meet != WG__CCH_NONE) {
     uint64_t ns = 0;
