@@ -9,14 +9,16 @@
  * the Dijkstra oracle ("Verification: PASS").
  *
  *   bench_route -f FILE [-q QUERIES] [-n TRIALS] [-s SEED] [-B b1,b2,..] [-v K]
- *               [-P wg|rk] [-x 1] [-O ORDER]
+ *               [-P wg|rk] [-x 1] [-O ORDER] [-R RAWORDER]
  *
  * -P rk draws the pairs as bench/route_peer.sh's RoutingKit driver does
  * (rk_driver --queries Q --seed S: source mix64(2 S Q + 2 i) mod n, target
  * mix64(2 S Q + 2 i + 1) mod n), so both answer the same pairs. -x 1 stops
  * after the exact one-thread runs (the one-core comparison). -O ORDER
  * loads the hierarchy's order file when it exists, else builds and saves
- * it there (profiling runs under valgrind skip METIS that way).
+ * it there (profiling runs under valgrind skip METIS that way). -R FILE
+ * writes order[rank] = vertex as raw little-endian uint32 (the RoutingKit
+ * driver's --order: its CCH then customises the same hierarchy).
  *
  * Unweighted files get weights in [1, 255] drawn with seed 1 (as GAP and
  * the other benchmarks). Times are wall-clock medians of TRIALS runs.
@@ -37,7 +39,7 @@ typedef struct args {
   uint64_t queries, trials, seed, verify;
   const char *budgets;
   int rk_pairs, exact_only;
-  const char *order;
+  const char *order, *raw_order;
 } args;
 
 static void usage(FILE *to) {
@@ -52,7 +54,8 @@ static void usage(FILE *to) {
           "  -v K        check the first K exact answers against Dijkstra\n"
           "  -P wg|rk    pairs drawn as bench_route (default) or as RoutingKit's driver\n"
           "  -x 1        only the build, customisation and exact one-thread queries\n"
-          "  -O ORDER    load the order file ORDER if it exists, else save it there\n");
+          "  -O ORDER    load the order file ORDER if it exists, else save it there\n"
+          "  -R FILE     write the order as raw uint32 order[rank] (RoutingKit's --order)\n");
 }
 
 static int parse_u64(const char *flag, const char *text, uint64_t lo, uint64_t hi,
@@ -88,6 +91,7 @@ static int parse_args(int argc, char **argv, args *a) {
     if (strcmp(f, "-f") == 0) a->file = v;
     else if (strcmp(f, "-B") == 0) a->budgets = v;
     else if (strcmp(f, "-O") == 0) a->order = v;
+    else if (strcmp(f, "-R") == 0) a->raw_order = v;
     else if (strcmp(f, "-q") == 0) { if (parse_u64(f, v, 1, 100000000, &a->queries)) return -1; }
     else if (strcmp(f, "-n") == 0) { if (parse_u64(f, v, 1, 1000, &a->trials)) return -1; }
     else if (strcmp(f, "-s") == 0) { if (parse_u64(f, v, 0, UINT64_MAX, &a->seed)) return -1; }
@@ -197,6 +201,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
     return 1;
   }
+  if (a.raw_order) {
+    FILE *rf = fopen(a.raw_order, "wb");
+    if (!rf || fwrite(r->h.order, sizeof *r->h.order, n, rf) != n || fclose(rf) != 0) {
+      fprintf(stderr, "bench_route: cannot write %s\n", a.raw_order);
+      return 1;
+    }
+  }
   wg_router_info info;
   wg_router_get_info(r, &info);
   printf("build: %.3f s (order + elimination), %llu hierarchy arcs, tree height %u, %.1f MB\n",
@@ -244,8 +255,14 @@ int main(int argc, char **argv) {
     use_cpu_time = 1;
     const double td = time_batch(ctx, r, q, nq, 0, a.trials);
     const double tp = time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials);
-    printf("exact (1 thread, CPU time): distance %.3f us/q, with path %.3f us/q\n",
-           1e6 * td / (double)nq, 1e6 * tp / (double)nq);
+    /* the same batch on the basic words (the search before the kept arcs) */
+    const int valid = r->pr.valid;
+    r->pr.valid = 0;
+    const double tb = time_batch(ctx, r, q, nq, 0, a.trials);
+    r->pr.valid = valid;
+    printf("exact (1 thread, CPU time): distance %.3f us/q (basic words: %.3f us/q), with path "
+           "%.3f us/q\n",
+           1e6 * td / (double)nq, 1e6 * tb / (double)nq, 1e6 * tp / (double)nq);
   }
   double exact_path_qps1 = 0;
   for (int threads = 1; threads >= 0 && !a.exact_only; threads--) {

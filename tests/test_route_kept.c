@@ -95,7 +95,7 @@ static void check_kept_exact(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
   for (uint32_t i = 0; i < samples && i < h->n; i++) {
     const uint32_t x = (uint32_t)wg__bounded(wg__mix64(77 + i), h->n);
     wgt_assert_status(ctx, wg_sssp_dijkstra(ctx, g, h->order[x], d, NULL), WG_OK);
-    for (uint64_t j = p->ffirst[x]; j < p->ffirst[x + 1]; j++) {
+    for (uint64_t j = p->node[x].f; j < p->node[x + 1].f; j++) {
       const uint32_t y = p->fa[j].head;
       const uint64_t a = wg__cch_find(h, x, y);
       checked++;
@@ -108,7 +108,7 @@ static void check_kept_exact(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
                  a == UINT64_MAX ? UINT32_MAX : wg__cch_weight(r->fwd[a]));
       }
     }
-    for (uint64_t j = p->bfirst[x]; j < p->bfirst[x + 1]; j++) {
+    for (uint64_t j = p->node[x].b; j < p->node[x + 1].b; j++) {
       const uint32_t y = p->ba[j].head;
       const uint64_t a = wg__cch_find(h, x, y);
       wgt_assert_status(ctx, wg_sssp_dijkstra(ctx, g, h->order[y], d, NULL), WG_OK);

@@ -194,8 +194,7 @@ static int basic_lex(const wg__cch *h, const uint32_t *weights, uint64_t *pf, ui
 
 void wg__cch_pruned_free(wg__cch_pruned *p) {
   if (!p) return;
-  wg__free(&p->ffirst);
-  wg__free(&p->bfirst);
+  wg__free(&p->node);
   wg__free(&p->fa);
   wg__free(&p->ba);
   memset(p, 0, sizeof *p);
@@ -288,9 +287,8 @@ wg_status wg__cch_perfect(wg_ctx_t *ctx, const wg__cch *h, const uint32_t *weigh
     nf += kf;
     nb += kb;
   }
-  if ((st = wg__alloc(ctx, &out->ffirst, (uint64_t)h->n + 1, sizeof *out->ffirst,
-                      "router kept arcs")) ||
-      (st = wg__alloc(ctx, &out->bfirst, (uint64_t)h->n + 1, sizeof *out->bfirst,
+  if (nf > UINT32_MAX || nb > UINT32_MAX) goto done; /* 32-bit row starts */
+  if ((st = wg__alloc(ctx, &out->node, (uint64_t)h->n + 1, sizeof *out->node,
                       "router kept arcs")) ||
       (st = wg__alloc(ctx, &out->fa, nf ? nf : 1, sizeof *out->fa, "router kept arcs")) ||
       (st = wg__alloc(ctx, &out->ba, nb ? nb : 1, sizeof *out->ba, "router kept arcs"))) {
@@ -299,8 +297,7 @@ wg_status wg__cch_perfect(wg_ctx_t *ctx, const wg__cch *h, const uint32_t *weigh
   }
   uint64_t jf = 0, jb = 0;
   for (uint32_t x = 0; x < h->n; x++) {
-    out->ffirst[x] = jf;
-    out->bfirst[x] = jb;
+    out->node[x] = (wg__cch_kept_node){h->parent[x], (uint32_t)jf, (uint32_t)jb, 0};
     for (uint64_t a = h->up_first[x]; a < h->up_first[x + 1]; a++) {
       if (pf[a] != PINF && !(drop[a] & 1)) {
         out->fa[jf++] = (wg__cch_kept_arc){h->up_head[a], (uint32_t)(pf[a] >> 32)};
@@ -310,8 +307,7 @@ wg_status wg__cch_perfect(wg_ctx_t *ctx, const wg__cch *h, const uint32_t *weigh
       }
     }
   }
-  out->ffirst[h->n] = jf;
-  out->bfirst[h->n] = jb;
+  out->node[h->n] = (wg__cch_kept_node){WG__CCH_NONE, (uint32_t)jf, (uint32_t)jb, 0};
   out->kept_f = nf;
   out->kept_b = nb;
   out->valid = 1;

@@ -52,6 +52,7 @@ typedef struct wg__route_scratch {
   uint64_t steps_cap;
   uint64_t *stack;
   uint64_t stack_cap;
+  uint64_t *dd; /* 2n, df/db interleaved for the kept-arc search; on first use */
   struct wg__route_scratch *next;
 } wg__route_scratch;
 
@@ -68,9 +69,19 @@ typedef struct wg__cch_kept_arc {
   uint32_t w;
 } wg__cch_kept_arc;
 
+/* Per rank, what the query's tree walk reads, in one record: the parent
+ * and where the rank's kept rows start (a row ends where the next rank's
+ * starts). */
+typedef struct wg__cch_kept_node {
+  uint32_t parent; /* WG__CCH_NONE at a root */
+  uint32_t f, b;   /* first kept forward / backward arc */
+  uint32_t unused;
+} wg__cch_kept_node;
+
 typedef struct wg__cch_pruned {
-  int valid;            /* 0: not built (CUDA backend, or a sum overflowed) */
-  uint64_t *ffirst, *bfirst; /* n + 1 each */
+  int valid;            /* 0: not built (CUDA backend, a sum overflowed, or
+                         * more than 2^32 - 1 kept arcs a direction) */
+  wg__cch_kept_node *node; /* n + 1 */
   wg__cch_kept_arc *fa, *ba;
   uint64_t kept_f, kept_b;
   int lexicographic;    /* zero weights present: ties broken by arc count */

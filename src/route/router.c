@@ -264,7 +264,7 @@ void wg_router_get_info(const wg_router_t *r, wg_router_info *out) {
   b += h->m * 8;                             /* arc_to_up */
   b += (uint64_t)r->snap.count * (sizeof(wg__snap_point) + 1);
   if (r->pr.valid) /* the CPU's kept arcs */
-    b += ((uint64_t)h->n + 1) * 16 + (r->pr.kept_f + r->pr.kept_b) * 8;
+    b += ((uint64_t)h->n + 1) * sizeof(wg__cch_kept_node) + (r->pr.kept_f + r->pr.kept_b) * 8;
   out->bytes = b;
 }
 
