@@ -14,7 +14,8 @@
  * -P rk draws the pairs as bench/route_peer.sh's RoutingKit driver does
  * (rk_driver --queries Q --seed S: source mix64(2 S Q + 2 i) mod n, target
  * mix64(2 S Q + 2 i + 1) mod n), so both answer the same pairs. -x 1 stops
- * after the exact one-thread runs (the one-core comparison). -O ORDER
+ * after the exact one-thread runs (the one-core comparison; -x 2 without
+ * the path runs), and prints the peak RSS. -O ORDER
  * loads the hierarchy's order file when it exists, else builds and saves
  * it there (profiling runs under valgrind skip METIS that way). -R FILE
  * writes order[rank] = vertex as raw little-endian uint32 (the RoutingKit
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench_util.h"
@@ -53,7 +55,8 @@ static void usage(FILE *to) {
           "  -B LIST     sweep these row budgets as one coarse level\n"
           "  -v K        check the first K exact answers against Dijkstra\n"
           "  -P wg|rk    pairs drawn as bench_route (default) or as RoutingKit's driver\n"
-          "  -x 1        only the build, customisation and exact one-thread queries\n"
+          "  -x 1|2      only the build, customisation and exact one-thread queries\n"
+          "              (2: distance only, no path runs)\n"
           "  -O ORDER    load the order file ORDER if it exists, else save it there\n"
           "  -R FILE     write the order as raw uint32 order[rank] (RoutingKit's --order)\n");
 }
@@ -104,7 +107,7 @@ static int parse_args(int argc, char **argv, args *a) {
       a->rk_pairs = strcmp(v, "rk") == 0;
     } else if (strcmp(f, "-x") == 0) {
       uint64_t x;
-      if (parse_u64(f, v, 0, 1, &x)) return -1;
+      if (parse_u64(f, v, 0, 2, &x)) return -1;
       a->exact_only = (int)x;
     } else {
       usage(stderr);
@@ -254,7 +257,7 @@ int main(int argc, char **argv) {
     wg_ctx_set_threads(ctx, 1);
     use_cpu_time = 1;
     const double td = time_batch(ctx, r, q, nq, 0, a.trials);
-    const double tp = time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials);
+    const double tp = a.exact_only == 1 ? time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials) : NAN;
     /* the same batch on the basic words (the search before the kept arcs) */
     const int valid = r->pr.valid;
     r->pr.valid = 0;
@@ -263,6 +266,9 @@ int main(int argc, char **argv) {
     printf("exact (1 thread, CPU time): distance %.3f us/q (basic words: %.3f us/q), with path "
            "%.3f us/q\n",
            1e6 * td / (double)nq, 1e6 * tb / (double)nq, 1e6 * tp / (double)nq);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MiB (graph, router, scratch)\n", (double)ru.ru_maxrss / 1024.0);
   }
   double exact_path_qps1 = 0;
   for (int threads = 1; threads >= 0 && !a.exact_only; threads--) {
