@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
          info.build_seconds, (unsigned long long)info.hierarchy_arcs, info.tree_height,
          (double)info.bytes / 1e6);
   double ct[1000];
-  for (int threads = 1; threads >= a.exact_only; threads--) {
+  for (int threads = 1; threads >= (a.exact_only ? 1 : 0); threads--) {
     wg_ctx_set_threads(ctx, threads);
     double cpu_t[1000];
     for (uint64_t k = 0; k < a.trials; k++) {
