@@ -21,6 +21,9 @@
  * their start's tree path: the reset walks the same paths again. A coarse
  * level that finds nothing falls back to the exact search (the answer is
  * then level 0's), so a reachable pair is never reported unreachable.
+ * On the CPU backend, level 0 distance-only queries take the same walk
+ * over the kept arcs of the perfect metric instead (route_kept below;
+ * customise.c builds them), with paths the basic words as above.
  *
  * Paths: the chain of improving arcs from the meeting vertex back to s
  * (reversed) and forward to t gives hierarchy steps; each step unpacks
