@@ -9,6 +9,17 @@
  * the Dijkstra oracle ("Verification: PASS").
  *
  *   bench_route -f FILE [-q QUERIES] [-n TRIALS] [-s SEED] [-B b1,b2,..] [-v K]
+ *               [-P wg|rk] [-x 1] [-O ORDER] [-R RAWORDER]
+ *
+ * -P rk draws the pairs as bench/route_peer.sh's RoutingKit driver does
+ * (rk_driver --queries Q --seed S: source mix64(2 S Q + 2 i) mod n, target
+ * mix64(2 S Q + 2 i + 1) mod n), so both answer the same pairs. -x 1 stops
+ * after the exact one-thread runs (the one-core comparison; -x 2 without
+ * the path runs), and prints the peak RSS. -O ORDER
+ * loads the hierarchy's order file when it exists, else builds and saves
+ * it there (profiling runs under valgrind skip METIS that way). -R FILE
+ * writes order[rank] = vertex as raw little-endian uint32 (the RoutingKit
+ * driver's --order: its CCH then customises the same hierarchy).
  *
  * Unweighted files get weights in [1, 255] drawn with seed 1 (as GAP and
  * the other benchmarks). Times are wall-clock medians of TRIALS runs.
@@ -19,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench_util.h"
@@ -28,6 +40,8 @@ typedef struct args {
   const char *file;
   uint64_t queries, trials, seed, verify;
   const char *budgets;
+  int rk_pairs, exact_only;
+  const char *order, *raw_order;
 } args;
 
 static void usage(FILE *to) {
@@ -39,7 +53,12 @@ static void usage(FILE *to) {
           "  -n TRIALS   timed runs per measurement, median printed (default 3)\n"
           "  -s SEED     seed of the pairs (default 1)\n"
           "  -B LIST     sweep these row budgets as one coarse level\n"
-          "  -v K        check the first K exact answers against Dijkstra\n");
+          "  -v K        check the first K exact answers against Dijkstra\n"
+          "  -P wg|rk    pairs drawn as bench_route (default) or as RoutingKit's driver\n"
+          "  -x 1|2      only the build, customisation and exact one-thread queries\n"
+          "              (2: distance only, no path runs)\n"
+          "  -O ORDER    load the order file ORDER if it exists, else save it there\n"
+          "  -R FILE     write the order as raw uint32 order[rank] (RoutingKit's --order)\n");
 }
 
 static int parse_u64(const char *flag, const char *text, uint64_t lo, uint64_t hi,
@@ -74,11 +93,23 @@ static int parse_args(int argc, char **argv, args *a) {
     const char *v = argv[++i];
     if (strcmp(f, "-f") == 0) a->file = v;
     else if (strcmp(f, "-B") == 0) a->budgets = v;
+    else if (strcmp(f, "-O") == 0) a->order = v;
+    else if (strcmp(f, "-R") == 0) a->raw_order = v;
     else if (strcmp(f, "-q") == 0) { if (parse_u64(f, v, 1, 100000000, &a->queries)) return -1; }
     else if (strcmp(f, "-n") == 0) { if (parse_u64(f, v, 1, 1000, &a->trials)) return -1; }
     else if (strcmp(f, "-s") == 0) { if (parse_u64(f, v, 0, UINT64_MAX, &a->seed)) return -1; }
     else if (strcmp(f, "-v") == 0) { if (parse_u64(f, v, 0, 100000, &a->verify)) return -1; }
-    else {
+    else if (strcmp(f, "-P") == 0) {
+      if (strcmp(v, "wg") && strcmp(v, "rk")) {
+        fprintf(stderr, "bench_route: -P expects wg or rk, got \"%s\"\n", v);
+        return -1;
+      }
+      a->rk_pairs = strcmp(v, "rk") == 0;
+    } else if (strcmp(f, "-x") == 0) {
+      uint64_t x;
+      if (parse_u64(f, v, 0, 2, &x)) return -1;
+      a->exact_only = (int)x;
+    } else {
       usage(stderr);
       return -1;
     }
@@ -160,9 +191,25 @@ int main(int argc, char **argv) {
   wg_router_opts o;
   wg_router_opts_defaults(&o);
   o.backend = WG_ROUTE_BACKEND_CPU;
+  FILE *of = a.order ? fopen(a.order, "rb") : NULL;
+  if (of) {
+    fclose(of);
+    o.order_file = a.order;
+  }
   if (wg_router_create(ctx, &r, g, &o) != WG_OK) {
     fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
     return 1;
+  }
+  if (a.order && !o.order_file && wg_router_save_order(ctx, r, a.order) != WG_OK) {
+    fprintf(stderr, "bench_route: %s\n", wg_ctx_last_error(ctx));
+    return 1;
+  }
+  if (a.raw_order) {
+    FILE *rf = fopen(a.raw_order, "wb");
+    if (!rf || fwrite(r->h.order, sizeof *r->h.order, n, rf) != n || fclose(rf) != 0) {
+      fprintf(stderr, "bench_route: cannot write %s\n", a.raw_order);
+      return 1;
+    }
   }
   wg_router_info info;
   wg_router_get_info(r, &info);
@@ -170,7 +217,7 @@ int main(int argc, char **argv) {
          info.build_seconds, (unsigned long long)info.hierarchy_arcs, info.tree_height,
          (double)info.bytes / 1e6);
   double ct[1000];
-  for (int threads = 1; threads >= 0; threads--) {
+  for (int threads = 1; threads >= (a.exact_only ? 1 : 0); threads--) {
     wg_ctx_set_threads(ctx, threads);
     double cpu_t[1000];
     for (uint64_t k = 0; k < a.trials; k++) {
@@ -187,16 +234,44 @@ int main(int argc, char **argv) {
     printf("customise (%s): %.4f s wall, %.4f s CPU, median of %llu\n",
            threads ? "1 thread" : "all threads", bench_median(ct, (int)a.trials),
            bench_median(cpu_t, (int)a.trials), (unsigned long long)a.trials);
+    printf("  of which perfect customisation + kept arcs (1 core, last run): %.4f s wall; "
+           "kept %llu forward + %llu backward of %llu arcs%s\n",
+           r->pr.seconds, (unsigned long long)r->pr.kept_f, (unsigned long long)r->pr.kept_b,
+           (unsigned long long)r->h.m_up,
+           r->pr.valid ? "" : " (NOT BUILT: exact queries use the basic words)");
   }
   const size_t nq = (size_t)a.queries;
   wg_route_query *q = malloc(nq * sizeof *q);
   for (size_t i = 0; i < nq; i++) {
-    q[i].source = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i), n);
-    q[i].target = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i + 1), n);
+    if (a.rk_pairs) {
+      q[i].source = (uint32_t)(wg__mix64(a.seed * 2 * nq + 2 * i) % n);
+      q[i].target = (uint32_t)(wg__mix64(a.seed * 2 * nq + 2 * i + 1) % n);
+    } else {
+      q[i].source = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i), n);
+      q[i].target = (uint32_t)wg__bounded(wg__mix64(a.seed * 0x9e37 + 2 * i + 1), n);
+    }
     q[i].level = 0;
   }
+  if (a.exact_only) {
+    /* the one-core comparison: process CPU time, median of the trials */
+    wg_ctx_set_threads(ctx, 1);
+    use_cpu_time = 1;
+    const double td = time_batch(ctx, r, q, nq, 0, a.trials);
+    const double tp = a.exact_only == 1 ? time_batch(ctx, r, q, nq, WG_ROUTE_PATH, a.trials) : NAN;
+    /* the same batch on the basic words (the search before the kept arcs) */
+    const int valid = r->pr.valid;
+    r->pr.valid = 0;
+    const double tb = time_batch(ctx, r, q, nq, 0, a.trials);
+    r->pr.valid = valid;
+    printf("exact (1 thread, CPU time): distance %.3f us/q (basic words: %.3f us/q), with path "
+           "%.3f us/q\n",
+           1e6 * td / (double)nq, 1e6 * tb / (double)nq, 1e6 * tp / (double)nq);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MiB (graph, router, scratch)\n", (double)ru.ru_maxrss / 1024.0);
+  }
   double exact_path_qps1 = 0;
-  for (int threads = 1; threads >= 0; threads--) {
+  for (int threads = 1; threads >= 0 && !a.exact_only; threads--) {
     wg_ctx_set_threads(ctx, threads);
     use_cpu_time = threads == 1;
     double td = time_batch(ctx, r, q, nq, 0, a.trials);
@@ -208,6 +283,7 @@ int main(int argc, char **argv) {
   }
   wg_ctx_set_threads(ctx, 1);
   use_cpu_time = 1;
+  if (a.exact_only) goto verify;
   printf("(levels: 1 thread, CPU time)\n");
   printf("level budget  quality-mean  quality-p99  fallback  path-q/s(1 thread)  x-exact\n");
   const uint32_t *lv = r->level_row_arcs;
@@ -268,6 +344,7 @@ int main(int argc, char **argv) {
     }
     wg__router_set_levels(ctx, r, saved, saved_n);
   }
+verify:
   if (a.verify) {
     wg_ctx_set_threads(ctx, 0);
     size_t k = a.verify < nq ? (size_t)a.verify : nq, bad = 0;

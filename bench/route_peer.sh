@@ -29,7 +29,8 @@
 # flags, e.g. "--no-ch 1" or "--paths 0" where the driver has them).
 # WG_ROUTE_BACKENDS=none runs the peer only. WG_PEER_GR=FILE.gr: the peer
 # reads this DIMACS file of the same weighted graph instead of a conversion
-# (the 20M-arc row, where converting costs a minute).
+# (the 20M-arc row, where converting costs a minute). WG_ROUTE_ONE_CORE=C
+# adds the one-core comparison pinned to core C (below).
 set -u
 GRAPH=${1:?usage: WG_ROUTINGKIT_DRIVER=... bench/route_peer.sh GRAPH [N] [THREADS]}
 N=${2:-100000}
@@ -87,6 +88,37 @@ fi
 # The route command's --json summary, REPS times per backend; every numeric
 # field's median is printed, so the table follows whatever the command
 # reports (queries/s, customise time, joules per 1000 routes, ...).
+# ---- one core: the CPU router against RoutingKit CH -----------------------
+# WG_ROUTE_ONE_CORE=C pins both to core C (taskset) and answers the same N
+# pairs (bench_route -P rk draws them as the driver does) on one thread:
+# bench_route's exact distance query (kept arcs, and the basic words beside
+# it), build and customisation, then the driver's CH and its CCH on our
+# order (bench_route -R). WG_BENCH_ROUTE: bench_route (default
+# build/bench_route). Numbers of 2026-11-28 in docs/route.md.
+if [ -n "${WG_ROUTE_ONE_CORE:-}" ]; then
+  BR=${WG_BENCH_ROUTE:-build/bench_route}
+  PIN=(taskset -c "$WG_ROUTE_ONE_CORE")
+  command -v taskset >/dev/null || { PIN=(); echo "taskset missing: not pinned"; }
+  ORD=$TMPD/route_peer.$$.order
+  echo "# one core ($WG_ROUTE_ONE_CORE): wattgraph bench_route"
+  "${PIN[@]}" "$BR" -f "$GRAPH" -q "$N" -n "$REPS" -x 2 -v 50 -P rk -R "$ORD" ||
+    echo "bench_route failed: exit $?"
+  if [ -z "$DRIVER" ] || [ ! -x "$DRIVER" ]; then
+    echo "peer missing: set WG_ROUTINGKIT_DRIVER for the one-core RoutingKit run"
+  elif [ -s "$ORD" ]; then
+    GR1=$TMPD/route_peer.$$.1.gr
+    if "$BIN" convert "$GRAPH" "$GR1" --weights auto --quiet >/dev/null; then
+      echo "# one core ($WG_ROUTE_ONE_CORE): RoutingKit driver, --threads 1"
+      "${PIN[@]}" "$DRIVER" "$GR1" --queries "$N" --threads 1 --reps "$REPS" --paths 0 \
+        --cch-queries "$N" --order "$ORD" | grep -E "ch_build|ch_query|cch_build|cch_customise|cch_query|rss"
+    else
+      echo "convert failed: $BIN convert $GRAPH $GR1 --weights auto" >&2
+    fi
+    rm -f "$GR1"
+  fi
+  rm -f "$ORD"
+fi
+
 [ "$BACKENDS" = none ] && exit 0
 if ! "$BIN" route --help >/dev/null 2>&1; then
   echo "wattgraph route missing in $BIN"

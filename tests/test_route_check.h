@@ -1,7 +1,8 @@
 /* Shared by the router tests: checks a router's answers against the
  * Dijkstra oracle (src/sssp), element by element, at every level:
  *   - level 0: the distance equals Dijkstra's (WG_ROUTE_INF when the
- *     oracle says unreachable);
+ *     oracle says unreachable), with paths and again distance only (on
+ *     the CPU the pruned search over the kept arcs, which must be built);
  *   - every level: the path starts at s, ends at t, every step is an arc of
  *     the graph, the arcs' weights sum to the returned distance, the
  *     distance is at least the optimum, and quality = optimum / distance;
@@ -230,6 +231,23 @@ static inline void rc_check(wg_ctx_t *ctx, wg_router_t *r, const wg_graph_t *g,
       if (level >= 1 && i < st->shortcut_sources)
         rc_check_shortcuts(ctx, r, &c, q, cnt, &b, level, st);
       wg_route_batch_free(&b);
+      if (level == 0) {
+        /* distance only: on the CPU the pruned search over the kept arcs
+         * (perfect customisation), which must be in use there */
+        if (r->backend == WG_ROUTE_BACKEND_CPU && !r->pr.valid)
+          RC_REPORT(st, "source %u: the CPU router has no kept-arc structure", s);
+        wgt_assert_status(ctx, wg_router_query(ctx, r, q, cnt, 0, &b), WG_OK);
+        for (size_t j = 0; j < cnt; j++) {
+          const uint64_t want = dist[q[j].target] == WG_DIST_INF ? WG_ROUTE_INF
+                                                                 : dist[q[j].target];
+          st->queries++;
+          if (b.results[j].distance != want || b.results[j].level != 0)
+            RC_REPORT(st, "distance only, level 0 %u -> %u: got %llu (level %d), expected %llu",
+                      s, q[j].target, (unsigned long long)b.results[j].distance,
+                      b.results[j].level, (unsigned long long)want);
+        }
+        wg_route_batch_free(&b);
+      }
     }
   }
   free(dist);

@@ -21,6 +21,9 @@
  * their start's tree path: the reset walks the same paths again. A coarse
  * level that finds nothing falls back to the exact search (the answer is
  * then level 0's), so a reachable pair is never reported unreachable.
+ * On the CPU backend, level 0 distance-only queries take the same walk
+ * over the kept arcs of the perfect metric instead (route_kept below;
+ * customise.c builds them), with paths the basic words as above.
  *
  * Paths: the chain of improving arcs from the meeting vertex back to s
  * (reversed) and forward to t gives hierarchy steps; each step unpacks
@@ -63,6 +66,7 @@ static void scratch_free(wg__route_scratch *s) {
   free(s->ab);
   free(s->steps);
   free(s->stack);
+  free(s->dd);
   free(s);
 }
 
@@ -210,6 +214,55 @@ static inline void relax(const wg__cch *h, uint32_t x, uint32_t budget, const ui
   }
 }
 
+/* Level 0 on the CPU: relaxes the kept arcs [j, e) from a rank at
+ * distance dx; dd holds (forward, backward) distances per rank and side
+ * picks one. */
+static inline void relax_kept(const wg__cch_kept_arc *ka, uint32_t j, uint32_t e, uint64_t dx,
+                              uint64_t *dd, unsigned side) {
+  for (; j < e; j++) {
+    uint64_t *dv = &dd[2 * (uint64_t)ka[j].head + side];
+    const uint64_t nd = dx + ka[j].w;
+    if (nd < *dv) *dv = nd;
+  }
+}
+
+/* The pruned elimination-tree query of level 0, distance only, on the
+ * kept arcs: the same walk as wg__route_one's; vertices still at infinity
+ * relax nothing, and a side relaxes only below the best sum. The walk
+ * reads one record per rank (parent, row starts) and one pair of
+ * distances. Paths keep the basic search: its meeting vertex and chains
+ * are the ones the CUDA backend returns too (vertex for vertex), which the
+ * kept arcs, where ties are broken differently, would not give. */
+__attribute__((noinline)) static uint64_t route_kept(const wg_router_t *r, uint64_t *dd,
+                                                     uint32_t sr, uint32_t tr) {
+  const wg__cch_pruned *p = &r->pr;
+  const wg__cch_kept_node *node = p->node;
+  uint64_t best = INF;
+  uint32_t ws = sr, wt = tr;
+  dd[2 * (uint64_t)sr] = 0;
+  dd[2 * (uint64_t)tr + 1] = 0;
+  while (ws != wt && ws != WG__CCH_NONE && wt != WG__CCH_NONE) {
+    if (ws < wt) {
+      const uint64_t a = dd[2 * (uint64_t)ws];
+      if (a != INF) relax_kept(p->fa, node[ws].f, node[ws + 1].f, a, dd, 0);
+      ws = node[ws].parent;
+    } else {
+      const uint64_t c = dd[2 * (uint64_t)wt + 1];
+      if (c != INF) relax_kept(p->ba, node[wt].b, node[wt + 1].b, c, dd, 1);
+      wt = node[wt].parent;
+    }
+  }
+  for (uint32_t z = ws == wt ? ws : WG__CCH_NONE; z != WG__CCH_NONE; z = node[z].parent) {
+    const uint64_t a = dd[2 * (uint64_t)z], c = dd[2 * (uint64_t)z + 1];
+    if (a != INF && c != INF && a + c < best) best = a + c;
+    if (a < best) relax_kept(p->fa, node[z].f, node[z + 1].f, a, dd, 0);
+    if (c < best) relax_kept(p->ba, node[z].b, node[z + 1].b, c, dd, 1);
+  }
+  for (uint32_t x = sr; x != WG__CCH_NONE; x = node[x].parent) dd[2 * (uint64_t)x] = INF;
+  for (uint32_t x = tr; x != WG__CCH_NONE; x = node[x].parent) dd[2 * (uint64_t)x + 1] = INF;
+  return best;
+}
+
 wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
@@ -219,6 +272,15 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
   uint64_t *df = s->df, *db = s->db;
   wg_status st = WG_OK;
 
+  if (budget == UINT32_MAX && !want_path && r->pr.valid) {
+    if (!s->dd) {
+      const size_t n2 = 2 * (size_t)(h->n ? h->n : 1);
+      if (!(s->dd = malloc(n2 * sizeof *s->dd))) return WG_ENOMEM;
+      memset(s->dd, 0xff, n2 * sizeof *s->dd);
+    }
+    *dist = route_kept(r, s->dd, sr, tr);
+    return WG_OK;
+  }
   uint64_t best = INF;
   uint32_t meet = WG__CCH_NONE;
   df[sr] = 0;

@@ -52,8 +52,41 @@ typedef struct wg__route_scratch {
   uint64_t steps_cap;
   uint64_t *stack;
   uint64_t stack_cap;
+  uint64_t *dd; /* 2n, df/db interleaved for the kept-arc search; on first use */
   struct wg__route_scratch *next;
 } wg__route_scratch;
+
+/* The CPU's exact query structure (customise.c, wg__cch_perfect): after
+ * the basic customisation, perfect customisation gives every arc the
+ * distance between its ends; an arc direction lying on an upper or
+ * intermediate triangle of equal length is not needed. The kept
+ * directions, per rank, upward: forward (x -> head) and backward
+ * (head -> x). A kept arc's perfect weight equals its basic weight, so
+ * its word in fwd/bwd unpacks to a real path of that length. Level 0's
+ * distance-only queries on the CPU use it (query.c). */
+typedef struct wg__cch_kept_arc {
+  uint32_t head;
+  uint32_t w;
+} wg__cch_kept_arc;
+
+/* Per rank, what the query's tree walk reads, in one record: the parent
+ * and where the rank's kept rows start (a row ends where the next rank's
+ * starts). */
+typedef struct wg__cch_kept_node {
+  uint32_t parent; /* WG__CCH_NONE at a root */
+  uint32_t f, b;   /* first kept forward / backward arc */
+  uint32_t unused;
+} wg__cch_kept_node;
+
+typedef struct wg__cch_pruned {
+  int valid;            /* 0: not built (CUDA backend, a sum overflowed, or
+                         * more than 2^32 - 1 kept arcs a direction) */
+  wg__cch_kept_node *node; /* n + 1 */
+  wg__cch_kept_arc *fa, *ba;
+  uint64_t kept_f, kept_b;
+  int lexicographic;    /* zero weights present: ties broken by arc count */
+  double seconds;       /* the last wg__cch_perfect */
+} wg__cch_pruned;
 
 typedef struct wg__snap_point {
   double c[3]; /* unit vector */
@@ -85,6 +118,7 @@ struct wg_router {
   int snap_built;
   uint64_t metric_version; /* +1 at every accepted wg_router_set_weights */
   int32_t dg_word; /* the mid-batch downgrade word (downgrade.c) */
+  wg__cch_pruned pr; /* CPU backend: level 0's kept arcs (customise.c) */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */
@@ -113,6 +147,15 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g);
 wg_status wg__cch_customise(wg_ctx_t *ctx, const wg__cch *h,
                             const uint32_t *weights, uint64_t *fwd,
                             uint64_t *bwd);
+
+/* Perfect customisation and the kept-arc structure (into *out, fresh;
+ * free with wg__cch_pruned_free) from the basic words fwd/bwd of the
+ * graph weights `weights`. One core. A sum that does not fit leaves
+ * out->valid = 0 (queries then use the basic words; not an error);
+ * WG_ENOMEM only on a failed allocation. */
+wg_status wg__cch_perfect(wg_ctx_t *ctx, const wg__cch *h, const uint32_t *weights,
+                          const uint64_t *fwd, const uint64_t *bwd, wg__cch_pruned *out);
+void wg__cch_pruned_free(wg__cch_pruned *p);
 
 /* ---- query.c ------------------------------------------------------------------ */
 

@@ -86,11 +86,17 @@ static wg_status customise(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *weight
   if ((st = wg__cch_customise(ctx, &r->h, weights, nf, nb)) != WG_OK) {
     goto fail;
   }
+  /* the CPU's level-0 structure: perfect customisation, kept arcs (its
+   * time is part of the CPU customisation; r->pr.seconds alone) */
+  wg__cch_pruned pr;
+  if ((st = wg__cch_perfect(ctx, &r->h, weights, nf, nb, &pr)) != WG_OK) goto fail;
   r->customise_seconds = wg__now() - t0;
   wg__free(&r->fwd);
   wg__free(&r->bwd);
+  wg__cch_pruned_free(&r->pr);
   r->fwd = nf;
   r->bwd = nb;
+  r->pr = pr;
   return WG_OK;
 fail:
   wg__free(&nf);
@@ -195,6 +201,7 @@ void wg_router_destroy(wg_router_t **rp) {
     wg__cch_free(&r->h);
     wg__free(&r->fwd);
     wg__free(&r->bwd);
+    wg__cch_pruned_free(&r->pr);
     wg__route_scratch_free_all(r);
     wg__snap_free(&r->snap);
     pthread_mutex_destroy(&r->lock);
@@ -256,6 +263,8 @@ void wg_router_get_info(const wg_router_t *r, wg_router_info *out) {
   b += h->m_up * (4 + 4 + 8 + 8);            /* head, tail, fwd, bwd */
   b += h->m * 8;                             /* arc_to_up */
   b += (uint64_t)r->snap.count * (sizeof(wg__snap_point) + 1);
+  if (r->pr.valid) /* the CPU's kept arcs */
+    b += ((uint64_t)h->n + 1) * sizeof(wg__cch_kept_node) + (r->pr.kept_f + r->pr.kept_b) * 8;
   out->bytes = b;
 }
 
