@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "graph/gen_road_common.h"
 #include "graph/graph_internal.h"
 
 #define ROAD_SPACING_M 100.0
@@ -39,27 +40,6 @@
 #define ROAD_ORIGIN_LON (-100.0)
 #define ROAD_JITTER 0.25 /* of the spacing, each direction */
 #define ROAD_EXTRA 0.38  /* probability that a non-tree lattice edge is kept */
-#define ROAD_EARTH_R 6371008.8
-#define ROAD_PI 3.14159265358979323846
-
-static double haversine_m(double lon1, double lat1, double lon2, double lat2) {
-  const double k = ROAD_PI / 180.0;
-  double p1 = lat1 * k, p2 = lat2 * k;
-  double dp = p2 - p1, dl = (lon2 - lon1) * k;
-  double s1 = sin(dp / 2), s2 = sin(dl / 2);
-  double h = s1 * s1 + cos(p1) * cos(p2) * s2 * s2;
-  if (h > 1) h = 1;
-  return 2 * ROAD_EARTH_R * asin(sqrt(h));
-}
-
-/* Union-find root with path halving. */
-static inline uint32_t uf_find(uint32_t *parent, uint32_t x) {
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]];
-    x = parent[x];
-  }
-  return x;
-}
 
 wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
                       const wg_gen_opts *opts) {
@@ -154,7 +134,7 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
       uint64_t s = slots[i];
       uint32_t u = (uint32_t)(s >> 1);
       uint32_t v = (uint32_t)((s & 1) ? u + cols : u + 1);
-      uint32_t ru = uf_find(parent, u), rv = uf_find(parent, v);
+      uint32_t ru = road_uf_find(parent, u), rv = road_uf_find(parent, v);
       int keep;
       if (ru != rv) {
         parent[ru < rv ? rv : ru] = ru < rv ? ru : rv;
@@ -176,7 +156,7 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
     wg__edge *e = el.e;
 #pragma omp parallel for schedule(static) num_threads(wg__threads(ctx))
     for (int64_t i = 0; i < ne; i++) {
-      double d = haversine_m(lon[e[i].u], lat[e[i].u], lon[e[i].v], lat[e[i].v]);
+      double d = road_haversine_m(lon[e[i].u], lat[e[i].u], lon[e[i].v], lat[e[i].v]);
       double dm = floor(d * 10.0 + 0.5);
       e[i].w = dm < 1 ? 1 : dm > 4294967295.0 ? UINT32_MAX : (uint32_t)dm;
     }

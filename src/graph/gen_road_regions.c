@@ -43,14 +43,13 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "graph/gen_road_common.h"
 #include "graph/graph_internal.h"
 
 #define RG_SPACING_M 100.0
 #define RG_MAX_EXTENT_M 4.0e6
 #define RG_ORIGIN_LAT 40.0
 #define RG_ORIGIN_LON (-100.0)
-#define RG_EARTH_R 6371008.8
-#define RG_PI 3.14159265358979323846
 /* Calibrated against FLA and NY (docs/generators.md); the #ifndef lets a
  * calibration build override them (-D), nothing else does. */
 #ifndef LEAF_MAX
@@ -111,23 +110,7 @@ static wg_status roads_push(wg_ctx_t *ctx, rg_roads *rs, uint32_t u, uint32_t v,
   return WG_OK;
 }
 
-static double haversine_m(double lon1, double lat1, double lon2, double lat2) {
-  const double k = RG_PI / 180.0;
-  double p1 = lat1 * k, p2 = lat2 * k;
-  double dp = p2 - p1, dl = (lon2 - lon1) * k;
-  double s1 = sin(dp / 2), s2 = sin(dl / 2);
-  double h = s1 * s1 + cos(p1) * cos(p2) * s2 * s2;
-  if (h > 1) h = 1;
-  return 2 * RG_EARTH_R * asin(sqrt(h));
-}
 
-static inline uint32_t uf_find(uint32_t *parent, uint32_t x) {
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]];
-    x = parent[x];
-  }
-  return x;
-}
 
 /* Class and lanes of a bridge at cut depth d. */
 static void bridge_class(uint32_t d, int *cls, int *lanes) {
@@ -187,7 +170,7 @@ static wg_status make_leaf(wg_ctx_t *ctx, const rg_region *rg, uint64_t seed, do
   for (uint32_t i = 0; i < ns; i++) {
     const uint32_t a = sc->slots[i] >> 1;
     const uint32_t b = (sc->slots[i] & 1) ? a + cols : a + 1;
-    const uint32_t ra = uf_find(sc->parent, a), rb = uf_find(sc->parent, b);
+    const uint32_t ra = road_uf_find(sc->parent, a), rb = road_uf_find(sc->parent, b);
     int keep;
     if (ra != rb) {
       sc->parent[ra < rb ? rb : ra] = ra < rb ? ra : rb;
@@ -234,7 +217,7 @@ static wg_status make_leaf(wg_ctx_t *ctx, const rg_region *rg, uint64_t seed, do
     uint32_t a = (uint32_t)wg__bounded(wg__rng_next(&rng), np), tries = 0;
     while (sc->parent[a] >= 4 && tries++ < np) a = a + 1 < np ? a + 1 : 0;
     sc->parent[a]++; /* all at 4 (np >= 2 lattice points cannot be): 5 */
-    const double ang = 2 * RG_PI * wg__unit(wg__rng_next(&rng));
+    const double ang = 2 * ROAD_PI * wg__unit(wg__rng_next(&rng));
     x[rg->lo + id] = x[rg->lo + a] + cos(ang) * cw / 6;
     y[rg->lo + id] = y[rg->lo + a] + sin(ang) * ch / 6;
     sc->eu[ne] = a;
@@ -402,9 +385,9 @@ wg_status wg__gen_road_regions(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertice
 
   /* 4. Degrees (same mapping as the lattice model: origin 40 N 100 W). */
   {
-    const double m_per_deg_lat = RG_EARTH_R * RG_PI / 180.0;
+    const double m_per_deg_lat = ROAD_EARTH_R * ROAD_PI / 180.0;
     const double mid_lat = RG_ORIGIN_LAT + 0.5 * side / m_per_deg_lat;
-    const double m_per_deg_lon = m_per_deg_lat * cos(mid_lat * RG_PI / 180.0);
+    const double m_per_deg_lon = m_per_deg_lat * cos(mid_lat * ROAD_PI / 180.0);
     for (uint64_t v = 0; v < n; v++) {
       const double xm = lon[v], ym = lat[v];
       lat[v] = RG_ORIGIN_LAT + ym / m_per_deg_lat;
@@ -419,7 +402,7 @@ wg_status wg__gen_road_regions(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertice
     goto done;
   for (uint64_t i = 0; i < rs.count; i++) {
     const rg_road *r = &rs.r[i];
-    const double d = haversine_m(lon[r->u], lat[r->u], lon[r->v], lat[r->v]);
+    const double d = road_haversine_m(lon[r->u], lat[r->u], lon[r->v], lat[r->v]);
     const double dm = floor(d * 10.0 + 0.5);
     const uint32_t w = dm < 1 ? 1 : dm > 4294967295.0 ? UINT32_MAX : (uint32_t)dm;
     if ((st = wg__edgelist_push(ctx, &el, r->u, r->v, w)) != WG_OK) goto done;
