@@ -160,21 +160,15 @@ static int parse_schedule(wg_ctx_t *ctx, const char *arg, double *steps, size_t 
   return CLI_OK;
 }
 
-static int write_power_trace(const char *path, const wg_sssp_many_result *r) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
+static int write_power_trace(wg_ctx_t *ctx, const char *path, const wg_sssp_many_result *r) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path, &o);
+  if (!f) return CLI_FAIL;
   fprintf(f, "t,watts,setpoint,knob\n");
   for (uint64_t i = 0; i < r->power_len; i++)
     fprintf(f, "%.4f,%.3f,%.3f,%.3f\n", r->power[i].t, r->power[i].watts, r->power[i].setpoint,
             r->power[i].knob);
-  if (fclose(f) != 0) {
-    cli_error("%s: write failed: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
 static void dist_or_inf(FILE *f, wg_dist_t d) {
@@ -185,12 +179,11 @@ static void dist_or_inf(FILE *f, wg_dist_t d) {
 }
 
 /* The reductions as CSV: one row per source, then the matrix. */
-static int write_reductions(const char *path, const wg_graph_t *g, const wg_sssp_many_result *r) {
-  FILE *f = !path || strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
+static int write_reductions(wg_ctx_t *ctx, const char *path, const wg_graph_t *g,
+                            const wg_sssp_many_result *r) {
+  wg_outfile_t *o = NULL;
+  FILE *f = cli_out_open(ctx, path ? path : "-", &o);
+  if (!f) return CLI_FAIL;
   fprintf(f, "index,source,reached%s%s\n", r->ecc ? ",ecc" : "",
           r->closeness ? ",dist_sum,closeness" : "");
   for (uint32_t i = 0; i < r->k; i++) {
@@ -214,14 +207,7 @@ static int write_reductions(const char *path, const wg_graph_t *g, const wg_sssp
       fputc('\n', f);
     }
   }
-  int bad = ferror(f);
-  if (f != stdout) bad |= fclose(f) != 0;
-  else fflush(f);
-  if (bad) {
-    cli_error("%s: write failed: %s", path ? path : "stdout", strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_out_commit(ctx, &o);
 }
 
 int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
@@ -311,12 +297,12 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
     rc = cli_fail(ctx, st, "sssp many");
     goto done;
   }
-  if (mc->power_trace && (rc = write_power_trace(mc->power_trace, r)) != CLI_OK) goto done;
+  if (mc->power_trace && (rc = write_power_trace(ctx, mc->power_trace, r)) != CLI_OK) goto done;
   const int reductions_to_stdout =
       reduce && !mc->json && (!mc->reduce_out || strcmp(mc->reduce_out, "-") == 0);
-  if (reduce && !mc->json && (rc = write_reductions(mc->reduce_out, g, r)) != CLI_OK) goto done;
+  if (reduce && !mc->json && (rc = write_reductions(ctx, mc->reduce_out, g, r)) != CLI_OK) goto done;
   if (reduce && mc->json && mc->reduce_out && strcmp(mc->reduce_out, "-") != 0 &&
-      (rc = write_reductions(mc->reduce_out, g, r)) != CLI_OK)
+      (rc = write_reductions(ctx, mc->reduce_out, g, r)) != CLI_OK)
     goto done;
 
   double energy_j = 0;
