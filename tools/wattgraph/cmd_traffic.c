@@ -21,16 +21,18 @@ static double now_s(void) {
 
 typedef struct outputs {
   FILE *series, *fcd;
+  wg_outfile_t *series_file, *fcd_file; /* committed when the run succeeds */
   double *flow, *dens, *speed;
   uint32_t fcd_every; /* vehicle ids divisible by this are sampled */
 } outputs;
 
-static FILE *open_out(const char *dir, const char *name) {
+/* DIR/NAME through the shared output files: written under a temporary name
+ * and renamed on commit, so a run that fails leaves an earlier run's files
+ * as they were. */
+static FILE *open_out(wg_ctx_t *ctx, const char *dir, const char *name, wg_outfile_t **o) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) cli_error("%s: cannot write: %s", path, strerror(errno));
-  return f;
+  return cli_out_open(ctx, path, o);
 }
 
 static void write_series(outputs *o, wg_sim_t *sim, const wg_graph_t *g, double t) {
@@ -98,9 +100,10 @@ static void write_fcd(outputs *o, const wg_sim_t *sim, const wg_graph_t *g, doub
  * their coordinates (empty fields when the map has none), length, lanes and
  * free speed (the IDM desired speed: limit x --speed-factor). DIR/model.csv:
  * the fundamental diagram the run's travel times came from. */
-static int write_arcs(const char *dir, const wg_sim_t *sim, const wg_graph_t *g,
+static int write_arcs(wg_ctx_t *ctx, const char *dir, const wg_sim_t *sim, const wg_graph_t *g,
                       const wg_sim_opts *so, double aggregate) {
-  FILE *f = open_out(dir, "arcs.csv");
+  wg_outfile_t *o = NULL;
+  FILE *f = open_out(ctx, dir, "arcs.csv", &o);
   if (!f) return CLI_FAIL;
   wg_csr csr;
   wg_graph_csr(g, &csr);
@@ -118,27 +121,17 @@ static int write_arcs(const char *dir, const wg_sim_t *sim, const wg_graph_t *g,
       fprintf(f, "%.3f,%u,%.4f\n", road[e].length_m, (unsigned)road[e].lanes,
               wg_sim_arc_speed(sim, (uint32_t)e));
     }
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  if (!bad) {
-    f = open_out(dir, "model.csv");
-    if (!f) return CLI_FAIL;
-    const double kj = so->jam_density > 0 ? so->jam_density
-                                          : 1000.0 / (so->idm.length_m + so->idm.min_gap_m);
-    /* the floor (share of vf kept at jam density) as the library applies it */
-    const double floor_share = wg_sim_fd_speed(sim, 1.0, kj);
-    fprintf(f, "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s\n"
-               "%s,%.6f,%.6f,%.6g,%g,%g\n",
-            so->fd == WG_FD_GREENSHIELDS ? "greenshields" : "triangular", kj,
-            so->wave_speed_kmh, floor_share, aggregate, so->step_s);
-    bad |= ferror(f);
-    bad |= fclose(f) != 0;
-  }
-  if (bad) {
-    cli_error("%s: cannot write arcs.csv or model.csv: %s", dir, strerror(errno));
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  if (cli_out_commit(ctx, &o) != CLI_OK) return CLI_FAIL;
+  if (!(f = open_out(ctx, dir, "model.csv", &o))) return CLI_FAIL;
+  const double kj = so->jam_density > 0 ? so->jam_density
+                                        : 1000.0 / (so->idm.length_m + so->idm.min_gap_m);
+  /* the floor (share of vf kept at jam density) as the library applies it */
+  const double floor_share = wg_sim_fd_speed(sim, 1.0, kj);
+  fprintf(f, "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s\n"
+             "%s,%.6f,%.6f,%.6g,%g,%g\n",
+          so->fd == WG_FD_GREENSHIELDS ? "greenshields" : "triangular", kj,
+          so->wave_speed_kmh, floor_share, aggregate, so->step_s);
+  return cli_out_commit(ctx, &o);
 }
 
 static double total_joules(const cli_energy *e, int *any) {
@@ -354,13 +347,13 @@ int cmd_traffic(int argc, char **argv) {
     out.dens = calloc(m + 1, sizeof *out.dens);
     out.speed = calloc(m + 1, sizeof *out.speed);
     out.fcd_every = fcd_share > 0 ? (uint32_t)fmax(1, llround(1 / fcd_share)) : 0;
-    if (!out.flow || !out.dens || !out.speed || !(out.series = open_out(out_dir, "series.csv")) ||
-        (out.fcd_every && !(out.fcd = open_out(out_dir, "fcd.xml")))) {
+    if (!out.flow || !out.dens || !out.speed || !(out.series = open_out(ctx, out_dir, "series.csv", &out.series_file)) ||
+        (out.fcd_every && !(out.fcd = open_out(ctx, out_dir, "fcd.xml", &out.fcd_file)))) {
       rc = CLI_FAIL;
       goto done;
     }
     fprintf(out.series, "time,from,to,flow_vph,density_vpkm,speed_ms\n");
-    if ((rc = write_arcs(out_dir, sim, g, &so, aggregate)) != CLI_OK) goto done;
+    if ((rc = write_arcs(ctx, out_dir, sim, g, &so, aggregate)) != CLI_OK) goto done;
     if (out.fcd)
       fprintf(out.fcd, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<!-- wattgraph traffic: x, y are longitude, latitude -->\n"
@@ -508,8 +501,10 @@ int cmd_traffic(int argc, char **argv) {
              out.fcd ? ", fcd.xml" : "");
   }
 done:
-  if (out.series && fclose(out.series) != 0 && rc == CLI_OK) rc = CLI_FAIL;
-  if (out.fcd && fclose(out.fcd) != 0 && rc == CLI_OK) rc = CLI_FAIL;
+  if (rc == CLI_OK && out.series_file) rc = cli_out_commit(ctx, &out.series_file);
+  if (rc == CLI_OK && out.fcd_file) rc = cli_out_commit(ctx, &out.fcd_file);
+  wg_outfile_abort(&out.series_file);
+  wg_outfile_abort(&out.fcd_file);
   free(out.flow);
   free(out.dens);
   free(out.speed);
