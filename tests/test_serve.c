@@ -897,6 +897,34 @@ static void *client_keep(void *p) {
   return NULL;
 }
 
+/* 8 keep-alive clients of 40 routes each at once (client ids id0..id0+7),
+ * then every answer checked against the oracle: a route equals Dijkstra's,
+ * or the pair has none (NoRoute). */
+static void eight_clients_checked(fixture *f, int id0, int *ok, int *noroute) {
+  static replies_arg args[8];
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++) {
+    memset(&args[i], 0, sizeof args[i]);
+    args[i].f = f;
+    args[i].id = id0 + i;
+    pthread_create(&th[i], NULL, client_keep, &args[i]);
+  }
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  *ok = *noroute = 0;
+  for (int i = 0; i < 8; i++)
+    for (int k = 0; k < args[i].n; k++) {
+      reply *r = &args[i].r[k];
+      if (r->status == 400 && strcmp(code_of(r), "NoRoute") == 0) {
+        (*noroute)++;
+      } else {
+        uint32_t a, b;
+        check_route(f, r, &a, &b);
+        (*ok)++;
+      }
+      reply_free(r);
+    }
+}
+
 /* Three batching threads over the real CPU router (concurrent batches, a
  * third of the cores each): 8 clients x 40 routes at once, every answer
  * checked against the oracle afterwards; then a metric swap while they run
@@ -917,28 +945,8 @@ static void several_batchers_match_the_oracle(void **state) {
   o.batchers = 3;
   o.max_wait_ms = 2;
   start(f, &o);
-  static replies_arg args[8];
-  pthread_t th[8];
-  for (int i = 0; i < 8; i++) {
-    memset(&args[i], 0, sizeof args[i]);
-    args[i].f = f;
-    args[i].id = i;
-    pthread_create(&th[i], NULL, client_keep, &args[i]);
-  }
-  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
-  int ok = 0, noroute = 0;
-  for (int i = 0; i < 8; i++)
-    for (int k = 0; k < args[i].n; k++) {
-      reply *r = &args[i].r[k];
-      if (r->status == 400 && strcmp(code_of(r), "NoRoute") == 0) {
-        noroute++;
-      } else {
-        uint32_t a, b;
-        check_route(f, r, &a, &b);
-        ok++;
-      }
-      reply_free(r);
-    }
+  int ok, noroute;
+  eight_clients_checked(f, 0, &ok, &noroute);
   wg_server_stats st;
   wg_server_get_stats(f->s, &st);
   print_message("3 batchers, 8 clients x 40 routes: %d equal the oracle, %d NoRoute, %llu "
@@ -972,28 +980,8 @@ static void inline_answers_match_the_oracle(void **state) {
     o.inline_answer = 1;
     o.max_wait_ms = 2;
     start(f, &o);
-    static replies_arg args[8];
-    pthread_t th[8];
-    for (int i = 0; i < 8; i++) {
-      memset(&args[i], 0, sizeof args[i]);
-      args[i].f = f;
-      args[i].id = i + 10 * pass;
-      pthread_create(&th[i], NULL, client_keep, &args[i]);
-    }
-    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
-    int ok = 0, noroute = 0;
-    for (int i = 0; i < 8; i++)
-      for (int k = 0; k < args[i].n; k++) {
-        reply *r = &args[i].r[k];
-        if (r->status == 400 && strcmp(code_of(r), "NoRoute") == 0) {
-          noroute++;
-        } else {
-          uint32_t a, b;
-          check_route(f, r, &a, &b);
-          ok++;
-        }
-        reply_free(r);
-      }
+    int ok, noroute;
+    eight_clients_checked(f, 10 * pass, &ok, &noroute);
     wg_server_stats st;
     wg_server_get_stats(f->s, &st);
     print_message("inline (%s backend), 8 clients x 40 routes: %d equal the oracle, %d NoRoute, "
