@@ -782,15 +782,21 @@ static void concurrent_clients_are_batched(void **state) {
   wg_server_stop(&f->s);
 }
 
-/* The server over the real router (what `wattgraph serve` runs): level 0
- * routes equal the oracle, coarser ones are real paths no shorter than it. */
-static void router_backend_matches_the_oracle(void **state) {
-  fixture *f = *state;
+/* The real router on the CPU backend, over the fixture's graph. */
+static wg_router_t *cpu_router(fixture *f) {
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   ro.backend = WG_ROUTE_BACKEND_CPU;
   wg_router_t *router = NULL;
   wgt_assert_status(f->ctx, wg_router_create(f->ctx, &router, f->g, &ro), WG_OK);
+  return router;
+}
+
+/* The server over the real router (what `wattgraph serve` runs): level 0
+ * routes equal the oracle, coarser ones are real paths no shorter than it. */
+static void router_backend_matches_the_oracle(void **state) {
+  fixture *f = *state;
+  wg_router_t *router = cpu_router(f);
   wg_serve_backend keep = f->be;
   wg_serve_backend_router(&f->be, router);
   assert_true(f->be.num_levels >= 4);
@@ -931,11 +937,7 @@ static void eight_clients_checked(fixture *f, int id0, int *ok, int *noroute) {
  * is still applied between batches. */
 static void several_batchers_match_the_oracle(void **state) {
   fixture *f = *state;
-  wg_router_opts ro;
-  wg_router_opts_defaults(&ro);
-  ro.backend = WG_ROUTE_BACKEND_CPU;
-  wg_router_t *router = NULL;
-  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &router, f->g, &ro), WG_OK);
+  wg_router_t *router = cpu_router(f);
   wg_serve_backend keep = f->be;
   wg_serve_backend_router(&f->be, router);
   assert_int_equal(f->be.concurrent, 1);
@@ -966,11 +968,7 @@ static void several_batchers_match_the_oracle(void **state) {
  * falls back to batches and the answers are still right. */
 static void inline_answers_match_the_oracle(void **state) {
   fixture *f = *state;
-  wg_router_opts ro;
-  wg_router_opts_defaults(&ro);
-  ro.backend = WG_ROUTE_BACKEND_CPU;
-  wg_router_t *router = NULL;
-  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &router, f->g, &ro), WG_OK);
+  wg_router_t *router = cpu_router(f);
   wg_serve_backend keep = f->be;
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 0) wg_serve_backend_router(&f->be, router);
@@ -1059,11 +1057,7 @@ static void slow_free(void *u, wg_route_batch *b) {
  * level 0. */
 static void watchdog_drops_a_late_batch(void **state) {
   fixture *f = *state;
-  wg_router_opts ro;
-  wg_router_opts_defaults(&ro);
-  ro.backend = WG_ROUTE_BACKEND_CPU;
-  slow_router sr = {NULL, 0.025};
-  wgt_assert_status(f->ctx, wg_router_create(f->ctx, &sr.r, f->g, &ro), WG_OK);
+  slow_router sr = {cpu_router(f), 0.025};
   wg_serve_backend keep = f->be;
   f->be = (wg_serve_backend){&sr, 4, slow_query, slow_table, slow_snap, slow_weights,
                              slow_free, slow_downgrade, 0};
