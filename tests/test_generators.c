@@ -372,24 +372,33 @@ static void road_structure(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Builds a road map on one thread and on two: the same graph, road
+ * attributes too; the next seed gives another graph. Returns the first. */
+static wg_graph_t *road_same_on_any_threads(wg_ctx_t *ctx, wg_gen_opts o, uint32_t n) {
+  wg_graph_t *a = NULL, *b = NULL, *d = NULL;
+  wg_ctx_set_threads(ctx, 1);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &a, n, &o), WG_OK);
+  wg_ctx_set_threads(ctx, 2);
+  wgt_assert_status(ctx, wg_gen_road(ctx, &b, n, &o), WG_OK);
+  assert_true(same_graph(a, b));
+  assert_memory_equal(wg_graph_road(a), wg_graph_road(b),
+                      wg_graph_num_arcs(a) * sizeof(wg_road_arc));
+  o.seed++;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &d, n, &o), WG_OK);
+  assert_false(same_graph(a, d));
+  wg_graph_destroy(&b);
+  wg_graph_destroy(&d);
+  return a;
+}
+
 static void road_deterministic(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *a = NULL, *b = NULL, *d = NULL;
   wg_gen_opts o;
   wg_gen_opts_defaults(&o);
   o.seed = 11;
-  wg_ctx_set_threads(ctx, 1);
-  wgt_assert_status(ctx, wg_gen_road(ctx, &a, 20000, &o), WG_OK);
-  wg_ctx_set_threads(ctx, 2);
-  wgt_assert_status(ctx, wg_gen_road(ctx, &b, 20000, &o), WG_OK);
-  assert_true(same_graph(a, b));
-  o.seed = 12;
-  wgt_assert_status(ctx, wg_gen_road(ctx, &d, 20000, &o), WG_OK);
-  assert_false(same_graph(a, d));
+  wg_graph_t *a = road_same_on_any_threads(ctx, o, 20000);
   wg_graph_destroy(&a);
-  wg_graph_destroy(&b);
-  wg_graph_destroy(&d);
   wg_ctx_destroy(&ctx);
 }
 
@@ -498,6 +507,16 @@ static void regions_structure(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Roads between the first and second half of the ids. */
+static uint64_t id_half_cut(const wg_graph_t *g) {
+  wg_csr c;
+  wg_graph_csr(g, &c);
+  uint64_t cut = 0;
+  for (uint32_t u = 0; u < c.n / 2; u++)
+    for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) cut += c.targets[i] >= c.n / 2;
+  return cut;
+}
+
 /* Same seed, same graph (attributes too) whatever the thread count; the
  * bridges make separators small: the cut between the first and second
  * half of the ids (the top split) has at most 0.9 n^(1/4) + 1 roads, far
@@ -505,42 +524,22 @@ static void regions_structure(void **state) {
 static void regions_deterministic_small_cuts(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *a = NULL, *b = NULL, *d = NULL;
   wg_gen_opts o;
   wg_gen_opts_defaults(&o);
   o.road_model = WG_ROAD_REGIONS;
   o.seed = 11;
-  wg_ctx_set_threads(ctx, 1);
-  wgt_assert_status(ctx, wg_gen_road(ctx, &a, 40000, &o), WG_OK);
-  wg_ctx_set_threads(ctx, 2);
-  wgt_assert_status(ctx, wg_gen_road(ctx, &b, 40000, &o), WG_OK);
-  assert_true(same_graph(a, b));
-  assert_memory_equal(wg_graph_road(a), wg_graph_road(b),
-                      wg_graph_num_arcs(a) * sizeof(wg_road_arc));
-  o.seed = 12;
-  wgt_assert_status(ctx, wg_gen_road(ctx, &d, 40000, &o), WG_OK);
-  assert_false(same_graph(a, d));
-  wg_csr c;
-  wg_graph_csr(a, &c);
-  uint64_t cut = 0;
-  for (uint32_t u = 0; u < c.n / 2; u++)
-    for (uint64_t i = c.offsets[u]; i < c.offsets[u + 1]; i++) cut += c.targets[i] >= c.n / 2;
+  wg_graph_t *a = road_same_on_any_threads(ctx, o, 40000);
+  const uint64_t cut = id_half_cut(a);
   /* the lattice's cut between the same id halves: a row of ~sqrt(n) */
   wg_graph_t *lat = NULL;
   wgt_assert_status(ctx, wg_gen_road(ctx, &lat, 40000, NULL), WG_OK);
-  wg_csr lc;
-  wg_graph_csr(lat, &lc);
-  uint64_t lcut = 0;
-  for (uint32_t u = 0; u < lc.n / 2; u++)
-    for (uint64_t i = lc.offsets[u]; i < lc.offsets[u + 1]; i++) lcut += lc.targets[i] >= lc.n / 2;
+  const uint64_t lcut = id_half_cut(lat);
   wg_graph_destroy(&lat);
   printf("regions 40000: %llu roads across the top cut (0.9 n^(1/4) = %.1f); lattice %llu\n",
          (unsigned long long)cut, 0.9 * pow(40000.0, 0.25), (unsigned long long)lcut);
   assert_in_range(cut, 1, (uint64_t)(0.9 * pow(40000.0, 0.25) + 1));
   assert_true(4 * cut < lcut);
   wg_graph_destroy(&a);
-  wg_graph_destroy(&b);
-  wg_graph_destroy(&d);
   wg_ctx_destroy(&ctx);
 }
 
