@@ -163,16 +163,9 @@ wg_status wg_gen_road(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertices,
   }
 
   if ((st = wg__graph_build(ctx, &g, (uint32_t)n, &el, 1)) != WG_OK) goto done;
-  g->lon = lon;
-  g->lat = lat;
-  lon = lat = NULL;
+  road_adopt_coordinates(g, &lon, &lat);
   /* road attributes: lengths from the weights, one lane, 50 km/h */
   if ((st = wg_graph_derive_road(ctx, g, 50, 1)) != WG_OK) goto done;
-  snprintf(g->info.format, sizeof g->info.format, "road");
-  g->info.weighted_input = 1;
-  g->info.weights_assigned = 0;
-  g->info.id_base = 0;
-  g->info.has_coordinates = 1;
   *out = g;
   g = NULL;
 

@@ -5,6 +5,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "graph/graph_internal.h"
 
 #define ROAD_EARTH_R 6371008.8 /* mean Earth radius, metres */
 #define ROAD_PI 3.14159265358979323846
@@ -27,6 +30,19 @@ static inline uint32_t road_uf_find(uint32_t *parent, uint32_t x) {
     x = parent[x];
   }
   return x;
+}
+
+/* Hands the generated coordinates to the built graph (the graph frees
+ * them from now on) and marks it a weighted road map with coordinates. */
+static inline void road_adopt_coordinates(wg_graph_t *g, double **lon, double **lat) {
+  g->lon = *lon;
+  g->lat = *lat;
+  *lon = *lat = NULL;
+  snprintf(g->info.format, sizeof g->info.format, "road");
+  g->info.weighted_input = 1;
+  g->info.weights_assigned = 0;
+  g->info.id_base = 0;
+  g->info.has_coordinates = 1;
 }
 
 #endif

@@ -414,15 +414,8 @@ wg_status wg__gen_road_regions(wg_ctx_t *ctx, wg_graph_t **out, uint32_t vertice
   const uint64_t nre = 2 * rs.count;
   wg__free(&rs.r);
   if ((st = wg__graph_build(ctx, &g, (uint32_t)n, &el, 1)) != WG_OK) goto done;
-  g->lon = lon;
-  g->lat = lat;
-  lon = lat = NULL;
+  road_adopt_coordinates(g, &lon, &lat);
   if ((st = wg__road_attach(ctx, g, re, nre)) != WG_OK) goto done;
-  snprintf(g->info.format, sizeof g->info.format, "road");
-  g->info.weighted_input = 1;
-  g->info.weights_assigned = 0;
-  g->info.id_base = 0;
-  g->info.has_coordinates = 1;
   *out = g;
   g = NULL;
 
