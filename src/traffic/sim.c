@@ -260,7 +260,7 @@ wg_status wg__sim_to_host(wg_sim_t *s) {
   if (s->routes_stale) {
     /* a round on the device repacked the routes: its arcs come first (the
      * host may hold newer arcs from dev_nroute on, routed since) */
-    if ((st = wg__sim_route_reserve(s, 0)) != WG_OK) return st;
+    if ((st = wg__sim_route_reserve(s, 1)) != WG_OK) return st; /* never NULL after */
     if ((st = wg__cuda_traffic_routes_down(s->gpu, s->route, s->dev_nroute, why, sizeof why)) !=
         WG_OK)
       return wg__error(s->ctx, st, "traffic (CUDA): routes to the host: %s", why);
