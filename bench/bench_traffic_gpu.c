@@ -28,7 +28,10 @@
  * --trip-span N (0: destinations by --trip-hops; else a vertex whose id is
  * within N of the origin's: both models number vertices region by region,
  * so this is a trip inside a region of about 2N vertices, kilometres long
- * rather than the few arcs a random walk gets away). Exit 7 when --backend cuda and no GPU. The router's build
+ * rather than the few arcs a random walk gets away). --round
+ * device|host|both (device, the default: re-routing rounds with the state
+ * on the GPU; host: the state copied to the host for them and back; both:
+ * a re-routing run of each, same trips and router). Exit 7 when --backend cuda and no GPU. The router's build
  * (a METIS nested-dissection order on the host) is timed and printed first:
  * at 20M vertices it takes minutes, so the largest runs use --no-router. */
 #include <errno.h>
@@ -63,6 +66,7 @@ typedef struct args {
   wg_backend backend;
   wg_route_backend router;
   int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
+  int round; /* re-routing rounds: 0 on the device, 1 on the host, 2 both (two runs) */
 } args;
 
 static int parse_u64(const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
@@ -84,12 +88,13 @@ static void usage(void) {
           "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
           "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n"
           "       [--reroute-mode all|share|ahead] [--share F] [--ahead-m M] [--route-batch N]\n"
+          "       [--round device|host|both]\n"
           "       [--model lattice|regions] [--trip-span N]\n");
 }
 
 static int parse(int argc, char **argv, args *a) {
   *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, 0.1, 1000.0, 1u << 20, 0,
-              WG_ROAD_LATTICE, WG_REROUTE_ALL, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0};
+              WG_ROAD_LATTICE, WG_REROUTE_ALL, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0, 0};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -157,6 +162,11 @@ static int parse(int argc, char **argv, args *a) {
       else if (!strcmp(v, "cpu")) a->router = WG_ROUTE_BACKEND_CPU;
       else if (!strcmp(v, "auto")) a->router = WG_ROUTE_BACKEND_AUTO;
       else return usage(), 0;
+    } else if (!strcmp(f, "--round")) {
+      if (!strcmp(v, "device")) a->round = 0;
+      else if (!strcmp(v, "host")) a->round = 1;
+      else if (!strcmp(v, "both")) a->round = 2;
+      else return usage(), 0;
     } else if (!strcmp(f, "--only")) {
       if (!strcmp(v, "plain")) a->only = 1;
       else if (!strcmp(v, "reroute")) a->only = 2;
@@ -217,10 +227,11 @@ static wg_trip *local_trips(const wg_graph_t *g, uint64_t n, uint64_t hops, uint
 }
 
 static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router_t *router,
-                const args *a, const wg_trip *trips, int reroute) {
-  const char *name = reroute ? "reroute" : "plain";
+                const args *a, const wg_trip *trips, int reroute, int round_on_host) {
+  const char *name = !reroute ? "plain" : round_on_host ? "reroute-host" : "reroute";
   wg_sim_opts o;
   wg_sim_opts_defaults(&o);
+  o.round_on_host = round_on_host;
   o.backend = a->backend;
   o.seed = a->seed;
   o.reroute_s = reroute ? a->reroute : 0;
@@ -397,8 +408,9 @@ int main(int argc, char **argv) {
          a.span ? " of the origin's" : " arcs away", a.window > 0 ? "over 0 - " : "at ", a.window,
          a.trips ? now_s() - t0 : 0.0, a.walkers, a.steps, a.reroute,
          a.mode == WG_REROUTE_ALL ? "all" : a.mode == WG_REROUTE_SHARE ? "share" : "ahead");
-  if (a.only != 2) run(ctx, meter, g, router, &a, trips, 0);
-  if (a.only != 1 && a.trips) run(ctx, meter, g, router, &a, trips, 1);
+  if (a.only != 2) run(ctx, meter, g, router, &a, trips, 0, 0);
+  if (a.only != 1 && a.trips && a.round != 1) run(ctx, meter, g, router, &a, trips, 1, 0);
+  if (a.only != 1 && a.trips && a.round != 0) run(ctx, meter, g, router, &a, trips, 1, 1);
   rc = 0;
 done:
   free(trips);

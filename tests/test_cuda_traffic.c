@@ -8,7 +8,8 @@
  * equal, and at the end the per-arc series too. The first mismatches are
  * printed. Maps: the bundled Monaco extract (multi-lane, one-way streets;
  * re-routing every 60 s, mode all) and a generated road graph given random
- * lanes (1-3) and limits (30-90 km/h), re-routing in modes share and ahead;
+ * lanes (1-3) and limits (30-90 km/h), re-routing in modes share and ahead
+ * (rounds on the device, the default, and once on the host);
  * a packed ring where fronts are removed for gridlock; and the refusals
  * (no such GPU). Skips (exit 7) without a GPU. */
 #include <math.h>
@@ -242,23 +243,27 @@ static void generated(void **state) {
   }
   wgt_assert_status(ctx, wg_graph_set_road(ctx, g, r, m), WG_OK);
   free(r);
-  const wg_reroute_mode modes[] = {WG_REROUTE_SHARE, WG_REROUTE_AHEAD};
-  for (int k = 0; k < 2; k++) {
+  /* rounds on the device in both modes, and on the host (the state's round
+   * trip) in mode ahead */
+  const wg_reroute_mode modes[] = {WG_REROUTE_SHARE, WG_REROUTE_AHEAD, WG_REROUTE_AHEAD};
+  const char *names[] = {"road share", "road ahead", "road ahead, round on the host"};
+  for (int k = 0; k < 3; k++) {
     wg_sim_opts o;
     wg_sim_opts_defaults(&o);
     o.reroute_s = 45;
     o.reroute = modes[k];
+    o.round_on_host = k == 2;
     o.reroute_share = 0.5;
     o.reroute_ahead_m = 800;
-    o.depart_at_speed = k;
-    o.seed = 3 + (uint64_t)k;
+    o.depart_at_speed = k & 1;
+    o.seed = 3 + (uint64_t)(k & 1);
     o.idm.time_headway_s = 1.2;
     side c, d;
     side_make(ctx, &c, g, o, WG_BACKEND_CPU, 1);
     side_make(ctx, &d, g, o, WG_BACKEND_CUDA, 1);
     add_demand(ctx, &c, g, 6000, 150, 20000, 0);
     add_demand(ctx, &d, g, 6000, 150, 20000, 0);
-    run_pair(ctx, &c, &d, g, 60, 6, 40, k ? "road ahead" : "road share");
+    run_pair(ctx, &c, &d, g, 60, 6, 40, names[k]);
     side_free(&c);
     side_free(&d);
   }

@@ -9,11 +9,14 @@ bin=${WG_BIN:?WG_BIN not set}
 "$bin" gen road --vertices 2000 -o "$tmp/road.wgc" -q >/dev/null || { echo "FAIL gen road"; exit 1; }
 check help 0 "$bin" traffic --help
 expect_in help "$tmp/out" "--reroute-mode"
+expect_in help_round "$tmp/out" "--round WHERE"
 check nothing 2 "$bin" traffic "$tmp/road.wgc"
 expect_in nothing "$tmp/err" "nothing to simulate"
 check both 2 "$bin" traffic "$tmp/road.wgc" --vehicles 5 --trips x
 check range 2 "$bin" traffic "$tmp/road.wgc" --walkers 5 --step 0
 check mode 2 "$bin" traffic "$tmp/road.wgc" --walkers 5 --reroute-mode some
+check round 2 "$bin" traffic "$tmp/road.wgc" --walkers 5 --round gpu
+expect_in round "$tmp/err" "unknown --round 'gpu' (device or host)"
 printf '0 1 5\n10 1\n' >"$tmp/bad.trips"
 check bad_trips 1 "$bin" traffic "$tmp/road.wgc" --trips "$tmp/bad.trips" -q
 expect_in bad_trips "$tmp/err" "bad.trips:2: expected 'depart origin destination', found 2 fields"

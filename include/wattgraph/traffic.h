@@ -98,6 +98,11 @@ typedef struct wg_sim_opts {
                            with the router), WG_BACKEND_AUTO (CUDA when a GPU
                            is present and the network fits, else CPU) */
   int device;           /* CUDA device ordinal; 0 */
+  int round_on_host;    /* CUDA backend: 0 (the default) runs re-routing
+                           rounds on the device (only the picked trips'
+                           origins and destinations, the lane counts and
+                           the router's paths cross); 1 brings the state to
+                           the host for them and back (the same results) */
 } wg_sim_opts;
 
 void wg_sim_opts_defaults(wg_sim_opts *opts);

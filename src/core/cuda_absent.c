@@ -380,3 +380,39 @@ wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h, const wg__cuda_traffic_st
   (void)heads, (void)head_arc, (void)nheads, (void)step, (void)at_speed, (void)went_in;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_traffic_lane_counts(wg__cuda_traffic *h, uint32_t *cnt, char *why,
+                                       size_t why_cap) {
+  (void)h, (void)cnt;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_round_pick(wg__cuda_traffic *h, const wg__cuda_traffic_pick *p,
+                                      uint64_t nveh, uint64_t *nq, uint32_t **orig,
+                                      uint32_t **dest, char *why, size_t why_cap) {
+  (void)h, (void)p, (void)nveh;
+  *nq = 0;
+  *orig = *dest = NULL;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_round_paths(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                       const uint32_t *plen, const uint64_t *pfirst,
+                                       const uint32_t *verts, uint64_t nverts, char *why,
+                                       size_t why_cap) {
+  (void)h, (void)q0, (void)n, (void)plen, (void)pfirst, (void)verts, (void)nverts;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t *nroute,
+                                        uint64_t *refused, char *why, size_t why_cap) {
+  (void)h;
+  *nroute = *refused = 0;
+  return absent(why, why_cap);
+}
+
+wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route, uint64_t n,
+                                       char *why, size_t why_cap) {
+  (void)h, (void)route, (void)n;
+  return absent(why, why_cap);
+}

@@ -480,6 +480,37 @@ wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h, const wg__cuda_traffic_st
 /* Device bytes held: the network, per vehicle, the rest. */
 void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net, uint64_t *per_vehicle,
                             uint64_t *total);
+/* A re-routing round on the device (src/traffic/routes.c's round, bit for
+ * bit, the state left there): lane_counts brings the nl lane counts (the
+ * travel times' input); round_pick picks the trips that re-route among the
+ * device's nveh vehicles (the device's scratch remembers them) and returns
+ * their count and, in vehicle order, origins and destinations in host
+ * arrays the caller frees (NULL when none); round_paths hands the router's
+ * answer for picked trips [q0, q0 + n): plen[i] vertices (0: refused, the
+ * trip keeps its route) from pfirst[i] of verts (nverts, host); round_splice
+ * turns the paths into arcs (a step that is no arc refuses the path,
+ * counted in *refused), packs every queued or running trip's remaining
+ * route into a fresh device array in vehicle order with the new paths
+ * spliced, points the records at it and returns its arcs in *nroute.
+ * routes_down copies route arcs [0, n) to the host. */
+typedef struct wg__cuda_traffic_pick {
+  int mode;             /* wg_reroute_mode */
+  double share, ahead_m;
+  uint64_t seed, round; /* the options' seed; the round's number (stats.reroutes) */
+} wg__cuda_traffic_pick;
+wg_status wg__cuda_traffic_lane_counts(wg__cuda_traffic *h, uint32_t *cnt, char *why,
+                                       size_t why_cap);
+wg_status wg__cuda_traffic_round_pick(wg__cuda_traffic *h, const wg__cuda_traffic_pick *p,
+                                      uint64_t nveh, uint64_t *nq, uint32_t **orig,
+                                      uint32_t **dest, char *why, size_t why_cap);
+wg_status wg__cuda_traffic_round_paths(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                       const uint32_t *plen, const uint64_t *pfirst,
+                                       const uint32_t *verts, uint64_t nverts, char *why,
+                                       size_t why_cap);
+wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t *nroute,
+                                        uint64_t *refused, char *why, size_t why_cap);
+wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route, uint64_t n,
+                                       char *why, size_t why_cap);
 
 #ifdef __cplusplus
 }

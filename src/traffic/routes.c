@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/gateway.h"
 #include "traffic/sim_internal.h"
 
 /* ---- the route engine behind the callbacks ------------------------------- */
@@ -392,5 +393,113 @@ done:
   free(fresh);
   free(cq);
   free(ca);
+  return st;
+}
+
+/* The round with the state on the device (CUDA backend, round_on_host 0):
+ * the same travel times (from the device's lane counts), the same trips
+ * picked (on the device), the same router calls in the same batches, the
+ * same checks of each answer here, and the device turns the paths into
+ * arcs and packs the routes exactly as wg__sim_reroute does on the host.
+ * What crosses: the lane counts, the picked trips' origins and
+ * destinations, and the router's vertex paths (the router hands them to
+ * the host). */
+wg_status wg__sim_reroute_dev(wg_sim_t *s) {
+  wg_status st = WG_OK;
+  char why[256] = "";
+  uint32_t *orig = NULL, *dest = NULL, *plen = NULL;
+  uint64_t *pfirst = NULL, nq = 0;
+  wg_route_query *qs = NULL;
+  size_t *idx = NULL;
+  const wg_sim_router *r = &s->o.router;
+  s->st.reroutes++;
+  if ((st = wg__cuda_traffic_lane_counts(s->gpu, s->cnt, why, sizeof why)) != WG_OK)
+    return wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+  if ((st = wg__sim_push_weights(s)) != WG_OK) return st;
+  for (uint64_t i = 0; i < s->npend; i++) s->pend[i].routed = 0;
+  s->routed_until = 0;
+  const wg__cuda_traffic_pick pk = {(int)s->o.reroute, s->o.reroute_share, s->o.reroute_ahead_m,
+                                    s->o.seed, s->st.reroutes};
+  if ((st = wg__cuda_traffic_round_pick(s->gpu, &pk, s->nveh, &nq, &orig, &dest, why,
+                                        sizeof why)) != WG_OK)
+    return wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+  /* routes.c's route_pairs: batches of route_batch queries, a trip whose
+   * origin is its destination not asked (it keeps its route) */
+  const size_t batch = s->o.route_batch < nq ? s->o.route_batch : nq ? (size_t)nq : 1;
+  if ((st = wg__alloc(s->ctx, &qs, batch, sizeof *qs, "route queries")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &idx, batch, sizeof *idx, "route queries")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &plen, batch, 4, "route queries")) != WG_OK ||
+      (st = wg__alloc(s->ctx, &pfirst, batch, 8, "route queries")) != WG_OK)
+    goto done;
+  for (uint64_t i0 = 0; i0 < nq;) {
+    size_t n = 0;
+    uint64_t i = i0;
+    for (; i < nq && n < batch && i - i0 < batch; i++)
+      if (orig[i] != dest[i] && r->query) {
+        qs[n].source = orig[i];
+        qs[n].target = dest[i];
+        qs[n].level = 0;
+        idx[n++] = (size_t)(i - i0);
+      }
+    /* the answers go to the device per picked trip of [i0, i) (at most
+     * `batch` of them, the skipped ones included: plen 0) */
+    const uint64_t span = i - i0;
+    for (uint64_t k = 0; k < span; k++) plen[k] = 0, pfirst[k] = 0;
+    wg_route_batch b;
+    memset(&b, 0, sizeof b);
+    if (n) {
+      const double t0 = wg__now();
+      st = r->query(r->user, s->ctx, qs, n, &b);
+      s->st.route_seconds += wg__now() - t0;
+      if (st != WG_OK) goto done;
+      s->st.routes += n;
+      if (b.count != n) {
+        st = wg__error(s->ctx, WG_EINVAL, "traffic: the router answered %zu of %zu queries",
+                       b.count, n);
+        if (r->free_batch) r->free_batch(r->user, &b);
+        goto done;
+      }
+    }
+    for (size_t k = 0; k < n; k++) {
+      const size_t j = idx[k];
+      const wg_route_result *res = &b.results[k];
+      if (res->distance == WG_ROUTE_INF || res->path_len < 2) continue;
+      const uint32_t *path = b.path + res->path_first;
+      if (res->path_first + res->path_len > b.path_total || path[0] != orig[i0 + j] ||
+          path[res->path_len - 1] != dest[i0 + j])
+        continue;
+      plen[j] = res->path_len;
+      pfirst[j] = res->path_first;
+    }
+    st = wg__cuda_traffic_round_paths(s->gpu, i0, span, plen, pfirst, b.path,
+                                      n ? b.path_total : 0, why, sizeof why);
+    if (n && r->free_batch) r->free_batch(r->user, &b);
+    if (st != WG_OK) {
+      st = wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+      goto done;
+    }
+    i0 = i;
+  }
+  {
+    uint64_t total = 0, refused = 0;
+    if ((st = wg__cuda_traffic_round_splice(s->gpu, &total, &refused, why, sizeof why)) !=
+        WG_OK) {
+      st = wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+      goto done;
+    }
+    /* the host's route array is stale now: dropped, fetched on demand */
+    free(s->route);
+    s->route = NULL;
+    s->caproute = 0;
+    s->nroute = s->dev_nroute = total;
+    s->routes_stale = 1;
+  }
+done:
+  free(orig);
+  free(dest);
+  free(plen);
+  free(pfirst);
+  free(qs);
+  free(idx);
   return st;
 }

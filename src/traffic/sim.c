@@ -256,8 +256,18 @@ wg_status wg__sim_to_host(wg_sim_t *s) {
   if (!s->gpu || !s->dev_owns) return WG_OK;
   uint64_t c[WG__TC_N];
   char why[256] = "";
+  wg_status st;
+  if (s->routes_stale) {
+    /* a round on the device repacked the routes: its arcs come first (the
+     * host may hold newer arcs from dev_nroute on, routed since) */
+    if ((st = wg__sim_route_reserve(s, 1)) != WG_OK) return st; /* never NULL after */
+    if ((st = wg__cuda_traffic_routes_down(s->gpu, s->route, s->dev_nroute, why, sizeof why)) !=
+        WG_OK)
+      return wg__error(s->ctx, st, "traffic (CUDA): routes to the host: %s", why);
+    s->routes_stale = 0;
+  }
   wg__cuda_traffic_state x = gpu_state(s, c);
-  wg_status st = wg__cuda_traffic_download(s->gpu, &x, why, sizeof why);
+  st = wg__cuda_traffic_download(s->gpu, &x, why, sizeof why);
   if (st != WG_OK) return wg__error(s->ctx, st, "traffic (CUDA): state to the host: %s", why);
   s->dev_owns = 0;
   return counters_unpack(s, c);
@@ -1121,26 +1131,50 @@ static int departures_due(const wg_sim_t *s) {
 
 /* Whether this step starts with host work on the state (re-routing, the
  * first travel times; departures unless the device takes them). */
-static int host_work_due(const wg_sim_t *s) {
-  if (s->o.router.query && (s->step == 0 || s->step >= s->next_reroute)) return 1;
+static int host_work_due(const wg_sim_t *s, int dev_round) {
+  if (s->o.router.query && (s->step == 0 || (s->step >= s->next_reroute && !dev_round)))
+    return 1;
   return departures_due(s) && !s->dev_owns;
+}
+
+/* Whether any vehicle record waits for its departure (the backlog, or a
+ * fixed route's vehicle queued). */
+static int queued_records(const wg_sim_t *s) {
+  if (s->nback) return 1;
+  for (uint64_t i = 0; i < s->npend; i++)
+    if (s->pend[i].vehicle != WG_SIM_NONE) return 1;
+  return 0;
 }
 
 static wg_status step_once(wg_sim_t *s) {
   wg_status st;
-  const int host_work = s->gpu && host_work_due(s);
-  /* departures on the device: it holds the state and nothing else needs
-   * the host this step */
-  const int dev_departures = s->gpu && !host_work && s->dev_owns && departures_due(s);
-  const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
   const int round = s->step >= s->next_reroute && s->o.router.query;
+  /* a round with the state on the device (after step 0, which sets it up) */
+  const int dev_round = s->gpu && round && !s->o.round_on_host && s->step > 0;
+  const int host_work = s->gpu && host_work_due(s, dev_round);
   const double t_round = round ? wg__now() : 0;
+  if (dev_round && !host_work) {
+    /* the host's edits (if any) go up first; the device holds the state */
+    if ((st = gpu_upload(s)) != WG_OK) return st;
+    s->dev_owns = 1;
+  }
+  const uint64_t nroute0 = s->nroute, rounds0 = s->st.reroutes;
   if (host_work && (st = host_edit(s, 0)) != WG_OK) return st;
   if (s->step >= s->next_reroute) {
-    if (s->o.router.query && (st = wg__sim_reroute(s)) != WG_OK) return st;
+    if (s->o.router.query &&
+        (st = dev_round && !host_work ? wg__sim_reroute_dev(s) : wg__sim_reroute(s)) != WG_OK)
+      return st;
+    /* the device's round moved every queued vehicle's route too: the
+     * host's records of those (read when they depart) are stale, so with
+     * any queued vehicle the state comes to the host now */
+    if (dev_round && !host_work && queued_records(s) && (st = host_edit(s, 0)) != WG_OK)
+      return st;
     s->st.round_seconds += wg__now() - t_round;
     s->next_reroute += (uint64_t)llround(s->o.reroute_s / s->o.step_s) ? (uint64_t)llround(s->o.reroute_s / s->o.step_s) : 1;
   }
+  /* departures on the device: it holds the state and nothing else needed
+   * the host this step */
+  const int dev_departures = s->gpu && s->dev_owns && departures_due(s);
   if (s->step == 0 && s->o.router.query && (st = wg__sim_push_weights(s)) != WG_OK)
     return st; /* the first departures route on travel times too */
   if ((st = departures(s, dev_departures)) != WG_OK) return st;

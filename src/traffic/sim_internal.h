@@ -89,6 +89,10 @@ struct wg_sim {
   wg_backend backend;
   struct wg__cuda_traffic *gpu;
   int dev_owns, host_dirty, routes_dirty;
+  /* a round on the device repacked the routes there: the host's copy of
+   * arcs [0, dev_nroute) is stale (sim->route may be NULL) until
+   * wg__sim_to_host fetches it */
+  int routes_stale;
   /* vehicle records and route arcs the device holds (departures on the
    * device append the ones made since); per arc: the last queue index with
    * that first arc while departures are grouped (else WG_SIM_NONE) */
@@ -112,6 +116,8 @@ uint32_t wg__sim_arc(const wg_sim_t *sim, uint32_t u, uint32_t v);
 /* Every reroute_s: travel times from the fundamental diagram to the router,
  * then re-routes trips (routes.c). */
 wg_status wg__sim_reroute(wg_sim_t *sim);
+/* The CUDA backend's round with the state on the device (routes.c). */
+wg_status wg__sim_reroute_dev(wg_sim_t *sim);
 /* Free-flow-or-current travel times to the router (routes.c). */
 wg_status wg__sim_push_weights(wg_sim_t *sim);
 

@@ -148,7 +148,7 @@ int cmd_traffic(int argc, char **argv) {
          depart_window = -1, gridlock = 300, fcd_share = 0.01;
   int json = 0, quiet = 0, threads = 0, have_vehicles = 0, have_trips = 0, at_speed = 0;
   const char *trips_path = NULL, *out_dir = NULL, *backend = "auto", *mode = "all",
-             *fd = "triangular", *coords = NULL;
+             *fd = "triangular", *coords = NULL, *round = "device";
   wg_sim_opts so;
   wg_sim_opts_defaults(&so);
   const cli_opt opts[] = {
@@ -195,6 +195,9 @@ int cmd_traffic(int argc, char **argv) {
        "remove (and count) a vehicle standing S seconds at a stop line (0: never)", "300", 0,
        1e9, NULL},
       {"backend", 'b', OPT_STRING, &backend, "B", "auto, cpu or cuda", "auto", 0, 0, NULL},
+      {"round", 0, OPT_STRING, &round, "WHERE",
+       "CUDA backend: re-routing rounds on the device, or on the host (the state copied "
+       "there and back; the same results)", "device", 0, 0, NULL},
       {"seed", 0, OPT_U64, &seed, "S", "seed of random trips, walkers and shares", "1", 0,
        18446744073709551615.0, NULL},
       {"out", 'o', OPT_STRING, &out_dir, "DIR",
@@ -242,6 +245,12 @@ int cmd_traffic(int argc, char **argv) {
   }
   if (strcmp(backend, "auto") && strcmp(backend, "cpu") && strcmp(backend, "cuda")) {
     cli_error("traffic: unknown backend '%s' (auto, cpu or cuda)", backend);
+    return CLI_USAGE;
+  }
+  if (!strcmp(round, "device") || !strcmp(round, "host")) {
+    so.round_on_host = !strcmp(round, "host");
+  } else {
+    cli_error("traffic: unknown --round '%s' (device or host)", round);
     return CLI_USAGE;
   }
   /* the step and the router on the same kind of device: auto picks CUDA

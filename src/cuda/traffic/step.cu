@@ -453,6 +453,12 @@ struct wg__cuda_traffic {
   uint64_t *off, *in_off, *lane0, *slot0;
   uint32_t *tgt, *tail, *in_arc, *cap, *lane_arc, *route;
   int32_t *len_mm, *v0_mms;
+  /* a re-routing round on the device (wg__cuda_traffic_round_*): the picked
+   * trips' vehicle, kept-from index, origin, destination, and the router's
+   * vertex paths (first, vertices: 0 refused) */
+  uint64_t r_nq, r_nverts, r_capverts;
+  uint32_t *r_who, *r_keep, *r_orig, *r_dest, *r_plen, *r_verts;
+  uint64_t *r_pfirst;
 };
 
 static void free_all(wg__cuda_traffic *h) {
@@ -463,7 +469,8 @@ static void free_all(wg__cuda_traffic *h) {
                h->k.agg_speed, h->k.ctr,   h->k.ftl,       h->k.front,     h->k.fate,
                h->k.feff,   h->k.lim,      h->k.lim_at,    h->k.vstamp,    h->k.work,
                h->k.nwork,  h->d_ids,      h->d_next,      h->d_heads,     h->d_harc,
-               h->d_went};
+               h->d_went,   h->r_who,      h->r_keep,      h->r_orig,      h->r_dest,
+               h->r_plen,   h->r_verts,    h->r_pfirst};
   for (size_t i = 0; i < sizeof p / sizeof *p; i++)
     if (p[i]) cudaFree(p[i]);
 }
@@ -783,4 +790,415 @@ extern "C" void wg__cuda_traffic_bytes(const wg__cuda_traffic *h, uint64_t *net,
   *net = h ? h->bytes_net : 0;
   *per_vehicle = sizeof(wg__veh) + 2 * sizeof(int32_t);
   *total = h ? h->bytes_net + h->bytes_veh + h->caproute * 4 : 0;
+}
+
+/* ---- re-routing rounds on the device -----------------------------------------
+ * src/traffic/routes.c's round with the state left where it is: the trips
+ * that re-route are picked here (routes.c's reroute_pick, operation for
+ * operation), only their origins and destinations go to the host for the
+ * router, its vertex paths come back, and here they become arcs (the same
+ * lower-bound look-up as wg__sim_arc) and every queued or running trip's
+ * remaining route is packed into a fresh array in vehicle order, the new
+ * path spliced in: the array, offsets and records the host's round makes. */
+#include <cub/device/device_scan.cuh>
+
+namespace {
+
+struct RoundPick {
+  int mode;
+  double share, ahead_m;
+  uint64_t seed, round;
+};
+
+/* routes.c's reroute_pick. */
+__device__ int rr_pick(const K &k, const wg__veh &v, uint64_t i, const RoundPick &p,
+                       uint32_t *orig, uint32_t *dest, uint32_t *keep) {
+  if (v.kind != VK_TRIP || v.state != VS_RUNNING || v.next_arc == NONE) return 0;
+  if (p.mode == 1 /* WG_REROUTE_SHARE */) {
+    const uint64_t x = mix64(p.seed ^ mix64((i << 20) ^ p.round));
+    const double u = __dmul_rn((double)(x >> 11), 1.0 / 9007199254740992.0); /* wg__unit */
+    if (u >= p.share) return 0;
+  }
+  uint32_t to = k.tgt[k.route[v.route_first + v.route_len - 1]], from_idx = v.route_len;
+  if (p.mode == 2 /* WG_REROUTE_AHEAD */) {
+    double ahead = 0;
+    uint32_t j = v.route_idx + 1;
+    for (; j < v.route_len; j++) {
+      ahead = __dadd_rn(ahead, __ddiv_rn((double)k.len_mm[k.route[v.route_first + j]], 1000.0));
+      if (ahead >= p.ahead_m) break;
+    }
+    if (j >= v.route_len) j = v.route_len - 1;
+    to = k.tgt[k.route[v.route_first + j]];
+    from_idx = j + 1;
+  }
+  *orig = k.tgt[v.arc];
+  *dest = to;
+  *keep = from_idx;
+  return 1;
+}
+
+__global__ void k_rr_flag(K k, uint64_t nveh, RoundPick p, uint32_t *flag) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < nveh;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    uint32_t o, d, f;
+    flag[i] = (uint32_t)rr_pick(k, k.veh[i], i, p, &o, &d, &f);
+  }
+}
+
+/* flag[i] becomes the vehicle's query index (NONE when it keeps its route). */
+__global__ void k_rr_fill(K k, uint64_t nveh, RoundPick p, uint32_t *flag, const uint32_t *pos,
+                          uint32_t *who, uint32_t *keep, uint32_t *orig, uint32_t *dest) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < nveh;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    if (!flag[i]) {
+      flag[i] = NONE;
+      continue;
+    }
+    const uint32_t q = pos[i];
+    rr_pick(k, k.veh[i], i, p, &orig[q], &dest[q], &keep[q]);
+    who[q] = (uint32_t)i;
+    flag[i] = q;
+  }
+}
+
+__global__ void k_add_u64(uint64_t *a, uint64_t n, uint64_t add) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    a[i] += add;
+}
+
+__global__ void k_rr_widen(const uint32_t *a, uint64_t n, uint64_t *b) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i <= n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    b[i] = i < n ? a[i] : 0;
+}
+
+/* wg__sim_arc: the first arc u -> v among u's sorted targets. */
+__device__ uint32_t arc_of(const K &k, uint32_t n, uint32_t u, uint32_t v) {
+  if (u >= n || v >= n) return NONE;
+  uint64_t lo = k.off[u], hi = k.off[u + 1];
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (k.tgt[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return (lo < k.off[u + 1] && k.tgt[lo] == v) ? (uint32_t)lo : NONE;
+}
+
+/* A warp per picked trip: its current arc, then its path's arcs, at
+ * foff[q] of fresh; a step that is no arc refuses the path (plen 0: the
+ * trip keeps its route, as routes.c's reason 4). */
+__global__ void k_rr_convert(K k, uint32_t n, uint64_t nq, const uint32_t *who,
+                             const uint64_t *pfirst, uint32_t *plen, const uint32_t *verts,
+                             const uint64_t *foff, uint32_t *fresh, ull *refused) {
+  const unsigned lane = threadIdx.x & 31;
+  for (uint64_t q = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32; q < nq;
+       q += (uint64_t)gridDim.x * blockDim.x / 32) {
+    const uint32_t len = plen[q];
+    if (len < 2) continue;
+    const uint32_t *path = verts + pfirst[q];
+    uint32_t *out = fresh + foff[q];
+    if (lane == 0) out[0] = k.veh[who[q]].arc;
+    int bad = 0;
+    for (uint32_t h = lane; h + 1 < len; h += 32) {
+      const uint32_t a = arc_of(k, n, path[h], path[h + 1]);
+      if (a == NONE) bad = 1;
+      out[1 + h] = a;
+    }
+    if (__any_sync(0xffffffffu, bad) && lane == 0) {
+      plen[q] = 0;
+      atomicAdd(refused, 1ull);
+    }
+  }
+}
+
+/* routes.c's pack sizes: arcs of every vehicle's new remaining route
+ * (sz[nveh] = 0 for the scan's total). */
+__global__ void k_rr_sizes(K k, uint64_t nveh, const uint32_t *qidx, const uint32_t *plen,
+                           const uint32_t *keep, uint64_t *sz) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i <= nveh;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    if (i == nveh) {
+      sz[i] = 0;
+      continue;
+    }
+    const wg__veh &v = k.veh[i];
+    uint64_t t = 0;
+    if (v.state != VS_DONE && v.kind != VK_WALKER) {
+      const uint32_t q = qidx[i];
+      if (q != NONE && plen[q])
+        t = (uint64_t)plen[q] + (v.route_len - keep[q]);
+      else
+        t = v.route_len - v.route_idx;
+    }
+    sz[i] = t;
+  }
+}
+
+/* A warp per vehicle: its new route copied to roff[i] of nroute, its record
+ * pointed at it (finished trips keep no route). */
+__global__ void k_rr_pack(K k, uint64_t nveh, const uint32_t *qidx, const uint32_t *plen,
+                          const uint32_t *keep, const uint64_t *foff, const uint32_t *fresh,
+                          const uint64_t *roff, uint32_t *nroute) {
+  const unsigned lane = threadIdx.x & 31;
+  for (uint64_t i = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32; i < nveh;
+       i += (uint64_t)gridDim.x * blockDim.x / 32) {
+    wg__veh *v = &k.veh[i];
+    if (v->kind == VK_WALKER) continue;
+    const uint8_t state = v->state;
+    const uint64_t rf = v->route_first;
+    const uint32_t rl = v->route_len, ri = v->route_idx;
+    __syncwarp();
+    if (state == VS_DONE) {
+      if (lane == 0) v->route_first = 0, v->route_len = 0, v->route_idx = 0;
+      continue;
+    }
+    const uint64_t start = roff[i], len = roff[i + 1] - start;
+    const uint32_t q = qidx[i];
+    uint32_t next = NONE;
+    if (q != NONE && plen[q]) {
+      const uint32_t a = plen[q];
+      const uint32_t *src = fresh + foff[q];
+      for (uint32_t j = lane; j < a; j += 32) nroute[start + j] = src[j];
+      for (uint32_t j = keep[q] + lane; j < rl; j += 32)
+        nroute[start + a + (j - keep[q])] = k.route[rf + j];
+      if (len > 1) next = src[1];
+    } else {
+      for (uint32_t j = ri + lane; j < rl; j += 32) nroute[start + (j - ri)] = k.route[rf + j];
+      if (len > 1) next = k.route[rf + ri + 1];
+    }
+    if (lane == 0) {
+      v->route_first = start;
+      v->route_len = (uint32_t)len;
+      v->route_idx = 0;
+      if (state == VS_RUNNING) v->next_arc = next;
+    }
+  }
+}
+
+unsigned grid_for(uint64_t n, unsigned threads) {
+  const uint64_t b = (n + threads - 1) / threads;
+  return (unsigned)(b < 65535 * 16 ? (b ? b : 1) : 65535 * 16);
+}
+
+/* An exclusive sum of n u64 items (in != out) with temporary storage. */
+cudaError_t scan_u64(const uint64_t *in, uint64_t *out, uint64_t n, cudaStream_t s) {
+  size_t tb = 0;
+  cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, tb, in, out, n, s);
+  if (e != cudaSuccess) return e;
+  void *t = NULL;
+  if ((e = cudaMalloc(&t, tb ? tb : 1)) != cudaSuccess) return e;
+  e = cub::DeviceScan::ExclusiveSum(t, tb, in, out, n, s);
+  cudaError_t f = cudaStreamSynchronize(s);
+  cudaFree(t);
+  return e != cudaSuccess ? e : f;
+}
+
+cudaError_t scan_u32(const uint32_t *in, uint32_t *out, uint64_t n, cudaStream_t s) {
+  size_t tb = 0;
+  cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, tb, in, out, n, s);
+  if (e != cudaSuccess) return e;
+  void *t = NULL;
+  if ((e = cudaMalloc(&t, tb ? tb : 1)) != cudaSuccess) return e;
+  e = cub::DeviceScan::ExclusiveSum(t, tb, in, out, n, s);
+  cudaError_t f = cudaStreamSynchronize(s);
+  cudaFree(t);
+  return e != cudaSuccess ? e : f;
+}
+
+void round_free(wg__cuda_traffic *h) {
+  void *p[] = {h->r_who, h->r_keep, h->r_orig, h->r_dest, h->r_plen, h->r_verts, h->r_pfirst};
+  for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+    if (p[i]) cudaFree(p[i]);
+  h->r_who = h->r_keep = h->r_orig = h->r_dest = h->r_plen = h->r_verts = NULL;
+  h->r_pfirst = NULL;
+  h->r_nq = h->r_nverts = h->r_capverts = 0;
+}
+
+} // namespace
+
+extern "C" wg_status wg__cuda_traffic_lane_counts(wg__cuda_traffic *h, uint32_t *cnt, char *why,
+                                                  size_t why_cap) {
+  wg_status st = WG_OK;
+  WG_CK(cudaSetDevice(h->device));
+  WG_CK(down(cnt, h->k.cnt, h->nl, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_round_pick(wg__cuda_traffic *h,
+                                                 const wg__cuda_traffic_pick *pk, uint64_t nveh,
+                                                 uint64_t *nq, uint32_t **orig, uint32_t **dest,
+                                                 char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  K &k = h->k;
+  uint32_t last[2] = {0, 0};
+  uint64_t q = 0, b = 0;
+  RoundPick p = {pk->mode, pk->share, pk->ahead_m, pk->seed, pk->round};
+  uint32_t *flag = (uint32_t *)k.np, *pos = (uint32_t *)k.nv; /* step scratch, free now */
+  *nq = 0;
+  *orig = *dest = NULL;
+  WG_CK(cudaSetDevice(h->device));
+  round_free(h);
+  if (nveh != h->dev_nveh || nveh >= NONE) {
+    snprintf(why, why_cap, "re-routing round: %llu vehicles asked, the device holds %llu",
+             (unsigned long long)nveh, (unsigned long long)h->dev_nveh);
+    return WG_EINVAL;
+  }
+  if (nveh == 0) return WG_OK;
+  k_rr_flag<<<grid_for(nveh, 256), 256, 0, h->stream>>>(k, nveh, p, flag);
+  WG_CK(cudaGetLastError());
+  WG_CK(scan_u32(flag, pos, nveh, h->stream));
+  WG_CK(down(&last[0], pos + nveh - 1, 1, h->stream));
+  WG_CK(down(&last[1], flag + nveh - 1, 1, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+  q = (uint64_t)last[0] + last[1];
+  h->r_nq = q;
+  WG_CK(dev_alloc(&h->r_who, q, &b));
+  WG_CK(dev_alloc(&h->r_keep, q, &b));
+  WG_CK(dev_alloc(&h->r_orig, q, &b));
+  WG_CK(dev_alloc(&h->r_dest, q, &b));
+  WG_CK(dev_alloc(&h->r_plen, q, &b));
+  WG_CK(dev_alloc(&h->r_pfirst, q, &b));
+  WG_CK(cudaMemsetAsync(h->r_plen, 0, (q ? q : 1) * 4, h->stream));
+  k_rr_fill<<<grid_for(nveh, 256), 256, 0, h->stream>>>(k, nveh, p, flag, pos, h->r_who,
+                                                        h->r_keep, h->r_orig, h->r_dest);
+  WG_CK(cudaGetLastError());
+  if (q) {
+    *orig = (uint32_t *)malloc(q * 4);
+    *dest = (uint32_t *)malloc(q * 4);
+    if (!*orig || !*dest) {
+      free(*orig), free(*dest);
+      *orig = *dest = NULL;
+      snprintf(why, why_cap, "re-routing round: out of host memory for %llu trips",
+               (unsigned long long)q);
+      st = WG_ENOMEM;
+      goto done;
+    }
+    WG_CK(down(*orig, h->r_orig, q, h->stream));
+    WG_CK(down(*dest, h->r_dest, q, h->stream));
+  }
+  WG_CK(cudaStreamSynchronize(h->stream));
+  *nq = q;
+done:
+  if (st != WG_OK) {
+    if (*orig) free(*orig), free(*dest);
+    *orig = *dest = NULL;
+    round_free(h);
+  }
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_round_paths(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                                  const uint32_t *plen, const uint64_t *pfirst,
+                                                  const uint32_t *verts, uint64_t nverts,
+                                                  char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint64_t base = h->r_nverts;
+  WG_CK(cudaSetDevice(h->device));
+  if (q0 > h->r_nq || n > h->r_nq - q0) {
+    snprintf(why, why_cap, "re-routing round: paths for trips %llu..%llu of %llu",
+             (unsigned long long)q0, (unsigned long long)(q0 + n), (unsigned long long)h->r_nq);
+    return WG_EINVAL;
+  }
+  WG_CK(grow_keep(&h->r_verts, &h->r_capverts, base + nverts, base, NULL, h->stream));
+  WG_CK(up(h->r_verts + base, verts, nverts, h->stream));
+  WG_CK(up(h->r_plen + q0, plen, n, h->stream));
+  WG_CK(up(h->r_pfirst + q0, pfirst, n, h->stream));
+  if (n && base) {
+    k_add_u64<<<grid_for(n, 256), 256, 0, h->stream>>>(h->r_pfirst + q0, n, base);
+    WG_CK(cudaGetLastError());
+  }
+  h->r_nverts = base + nverts;
+  /* the host's arrays may change once this returns */
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t *nroute,
+                                                   uint64_t *refused, char *why,
+                                                   size_t why_cap) {
+  wg_status st = WG_OK;
+  K &k = h->k;
+  const uint64_t nq = h->r_nq, nveh = h->dev_nveh;
+  const uint32_t *qidx = (const uint32_t *)k.np;
+  uint64_t *w = NULL, *foff = NULL, *sz = NULL, *roff = NULL, b = 0, tot[2] = {0, 0};
+  uint32_t *fresh = NULL, *nr = NULL;
+  ull *d_ref = NULL;
+  *nroute = h->dev_nroute;
+  *refused = 0;
+  WG_CK(cudaSetDevice(h->device));
+  /* the new paths' arcs: at foff[q] (a scan of the path lengths) of fresh */
+  WG_CK(dev_alloc(&w, nq + 1, &b));
+  WG_CK(dev_alloc(&foff, nq + 1, &b));
+  WG_CK(dev_alloc(&d_ref, 1, &b));
+  WG_CK(cudaMemsetAsync(d_ref, 0, 8, h->stream));
+  k_rr_widen<<<grid_for(nq + 1, 256), 256, 0, h->stream>>>(h->r_plen, nq, w);
+  WG_CK(cudaGetLastError());
+  WG_CK(scan_u64(w, foff, nq + 1, h->stream));
+  WG_CK(down(&tot[0], foff + nq, 1, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+  cudaFree(w);
+  w = NULL;
+  WG_CK(dev_alloc(&fresh, tot[0], &b));
+  if (nq) {
+    k_rr_convert<<<grid_for(nq * 32, 256), 256, 0, h->stream>>>(
+        k, h->n, nq, h->r_who, h->r_pfirst, h->r_plen, h->r_verts, foff, fresh, d_ref);
+    WG_CK(cudaGetLastError());
+  }
+  /* every vehicle's new remaining route: sizes, offsets, the copy */
+  WG_CK(dev_alloc(&sz, nveh + 1, &b));
+  WG_CK(dev_alloc(&roff, nveh + 1, &b));
+  k_rr_sizes<<<grid_for(nveh + 1, 256), 256, 0, h->stream>>>(k, nveh, qidx, h->r_plen,
+                                                             h->r_keep, sz);
+  WG_CK(cudaGetLastError());
+  WG_CK(scan_u64(sz, roff, nveh + 1, h->stream));
+  cudaFree(sz);
+  sz = NULL;
+  WG_CK(down(&tot[1], roff + nveh, 1, h->stream));
+  WG_CK(down((ull *)refused, d_ref, 1, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+  WG_CK(dev_alloc(&nr, tot[1], &b));
+  if (nveh) {
+    k_rr_pack<<<grid_for(nveh * 32, 256), 256, 0, h->stream>>>(k, nveh, qidx, h->r_plen,
+                                                               h->r_keep, foff, fresh, roff, nr);
+    WG_CK(cudaGetLastError());
+  }
+  WG_CK(cudaStreamSynchronize(h->stream));
+  cudaFree(h->route);
+  h->route = nr;
+  k.route = nr;
+  nr = NULL;
+  h->caproute = tot[1] ? tot[1] : 1;
+  h->dev_nroute = tot[1];
+  *nroute = tot[1];
+done:
+  cudaFree(w);
+  cudaFree(foff);
+  cudaFree(sz);
+  cudaFree(roff);
+  cudaFree(fresh);
+  cudaFree(nr);
+  cudaFree(d_ref);
+  round_free(h);
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route,
+                                                  uint64_t n, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  WG_CK(cudaSetDevice(h->device));
+  if (n > h->dev_nroute) {
+    snprintf(why, why_cap, "route arcs: %llu asked, the device holds %llu",
+             (unsigned long long)n, (unsigned long long)h->dev_nroute);
+    return WG_EINVAL;
+  }
+  WG_CK(down(route, h->route, n, h->stream));
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
 }
