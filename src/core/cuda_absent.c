@@ -380,3 +380,9 @@ wg_status wg__cuda_traffic_depart(wg__cuda_traffic *h, const wg__cuda_traffic_st
   (void)heads, (void)head_arc, (void)nheads, (void)step, (void)at_speed, (void)went_in;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap) {
+  (void)c, (void)t;
+  return absent(why, why_cap);
+}

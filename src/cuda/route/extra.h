@@ -17,6 +17,31 @@
 extern "C" {
 #endif
 
+/* The transit level's structure (src/route/transit.c builds it on the
+ * host from the metric words; the CUDA backend gets a copy): the top T
+ * ranks (base .. base + T - 1) of the elimination tree, their T x T
+ * distances and hierarchy chains, and for every rank up to K access
+ * entries per direction: the access vertex (a top rank, as tidx = rank -
+ * base), the length of the upward hierarchy path from the rank to it
+ * (forward words; backward: from it down to the rank), the first arc of
+ * that path and the entry of the arc's far end that continues it (a global
+ * index rank * K + j; arc = WG__CCH_NONE at the access vertex itself).
+ * Unused entries have tidx = WG__CCH_NONE. */
+typedef struct wg__transit_entry {
+  uint32_t dist, tidx, arc, next;
+} wg__transit_entry;
+
+typedef struct wg__cuda_transit {
+  uint32_t T, K, base;
+  const uint32_t *sub;              /* n: the rank's subtree below the top, or itself */
+  const wg__transit_entry *fw, *bw; /* n * K each */
+  const uint64_t *table;            /* T * T, UINT64_MAX unreachable */
+  const uint64_t *chain_first;      /* T * T + 1 */
+  const uint32_t *chain;            /* arc << 1 | direction */
+  int level;                        /* the level it answers */
+} wg__cuda_transit;
+
+
 /* Copies the live device metric words (m_up each) into fwd and bwd (host;
  * either may be NULL): the router customises on the device only and
  * fetches the words when a host search (tables) needs them. */
@@ -48,6 +73,13 @@ void wg__cuda_cch_set_tri_cap(uint64_t max_triangles);
  * customisation runs from lists (*listed); the rest walk rows. Zeros
  * without CUDA. */
 void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *total);
+
+/* Copies the transit structure to the device (replacing any earlier
+ * one; NULL removes it): queries at t->level whose source and target lie
+ * in different subtrees take the best of the K x K access pairs through
+ * the table; the rest search as at any level. Defined in query.cu. */
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap);
 
 #ifdef __cplusplus
 }
