@@ -310,18 +310,30 @@ static wg_status route_transit(const wg_router_t *r, const wg__route_transit *X,
   *answered = 1;
   *dist = best;
   if (!want_path) return WG_OK;
-  uint64_t ns = 0;
-  uint64_t nb = 0;
+  const wg__cch *h = &r->h;
+  const uint32_t ia = F[bi].tidx, ib = B[bj].tidx;
+  const uint32_t mz = X->meet[(uint64_t)ia * T + ib];
+  const uint32_t da = X->aoff[ia + 1] - X->aoff[ia] - 1, db = X->aoff[ib + 1] - X->aoff[ib] - 1;
+  const uint32_t *pa = X->fpred + X->aoff[ia], *pb = X->bpred + X->aoff[ib];
+  uint64_t ns = 0, nt = 0, nb = 0;
   for (const wg__transit_entry *e = &F[bi]; e->arc != WG__CCH_NONE; e = &X->fw[e->next]) ns++;
-  const uint64_t cell = (uint64_t)F[bi].tidx * T + B[bj].tidx;
-  const uint64_t c0 = X->chain_first[cell], c1 = X->chain_first[cell + 1];
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]]) nt++;
+  for (uint32_t d = mz; d != db; d = X->depth[h->up_tail[pb[d]]]) nt++;
   for (const wg__transit_entry *e = &B[bj]; e->arc != WG__CCH_NONE; e = &X->bw[e->next]) nb++;
-  if (grow64(&s->steps, &s->steps_cap, ns + (c1 - c0) + nb + 1)) return WG_ENOMEM;
+  if (grow64(&s->steps, &s->steps_cap, ns + nt + nb + 1)) return WG_ENOMEM;
   uint64_t k = 0;
   for (const wg__transit_entry *e = &F[bi]; e->arc != WG__CCH_NONE; e = &X->fw[e->next])
     s->steps[k++] = (uint64_t)e->arc << 1;
-  for (uint64_t c = c0; c < c1; c++) s->steps[k++] = X->chain[c];
-  uint64_t at = k + nb;
+  /* a -> meeting (forward predecessors, reversed), meeting -> b */
+  uint64_t up = 0;
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]]) up++;
+  uint64_t at = k + up;
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]])
+    s->steps[--at] = (uint64_t)pa[d] << 1;
+  k += up;
+  for (uint32_t d = mz; d != db; d = X->depth[h->up_tail[pb[d]]])
+    s->steps[k++] = (uint64_t)pb[d] << 1 | 1u;
+  at = k + nb;
   for (const wg__transit_entry *e = &B[bj]; e->arc != WG__CCH_NONE; e = &X->bw[e->next])
     s->steps[--at] = (uint64_t)e->arc << 1 | 1u;
   return emit_steps(r, s, sr, k + nb, want_path, path, len, cap);
@@ -514,6 +526,43 @@ done:
   return st;
 }
 
+/* Whether a batch may run queries at the transit level: one asks for it,
+ * or the downgrade word is there already. */
+static int transit_needed(const wg_router_t *r, const wg_route_query *q, size_t n) {
+  if (r->transit_level < 0) return 0;
+  if (__atomic_load_n(&r->dg_word, __ATOMIC_ACQUIRE) >= r->transit_level) return 1;
+  for (size_t i = 0; i < n; i++)
+    if (q[i].level == r->transit_level) return 1;
+  return 0;
+}
+
+/* The CUDA backend's copy of the transit structure: built (host, from the
+ * device metric) and uploaded for the current metric when the batch may
+ * use it; a copy of an older metric is dropped otherwise, so that a query
+ * downgraded to the transit level mid-batch searches instead of reading
+ * stale entries. */
+static wg_status transit_to_device(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
+                                   size_t n) {
+  if (r->transit_level < 0) return WG_OK;
+  wg_status st = WG_OK;
+  char why[256] = "";
+  wg__route_transit *X = NULL;
+  if (transit_needed(r, q, n) && (st = wg__router_transit(ctx, r, &X)) != WG_OK) return st;
+  pthread_mutex_lock(&r->transit_lock);
+  if (X && r->transit_dev != X->metric + 1) {
+    wg__cuda_transit t = {X->T,     X->K,    X->sub,   X->fw,    X->bw,    X->table,
+                          X->meet,  X->aoff, X->fpred, X->bpred, X->top,   r->transit_level};
+    st = wg__cuda_cch_transit(r->cuda, &t, why, sizeof why);
+    r->transit_dev = st == WG_OK ? X->metric + 1 : 0;
+  } else if (!X && r->transit_dev && r->transit_dev != r->metric_version + 1) {
+    st = wg__cuda_cch_transit(r->cuda, NULL, why, sizeof why);
+    r->transit_dev = 0;
+  }
+  pthread_mutex_unlock(&r->transit_lock);
+  if (st != WG_OK) return wg__error(ctx, st, "router (cuda): the transit level: %s", why);
+  return WG_OK;
+}
+
 static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
                             size_t n, unsigned flags, wg_route_batch *out) {
   wg_status st = WG_OK;
@@ -546,6 +595,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   const int path_mode = !(flags & WG_ROUTE_PATH)      ? 0
                         : (flags & WG_ROUTE_SHORTCUTS) ? WG__CCH_PATH_SHORTCUTS
                                                        : WG__CCH_PATH_FULL;
+  if ((st = transit_to_device(ctx, r, q, n))) goto done;
   wg__cuda_cch_downgrade_poll(r->cuda, 1); /* wg_router_downgrade: this call only */
   st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, path_mode, dist,
                           path_mode ? &first : NULL, path_mode ? &path : NULL, why, sizeof why);
@@ -638,12 +688,8 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
   /* the transit level's structure, built here when the batch may need it
    * (a level-3 query, or the downgrade word there) */
   wg__route_transit *transit = NULL;
-  {
-    int need = r->transit_level >= 0 &&
-               __atomic_load_n(&r->dg_word, __ATOMIC_ACQUIRE) >= r->transit_level;
-    for (size_t i = 0; i < n && !need; i++) need = queries[i].level == r->transit_level;
-    if (need && (st = wg__router_transit(ctx, r, &transit)) != WG_OK) goto done;
-  }
+  if (transit_needed(r, queries, n) && (st = wg__router_transit(ctx, r, &transit)) != WG_OK)
+    goto done;
   int failed = 0;
   wg_status fail_st = WG_OK;
   uint64_t answered = 0;

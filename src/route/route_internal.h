@@ -200,14 +200,18 @@ wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
  * wg__transit_entry): the top ranks its upward search reaches below the
  * top, pruned by the table (an entry a is dropped when a kept entry a' has
  * dist(a') + D(a', a) <= dist(a)), the K nearest of the rest kept. */
-#define WG__TRANSIT_K_MAX 8
+#define WG__TRANSIT_K_MAX 32
 typedef struct wg__route_transit {
-  uint32_t T, K, base;
+  uint32_t T, K;
   uint32_t *sub;             /* n */
+  uint32_t *tid;             /* n: the top index of a rank, WG__CCH_NONE below */
   wg__transit_entry *fw, *bw; /* n * K */
   uint64_t *table;           /* T * T */
-  uint64_t *chain_first;     /* T * T + 1 */
-  uint32_t *chain;
+  uint32_t *meet;            /* T * T: depth of the meeting vertex, NONE unreachable */
+  uint32_t *aoff;            /* T + 1: top index -> its predecessor rows */
+  uint32_t *fpred, *bpred;   /* aoff[T]: by top index and depth, the improving arc */
+  uint32_t *top;             /* T: top index -> rank */
+  uint32_t *depth;           /* n: elimination-tree depth by rank */
   uint64_t metric;           /* the router's metric_version */
   double seconds;            /* build time */
   uint64_t capped;           /* rank-directions that had more than K entries */

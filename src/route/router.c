@@ -274,8 +274,8 @@ void wg_router_get_info(const wg_router_t *r, wg_router_info *out) {
     b += ((uint64_t)h->n + 1) * sizeof(wg__cch_kept_node) + (r->pr.kept_f + r->pr.kept_b) * 8;
   if (r->transit) { /* the transit level, once built */
     const wg__route_transit *t = r->transit;
-    b += (uint64_t)h->n * (4 + 2 * sizeof(wg__transit_entry) * t->K);
-    b += (uint64_t)t->T * t->T * 16 + t->chain_first[(uint64_t)t->T * t->T] * 4;
+    b += (uint64_t)h->n * (12 + 2 * sizeof(wg__transit_entry) * t->K); /* sub, tid, top, entries */
+    b += (uint64_t)t->T * t->T * 12 + (uint64_t)t->aoff[t->T] * 8 + (uint64_t)h->n * 4;
   }
   out->bytes = b;
 }

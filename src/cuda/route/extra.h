@@ -19,10 +19,11 @@ extern "C" {
 
 /* The transit level's structure (src/route/transit.c builds it on the
  * host from the metric words; the CUDA backend gets a copy): the top T
- * ranks (base .. base + T - 1) of the elimination tree, their T x T
- * distances and hierarchy chains, and for every rank up to K access
- * entries per direction: the access vertex (a top rank, as tidx = rank -
- * base), the length of the upward hierarchy path from the rank to it
+ * ranks of the elimination tree (by subtree size), their T x T
+ * distances and the meeting depth and predecessor arcs that give each
+ * pair's hierarchy chain, and for every rank up to K access
+ * entries per direction: the access vertex (a top rank, by its index
+ * tidx in the top), the length of the upward hierarchy path from the rank to it
  * (forward words; backward: from it down to the rank), the first arc of
  * that path and the entry of the arc's far end that continues it (a global
  * index rank * K + j; arc = WG__CCH_NONE at the access vertex itself).
@@ -32,12 +33,14 @@ typedef struct wg__transit_entry {
 } wg__transit_entry;
 
 typedef struct wg__cuda_transit {
-  uint32_t T, K, base;
+  uint32_t T, K;
   const uint32_t *sub;              /* n: the rank's subtree below the top, or itself */
   const wg__transit_entry *fw, *bw; /* n * K each */
   const uint64_t *table;            /* T * T, UINT64_MAX unreachable */
-  const uint64_t *chain_first;      /* T * T + 1 */
-  const uint32_t *chain;            /* arc << 1 | direction */
+  const uint32_t *meet;             /* T * T: depth of the meeting vertex */
+  const uint32_t *aoff;             /* T + 1: each top rank's rows below */
+  const uint32_t *fpred, *bpred;    /* aoff[T]: improving arc by (top, depth) */
+  const uint32_t *top;              /* T: top index -> rank */
   int level;                        /* the level it answers */
 } wg__cuda_transit;
 

@@ -112,6 +112,14 @@ struct wg__cch_qws {
   int block_ready;      /* the block search may use its shared memory */
   uint32_t *d_jump;     /* n: the rank kJump levels up, WG__CCH_NONE */
   uint32_t *d_bstack;   size_t d_bstack_cap; /* the block unpack's stacks */
+  /* the transit level (extra.h, wg__cch_transit): device copies */
+  uint32_t tr_T, tr_K, tr_base;
+  int tr_level;         /* -1: none uploaded */
+  uint32_t *tr_sub;
+  uint4 *tr_fw, *tr_bw;
+  ull *tr_table, *tr_chain_first;
+  uint32_t *tr_chain;
+  size_t tr_bytes;
 };
 
 namespace {
@@ -130,6 +138,16 @@ constexpr uint32_t kSmemQueries = 4096;
 constexpr size_t kSmemBytes = 192u << 10;
 /* shortcut paths below this many words come back through pinned memory */
 constexpr uint64_t kPinnedPathWords = 4u << 20;
+
+/* The transit level on the device (see src/route/transit.c). */
+struct TransitArgs {
+  const uint32_t *sub;    /* nullptr: no transit level */
+  const uint4 *fw, *bw;   /* (dist, tidx, arc, next) */
+  const ull *table, *chain_first;
+  const uint32_t *chain;
+  uint32_t T, K;
+  int level;
+};
 
 struct SearchArgs {
   uint32_t nq;
@@ -151,6 +169,7 @@ struct SearchArgs {
    * level each query ran at goes to level_out */
   const int *downgrade;
   int *level_out;
+  TransitArgs tr;
 };
 
 __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r2) {
@@ -191,6 +210,74 @@ __device__ __forceinline__ void warp_meet(const uint32_t *anc2, const ull *dist2
   *best_d_out = best_d;
 }
 
+/* The transit level's answer for query q, by one warp (every lane returns
+ * the same): false when s and t share a subtree below the top or no access
+ * pair is finite (the caller then searches). The pair: the smallest
+ * fw[s][i].dist + D(a, b) + bw[t][j].dist, ties to the smallest i * K + j,
+ * as on the CPU (query.c, route_transit); lane 0 writes the distance and,
+ * with paths, the chain s -> a, the table's a -> b, then b -> t. */
+__device__ bool transit_warp(const SearchArgs &A, uint64_t q, uint32_t rs, uint32_t rt, int lev,
+                             uint32_t lane) {
+  const TransitArgs &X = A.tr;
+  if (X.sub[rs] == X.sub[rt]) return false;
+  const uint32_t K = X.K;
+  ull best = WG__CCH_INF_DIST;
+  uint32_t bp = WG__CCH_NONE;
+  for (uint32_t p = lane; p < K * K; p += 32) {
+    const uint32_t i = p / K, j = p - i * K;
+    const uint4 ef = X.fw[(ull)rs * K + i], eb = X.bw[(ull)rt * K + j];
+    if (ef.y == WG__CCH_NONE || eb.y == WG__CCH_NONE) continue;
+    const ull dd = X.table[(ull)ef.y * X.T + eb.y];
+    if (dd == WG__CCH_INF_DIST) continue;
+    const ull c = (ull)ef.x + dd + eb.x;
+    if (key_less(c, p, best, bp)) {
+      best = c;
+      bp = p;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const ull ob = __shfl_xor_sync(0xffffffffu, best, off);
+    const uint32_t op = __shfl_xor_sync(0xffffffffu, bp, off);
+    if (key_less(ob, op, best, bp)) {
+      best = ob;
+      bp = op;
+    }
+  }
+  if (best == WG__CCH_INF_DIST) return false;
+  if (lane == 0) {
+    A.dist[q] = best;
+    if (A.chain) {
+      uint32_t *ch = A.chain + A.chain_off[q];
+      const uint32_t i = bp / K, j = bp - i * K;
+      ull hops = 0;
+      uint32_t k = 0, nb = 0;
+      uint4 e = X.fw[(ull)rs * K + i];
+      const uint32_t ta = e.y;
+      for (; e.z != WG__CCH_NONE; e = X.fw[e.w]) {
+        ch[k++] = e.z << 1;
+        hops += A.hop_f[e.z];
+      }
+      uint4 f = X.bw[(ull)rt * K + j];
+      const ull cell = (ull)ta * X.T + f.y;
+      for (ull c = X.chain_first[cell]; c < X.chain_first[cell + 1]; ++c) {
+        const uint32_t x = X.chain[c];
+        ch[k++] = x;
+        hops += (x & 1u) ? A.hop_b[x >> 1] : A.hop_f[x >> 1];
+      }
+      for (uint4 g = f; g.z != WG__CCH_NONE; g = X.bw[g.w]) ++nb;
+      uint32_t at = k + nb;
+      for (; f.z != WG__CCH_NONE; f = X.bw[f.w]) {
+        ch[--at] = f.z << 1 | 1u;
+        hops += A.hop_b[f.z];
+      }
+      k += nb;
+      A.count[q] = (A.shortcuts && lev >= 1 ? (ull)k : hops) + 1;
+      A.chain_len[q] = k;
+    }
+  }
+  return true;
+}
+
 /* kSmem: the warp's scratch lives in shared memory (small batches, where
  * one query's latency is the whole batch's), else in A.scratch. */
 template <bool kSmem>
@@ -219,6 +306,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
       w = __shfl_sync(0xffffffffu, w, 0);
       if (w > lev) lev = w;
       if (lane == 0) A.level_out[q] = lev;
+    }
+    if (lev == A.tr.level && A.tr.sub && transit_warp(A, q, rs, rt, lev, lane)) {
+      __syncwarp();
+      continue;
     }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
@@ -374,6 +465,17 @@ __global__ void __launch_bounds__(kBlockThreads) search_block_kernel(SearchArgs 
       __syncthreads();
       if (word > lev) lev = word;
       if (tid == 0) A.level_out[q] = lev;
+    }
+    if (lev == A.tr.level && A.tr.sub) {
+      __shared__ int by_table;
+      if (warp == 0) {
+        const bool done = transit_warp(A, q, rs, rt, lev, lane);
+        if (lane == 0) by_table = done;
+      }
+      __syncthreads();
+      const int skip = by_table;
+      __syncthreads();
+      if (skip) continue;
     }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
@@ -896,6 +998,7 @@ wg_status qws_get(wg__cuda_cch *c, wg__cch_qws **out, char *why, size_t why_cap)
     return WG_ENOMEM;
   }
   c->qws = w;
+  w->tr_level = -1;
   WG_CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
   WG_CK(cudaHostAlloc((void **)&w->h_flag, sizeof(unsigned), cudaHostAllocDefault));
   if ((st = make_jump(c, w, why, why_cap)) != WG_OK) goto done;
@@ -988,7 +1091,8 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
   wg__cch_qws *w = c ? c->qws : nullptr;
   if (!w) return;
   void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
-                 w->d_stack, w->d_path, w->d_jump, w->d_bstack};
+                 w->d_stack, w->d_path, w->d_jump, w->d_bstack, w->tr_sub, w->tr_fw,
+                 w->tr_bw, w->tr_table, w->tr_chain_first, w->tr_chain};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
@@ -1121,6 +1225,15 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.count = d_count;
       A.downgrade = wg__cuda_cch_downgrade_dev(c);
       A.level_out = const_cast<int *>(d_level); /* the levels run, read by the unpack too */
+      A.tr.sub = w->tr_level >= 0 ? w->tr_sub : nullptr;
+      A.tr.fw = w->tr_fw;
+      A.tr.bw = w->tr_bw;
+      A.tr.table = w->tr_table;
+      A.tr.chain_first = w->tr_chain_first;
+      A.tr.chain = w->tr_chain;
+      A.tr.T = w->tr_T;
+      A.tr.K = w->tr_K;
+      A.tr.level = w->tr_level;
       uint64_t wq = P.warps < qc ? P.warps : qc;
       const size_t bsm = block_smem_bytes(D);
       if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
@@ -1289,5 +1402,57 @@ done:
   for (int i = 0; i < WG__CCH_PHASES; ++i) c->t_phase[i] = tp[i];
   free(pf);
   free(pv);
+  return st;
+}
+
+/* Uploads (or, with t == NULL, drops) the transit level's structure; the
+ * old copy is freed first, so a failed upload leaves none (queries then
+ * search at that level). */
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap) {
+  std::lock_guard<std::mutex> guard(g_query_mutex);
+  wg_status st = WG_OK;
+  wg__cch_qws *w = nullptr;
+  WG_CK(cudaSetDevice(c->device));
+  if ((st = qws_get(c, &w, why, why_cap)) != WG_OK) goto done;
+  {
+    void *old[] = {w->tr_sub, w->tr_fw, w->tr_bw, w->tr_table, w->tr_chain_first, w->tr_chain};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; ++i) cudaFree(old[i]);
+    w->tr_sub = nullptr;
+    w->tr_fw = w->tr_bw = nullptr;
+    w->tr_table = w->tr_chain_first = nullptr;
+    w->tr_chain = nullptr;
+    w->held -= w->tr_bytes;
+    w->tr_bytes = 0;
+    w->tr_level = -1;
+  }
+  if (!t) goto done;
+  {
+    const size_t n = c->n, cells = (size_t)t->T * t->T;
+    const size_t nch = t->chain_first[cells];
+    const size_t b_sub = (n ? n : 1) * 4, b_e = (n ? n : 1) * (size_t)t->K * 16,
+                 b_tab = (cells ? cells : 1) * 8, b_cf = (cells + 1) * 8,
+                 b_ch = (nch ? nch : 1) * 4;
+    WG_CK(cudaMalloc((void **)&w->tr_sub, b_sub));
+    WG_CK(cudaMalloc((void **)&w->tr_fw, b_e));
+    WG_CK(cudaMalloc((void **)&w->tr_bw, b_e));
+    WG_CK(cudaMalloc((void **)&w->tr_table, b_tab));
+    WG_CK(cudaMalloc((void **)&w->tr_chain_first, b_cf));
+    WG_CK(cudaMalloc((void **)&w->tr_chain, b_ch));
+    w->tr_bytes = b_sub + 2 * b_e + b_tab + b_cf + b_ch;
+    w->held += w->tr_bytes;
+    if (n) {
+      WG_CK(cudaMemcpy(w->tr_sub, t->sub, n * 4, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_fw, t->fw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_bw, t->bw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
+    }
+    if (cells) WG_CK(cudaMemcpy(w->tr_table, t->table, cells * 8, cudaMemcpyHostToDevice));
+    WG_CK(cudaMemcpy(w->tr_chain_first, t->chain_first, b_cf, cudaMemcpyHostToDevice));
+    if (nch) WG_CK(cudaMemcpy(w->tr_chain, t->chain, nch * 4, cudaMemcpyHostToDevice));
+    w->tr_T = t->T;
+    w->tr_K = t->K;
+    w->tr_level = t->level;
+  }
+done:
   return st;
 }
