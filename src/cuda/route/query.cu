@@ -117,8 +117,8 @@ struct wg__cch_qws {
   int tr_level;         /* -1: none uploaded */
   uint32_t *tr_sub;
   uint4 *tr_fw, *tr_bw;
-  ull *tr_table, *tr_chain_first;
-  uint32_t *tr_chain;
+  ull *tr_table;
+  uint32_t *tr_meet, *tr_aoff, *tr_fpred, *tr_bpred;
   size_t tr_bytes;
 };
 
@@ -143,8 +143,8 @@ constexpr uint64_t kPinnedPathWords = 4u << 20;
 struct TransitArgs {
   const uint32_t *sub;    /* nullptr: no transit level */
   const uint4 *fw, *bw;   /* (dist, tidx, arc, next) */
-  const ull *table, *chain_first;
-  const uint32_t *chain;
+  const ull *table;
+  const uint32_t *meet, *aoff, *fpred, *bpred;
   uint32_t T, K;
   int level;
 };
@@ -258,11 +258,24 @@ __device__ bool transit_warp(const SearchArgs &A, uint64_t q, uint32_t rs, uint3
         hops += A.hop_f[e.z];
       }
       uint4 f = X.bw[(ull)rt * K + j];
-      const ull cell = (ull)ta * X.T + f.y;
-      for (ull c = X.chain_first[cell]; c < X.chain_first[cell + 1]; ++c) {
-        const uint32_t x = X.chain[c];
-        ch[k++] = x;
-        hops += (x & 1u) ? A.hop_b[x >> 1] : A.hop_f[x >> 1];
+      /* a -> meeting (forward predecessors, written from the far end),
+       * meeting -> b (backward ones) */
+      const uint32_t mz = X.meet[(ull)ta * X.T + f.y];
+      const uint32_t oa = X.aoff[ta], ob = X.aoff[f.y];
+      const uint32_t da = X.aoff[ta + 1] - oa - 1, db = X.aoff[f.y + 1] - ob - 1;
+      uint32_t up = 0;
+      for (uint32_t d = mz; d != da; d = A.depth[A.up_tail[X.fpred[oa + d]]]) ++up;
+      uint32_t at2 = k + up;
+      for (uint32_t d = mz; d != da; d = A.depth[A.up_tail[X.fpred[oa + d]]]) {
+        const uint32_t a = X.fpred[oa + d];
+        ch[--at2] = a << 1;
+        hops += A.hop_f[a];
+      }
+      k += up;
+      for (uint32_t d = mz; d != db; d = A.depth[A.up_tail[X.bpred[ob + d]]]) {
+        const uint32_t a = X.bpred[ob + d];
+        ch[k++] = a << 1 | 1u;
+        hops += A.hop_b[a];
       }
       for (uint4 g = f; g.z != WG__CCH_NONE; g = X.bw[g.w]) ++nb;
       uint32_t at = k + nb;
@@ -1045,6 +1058,21 @@ Plan make_plan(const wg__cuda_cch *c, uint32_t nq, int want_path, uint64_t C_nee
 
 size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
+/* f(lo, hi, worker) over [0, n) on up to kHostWorkers threads (one below
+ * 2^16 items): the per-query host loops of a large batch read the depths
+ * of random ranks, tens of milliseconds a million queries on one thread. */
+constexpr int kHostWorkers = 8;
+template <typename F> void par_ranges(uint64_t n, F f) {
+  const int W = n >= (1u << 16) ? kHostWorkers : 1;
+  if (W == 1) {
+    f((uint64_t)0, n, 0);
+    return;
+  }
+  std::thread th[kHostWorkers];
+  for (int w = 0; w < W; ++w) th[w] = std::thread(f, n * w / W, n * (w + 1) / W, w);
+  for (int w = 0; w < W; ++w) th[w].join();
+}
+
 /* Every buffer a plan needs, grown. */
 wg_status plan_grow(wg__cuda_cch *c, wg__cch_qws *w, const Plan &p, int want_path, char *why,
                     size_t why_cap) {
@@ -1092,7 +1120,7 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
   if (!w) return;
   void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
                  w->d_stack, w->d_path, w->d_jump, w->d_bstack, w->tr_sub, w->tr_fw,
-                 w->tr_bw, w->tr_table, w->tr_chain_first, w->tr_chain};
+                 w->tr_bw, w->tr_table, w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
@@ -1152,9 +1180,16 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
     if (st != WG_OK) goto done;
   }
   lap(2);
-  if (want_path)
-    for (uint32_t i = 0; i < nq && C_need <= w->budget / 4; ++i)
-      C_need += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
+  if (want_path) {
+    uint64_t part[kHostWorkers] = {0};
+    par_ranges(nq, [&](uint64_t lo, uint64_t hi, int wk) {
+      uint64_t sum = 0;
+      for (uint64_t i = lo; i < hi; ++i)
+        sum += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
+      part[wk] = sum;
+    });
+    for (int k = 0; k < kHostWorkers; ++k) C_need += part[k];
+  }
   P = make_plan(c, nq, want_path, C_need, w->budget);
   if (!plan_fits(c, w, P, want_path)) {
     /* growth: ask the device again, then plan for what it has now */
@@ -1170,15 +1205,23 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       /* fill the pinned input: src, tgt, level, then the chain slots */
       const uint32_t qmax = (uint32_t)(nq - q0 < P.Q ? nq - q0 : P.Q);
       h_chain_off = (ull *)(w->h_in + align8((size_t)qmax * 12));
-      while (q1 < nq && q1 - q0 < P.Q) {
-        if (want_path) {
-          const uint64_t cap = (uint64_t)c->h_depth[c->h_rank_of[source[q1]]] +
-                               c->h_depth[c->h_rank_of[target[q1]]];
+      if (!want_path) {
+        q1 = q0 + qmax;
+      } else {
+        /* each slot's size in parallel, then the exclusive sum up to the
+         * chunk's chain capacity */
+        par_ranges(qmax, [&](uint64_t lo, uint64_t hi, int) {
+          for (uint64_t i = lo; i < hi; ++i)
+            h_chain_off[i] = (uint64_t)c->h_depth[c->h_rank_of[source[q0 + i]]] +
+                             c->h_depth[c->h_rank_of[target[q0 + i]]];
+        });
+        while (q1 < nq && q1 - q0 < qmax) {
+          const uint64_t cap = h_chain_off[q1 - q0];
           if (q1 > q0 && cused + cap > P.C) break;
           h_chain_off[q1 - q0] = cused;
           cused += cap;
+          ++q1;
         }
-        ++q1;
       }
       const uint32_t qc = q1 - q0;
       uint32_t *h32 = (uint32_t *)w->h_in;
@@ -1229,8 +1272,10 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.tr.fw = w->tr_fw;
       A.tr.bw = w->tr_bw;
       A.tr.table = w->tr_table;
-      A.tr.chain_first = w->tr_chain_first;
-      A.tr.chain = w->tr_chain;
+      A.tr.meet = w->tr_meet;
+      A.tr.aoff = w->tr_aoff;
+      A.tr.fpred = w->tr_fpred;
+      A.tr.bpred = w->tr_bpred;
       A.tr.T = w->tr_T;
       A.tr.K = w->tr_K;
       A.tr.level = w->tr_level;
@@ -1416,12 +1461,13 @@ wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char 
   WG_CK(cudaSetDevice(c->device));
   if ((st = qws_get(c, &w, why, why_cap)) != WG_OK) goto done;
   {
-    void *old[] = {w->tr_sub, w->tr_fw, w->tr_bw, w->tr_table, w->tr_chain_first, w->tr_chain};
+    void *old[] = {w->tr_sub,  w->tr_fw,   w->tr_bw,    w->tr_table,
+                   w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred};
     for (size_t i = 0; i < sizeof old / sizeof old[0]; ++i) cudaFree(old[i]);
     w->tr_sub = nullptr;
     w->tr_fw = w->tr_bw = nullptr;
-    w->tr_table = w->tr_chain_first = nullptr;
-    w->tr_chain = nullptr;
+    w->tr_table = nullptr;
+    w->tr_meet = w->tr_aoff = w->tr_fpred = w->tr_bpred = nullptr;
     w->held -= w->tr_bytes;
     w->tr_bytes = 0;
     w->tr_level = -1;
@@ -1429,26 +1475,34 @@ wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char 
   if (!t) goto done;
   {
     const size_t n = c->n, cells = (size_t)t->T * t->T;
-    const size_t nch = t->chain_first[cells];
+    const size_t np = t->aoff[t->T];
     const size_t b_sub = (n ? n : 1) * 4, b_e = (n ? n : 1) * (size_t)t->K * 16,
-                 b_tab = (cells ? cells : 1) * 8, b_cf = (cells + 1) * 8,
-                 b_ch = (nch ? nch : 1) * 4;
+                 b_tab = (cells ? cells : 1) * 8, b_meet = (cells ? cells : 1) * 4,
+                 b_aoff = ((size_t)t->T + 1) * 4, b_pred = (np ? np : 1) * 4;
     WG_CK(cudaMalloc((void **)&w->tr_sub, b_sub));
     WG_CK(cudaMalloc((void **)&w->tr_fw, b_e));
     WG_CK(cudaMalloc((void **)&w->tr_bw, b_e));
     WG_CK(cudaMalloc((void **)&w->tr_table, b_tab));
-    WG_CK(cudaMalloc((void **)&w->tr_chain_first, b_cf));
-    WG_CK(cudaMalloc((void **)&w->tr_chain, b_ch));
-    w->tr_bytes = b_sub + 2 * b_e + b_tab + b_cf + b_ch;
+    WG_CK(cudaMalloc((void **)&w->tr_meet, b_meet));
+    WG_CK(cudaMalloc((void **)&w->tr_aoff, b_aoff));
+    WG_CK(cudaMalloc((void **)&w->tr_fpred, b_pred));
+    WG_CK(cudaMalloc((void **)&w->tr_bpred, b_pred));
+    w->tr_bytes = b_sub + 2 * b_e + b_tab + b_meet + b_aoff + 2 * b_pred;
     w->held += w->tr_bytes;
     if (n) {
       WG_CK(cudaMemcpy(w->tr_sub, t->sub, n * 4, cudaMemcpyHostToDevice));
       WG_CK(cudaMemcpy(w->tr_fw, t->fw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
       WG_CK(cudaMemcpy(w->tr_bw, t->bw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
     }
-    if (cells) WG_CK(cudaMemcpy(w->tr_table, t->table, cells * 8, cudaMemcpyHostToDevice));
-    WG_CK(cudaMemcpy(w->tr_chain_first, t->chain_first, b_cf, cudaMemcpyHostToDevice));
-    if (nch) WG_CK(cudaMemcpy(w->tr_chain, t->chain, nch * 4, cudaMemcpyHostToDevice));
+    if (cells) {
+      WG_CK(cudaMemcpy(w->tr_table, t->table, cells * 8, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_meet, t->meet, cells * 4, cudaMemcpyHostToDevice));
+    }
+    WG_CK(cudaMemcpy(w->tr_aoff, t->aoff, b_aoff, cudaMemcpyHostToDevice));
+    if (np) {
+      WG_CK(cudaMemcpy(w->tr_fpred, t->fpred, np * 4, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_bpred, t->bpred, np * 4, cudaMemcpyHostToDevice));
+    }
     w->tr_T = t->T;
     w->tr_K = t->K;
     w->tr_level = t->level;
