@@ -100,6 +100,7 @@ static int cmp_d(const void *a, const void *b) {
 
 static uint64_t g_mismatch; /* wrong answers seen (exit status 1) */
 static int g_latency_only; /* argument "latency": only the latency section */
+static int g_coarse_only;  /* argument "coarse": only bench_coarse */
 
 /* Latency: batches of 1, 16 and 64 random pairs one after another (fresh
  * pairs each batch, a few warm-up batches first), distances only, exact
@@ -182,6 +183,150 @@ static void latency(wg_ctx_t *ctx, wg_router_t *r, const char *name, const char 
   fflush(stdout);
 }
 
+/* Argument "coarse" (issue 22's last target: a coarse level at quality
+ * mean >= 0.99, p99 >= 0.95 and 5x the exact path throughput), lean:
+ * exact distances and full paths, level 1 with shortcut paths, then the
+ * transit level (level 3, src/route/transit.c) for each "T:K" of
+ * WG_BENCH_ROUTE_TRANSIT (default "4096:16"): its build (host, from the
+ * device metric) and upload, timed apart from the customisation; distances,
+ * shortcut paths and full paths (median batches of N), where the time goes,
+ * and quality over WG_BENCH_ROUTE_QUALITY_N pairs (default 100000; mean,
+ * p99 = the 1st percentile, min), with the first 2000 shortcut paths
+ * expanded (wg_router_expand) and checked as real paths of the graph of
+ * exactly the returned length; exact answers against Dijkstra
+ * (WG_BENCH_ROUTE_VERIFY_SOURCES sources x 1000 targets). */
+static void bench_coarse(wg_ctx_t *ctx, const char *name, const wg_graph_t *g, wg_router_t *r,
+                         size_t N) {
+  const uint32_t n = wg_graph_num_vertices(g);
+  wg_csr csr;
+  wg_graph_csr(g, &csr);
+  wg_route_query *q = malloc(N * sizeof *q);
+  if (!q) return;
+  random_queries(q, N, n, 0, 1);
+  const double td = time_batch(ctx, r, q, N, 0, 5);
+  print_phases(name, "exact distances", r, td);
+  const double tp = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 5);
+  print_phases(name, "exact paths", r, tp);
+  const double vert_exact = (double)g_last_path_total / (double)N;
+  printf("%s: exact, %zu pairs: distance %.3f M queries/s, paths %.3f M queries/s (%.1f "
+         "vertices a path)\n",
+         name, N, N / td / 1e6, N / tp / 1e6, vert_exact);
+  random_queries(q, N, n, 1, 1);
+  const double t1 = time_batch(ctx, r, q, N, WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS, 5);
+  print_phases(name, "level 1 shortcut paths", r, t1);
+  printf("%s: level 1 shortcut paths %.3f M queries/s (%.2fx exact paths)\n", name, N / t1 / 1e6,
+         tp / t1);
+  const char *spec = getenv("WG_BENCH_ROUTE_TRANSIT");
+  if (!spec || !*spec) spec = "4096:16";
+  const size_t NQ0 = (size_t)bench_env_double("WG_BENCH_ROUTE_QUALITY_N", 1e5);
+  const size_t NQ = NQ0 < N ? NQ0 : N;
+  double *qual = malloc(NQ * sizeof *qual);
+  while (qual && *spec) {
+    unsigned T = 0, K = 0;
+    int used = 0;
+    if (sscanf(spec, "%u:%u%n", &T, &K, &used) != 2) break;
+    spec += used;
+    if (*spec == ',') spec++;
+    if (wg__router_set_transit(ctx, r, T, K) != WG_OK) {
+      printf("%s: transit %u:%u: %s\n", name, T, K, wg_ctx_last_error(ctx));
+      continue;
+    }
+    random_queries(q, N, n, 3, 1);
+    double t0 = wg__now();
+    wg_route_batch b = {0};
+    if (wg_router_query(ctx, r, q, 1, 0, &b) != WG_OK) {
+      printf("%s: transit %u:%u: %s\n", name, T, K, wg_ctx_last_error(ctx));
+      break;
+    }
+    wg_route_batch_free(&b);
+    const double tb = wg__now() - t0;
+    const wg__route_transit *X = r->transit;
+    wg_router_info info;
+    wg_router_get_info(r, &info);
+    printf("%s: transit T %u (asked %u) K %u: built in %.3f s on the host, with metric fetch "
+           "and upload %.3f s; %llu entries (%.2f a rank-direction), %llu of %llu "
+           "rank-directions capped; router host bytes %llu\n",
+           name, X->T, T, X->K, X->seconds, tb, (unsigned long long)X->entries,
+           (double)X->entries / (2.0 * n), (unsigned long long)X->capped,
+           (unsigned long long)2 * n, (unsigned long long)info.bytes);
+    const double tld = time_batch(ctx, r, q, N, 0, 5);
+    print_phases(name, "transit distances", r, tld);
+    const double ts = time_batch(ctx, r, q, N, WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS, 5);
+    print_phases(name, "transit shortcut paths", r, ts);
+    const double vs = (double)g_last_path_total / (double)N;
+    const double tl = time_batch(ctx, r, q, N, WG_ROUTE_PATH, 3);
+    print_phases(name, "transit full paths", r, tl);
+    /* quality, and shortcut paths expanded into real paths */
+    size_t k = 0, by_table = 0, expanded = 0, bad = 0;
+    double sum = 0;
+    if (wg_router_query(ctx, r, q, NQ,
+                        WG_ROUTE_PATH | WG_ROUTE_SHORTCUTS | WG_ROUTE_MEASURE_QUALITY,
+                        &b) != WG_OK) {
+      printf("%s: quality: %s\n", name, wg_ctx_last_error(ctx));
+      break;
+    }
+    for (size_t i = 0; i < NQ; i++) {
+      const wg_route_result *res = &b.results[i];
+      by_table += X->sub[r->h.rank[q[i].source]] != X->sub[r->h.rank[q[i].target]];
+      if (res->distance == WG_ROUTE_INF || isnan(res->quality)) continue;
+      qual[k++] = res->quality;
+      sum += res->quality;
+      if (expanded < 2000 && res->shortcuts) {
+        uint32_t *p = NULL, len = 0;
+        uint64_t total = 0;
+        int ok = wg_router_expand(ctx, r, &b, i, &p, &len) == WG_OK && len &&
+                 p[0] == q[i].source && p[len - 1] == q[i].target;
+        for (uint32_t j = 0; ok && j + 1 < len; j++) {
+          uint64_t w = UINT64_MAX;
+          for (uint64_t e = csr.offsets[p[j]]; e < csr.offsets[p[j] + 1]; e++)
+            if (csr.targets[e] == p[j + 1] && csr.weights[e] < w) w = csr.weights[e];
+          ok = w != UINT64_MAX;
+          total += w;
+        }
+        ok = ok && total == res->distance;
+        if (!ok && bad++ < 5)
+          printf("%s: TRANSIT PATH WRONG %u -> %u (distance %llu)\n", name, q[i].source,
+                 q[i].target, (unsigned long long)res->distance);
+        expanded++;
+        free(p);
+      }
+    }
+    wg_route_batch_free(&b);
+    g_mismatch += bad;
+    qsort(qual, k, sizeof *qual, cmp_d);
+    printf("%s: transit T %u K %u: distances %.3f M/s (%.2fx exact distances), shortcut paths "
+           "%.3f M/s (%.2fx exact paths, %.1f vertices a path), full paths %.3f M/s (%.2fx); "
+           "quality over %zu pairs (%.4f by the table): mean %.5f, p99 %.4f, p99.9 %.4f, min "
+           "%.4f; %zu shortcut paths expanded, %zu wrong\n",
+           name, X->T, X->K, N / tld / 1e6, td / tld, N / ts / 1e6, tp / ts, vs, N / tl / 1e6,
+           tp / tl, k, (double)by_table / (double)NQ, k ? sum / k : NAN,
+           k ? qual[k / 100] : NAN, k ? qual[k / 1000] : NAN, k ? qual[0] : NAN, expanded, bad);
+    fflush(stdout);
+  }
+  free(qual);
+  /* exact answers against Dijkstra */
+  const uint32_t S = (uint32_t)bench_env_double("WG_BENCH_ROUTE_VERIFY_SOURCES", 20);
+  wg_dist_t *dist = malloc((size_t)n * sizeof *dist);
+  uint64_t bad = 0, checked = 0;
+  for (uint32_t s = 0; s < S && dist; s++) {
+    const uint32_t src = (uint32_t)wg__bounded(wg__mix64(0x5eed + s), n);
+    if (wg_sssp_dijkstra(ctx, g, src, dist, NULL) != WG_OK) break;
+    random_queries(q, 1000, n, 0, 1000 + s);
+    for (uint32_t i = 0; i < 1000; i++) q[i].source = src;
+    wg_route_batch b = {0};
+    if (wg_router_query(ctx, r, q, 1000, 0, &b) != WG_OK) break;
+    for (uint32_t i = 0; i < 1000; i++, checked++)
+      if (b.results[i].distance != dist[q[i].target] && bad++ < 5)
+        printf("%s: MISMATCH %u -> %u\n", name, src, q[i].target);
+    wg_route_batch_free(&b);
+  }
+  printf("%s: verification: %llu exact pairs against Dijkstra, %llu mismatches\n", name,
+         (unsigned long long)checked, (unsigned long long)bad);
+  g_mismatch += bad;
+  free(dist);
+  free(q);
+}
+
 static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   const uint32_t n = wg_graph_num_vertices(g);
   const uint64_t m = wg_graph_num_arcs(g);
@@ -198,6 +343,14 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   const double create_s = wg__now() - t0;
   wg_router_info info;
   wg_router_get_info(r, &info);
+  if (g_coarse_only) {
+    printf("%s: n %u m %llu, hierarchy arcs %llu, tree height %u, build %.3f s (create %.3f s)\n",
+           name, n, (unsigned long long)m, (unsigned long long)info.hierarchy_arcs,
+           info.tree_height, info.build_seconds, create_s);
+    bench_coarse(ctx, name, g, r, N);
+    wg_router_destroy(&r);
+    return;
+  }
   printf("%s: n %u m %llu, hierarchy arcs %llu, tree height %u, levels %d, build %.3f s "
          "(create with upload and first customisation %.3f s), host bytes %llu\n",
          name, n, (unsigned long long)m, (unsigned long long)info.hierarchy_arcs,
@@ -529,6 +682,7 @@ int main(int argc, char **argv) {
   wg_graph_t *g = NULL;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "latency") == 0) g_latency_only = 1;
+    else if (strcmp(argv[i], "coarse") == 0) g_coarse_only = 1;
   if (g_latency_only && argc == 2) {
     printf("usage: bench_route_gpu GRAPH... latency (name the graphs: fla, road, monaco)\n");
     return 2;

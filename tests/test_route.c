@@ -683,6 +683,105 @@ static void small_budgets(void **state) {
 /* WG_ROUTE_SHORTCUTS' own rules (rc_check compares its answers everywhere):
  * less detail on a road graph, expansion refused after a weight update, for
  * a bad index, and for a pair that is no hierarchy arc. */
+/* The transit level (level 3, src/route/transit.c) on a road graph: with
+ * K = 8 and no rank capped (every undominated access entry kept) its table
+ * answers must equal Dijkstra's (the formula is exact then); with K = 1
+ * (capped) they may be longer but are real paths of exactly their length
+ * (rc_check, every level, shortcut expansion included), and both kinds of
+ * pair (different subtrees: the table; one subtree: the search) occur.
+ * After two weight updates the structure follows the new metric. */
+static void transit_level(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_graph_t *g = NULL;
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.seed = 9;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 4000, &go), WG_OK);
+  wg_router_t *r = new_router(ctx, g);
+  const uint32_t n = g->n;
+  wg_dist_t *dist = malloc((size_t)n * sizeof *dist);
+  wg_route_query *q = malloc((size_t)n * sizeof *q);
+  uint32_t *w = malloc((size_t)g->m * sizeof *w);
+  assert_non_null(dist);
+  assert_non_null(q);
+  assert_non_null(w);
+  const uint32_t Ks[] = {32, 8, 1};
+  for (int round = 0; round < 3; round++) {
+    if (round) { /* new weights: some arcs much slower, some faster */
+      for (uint64_t e = 0; e < g->m; e++) {
+        const uint64_t h = wg__mix64(e * 31 + (uint64_t)round);
+        w[e] = h % 5 == 0 ? g->weights[e] * 20 + 1 : (h % 7 == 0 ? 0 : g->weights[e]);
+      }
+      wgt_assert_status(ctx, wg_router_set_weights(ctx, r, w, g->m), WG_OK);
+      memcpy(g->weights, w, g->m * sizeof *w); /* the oracle's graph */
+    }
+    for (size_t kk = 0; kk < 3; kk++) {
+      wgt_assert_status(ctx, wg__router_set_transit(ctx, r, 64, Ks[kk]), WG_OK);
+      wg__route_transit *X = NULL;
+      wgt_assert_status(ctx, wg__router_transit(ctx, r, &X), WG_OK);
+      assert_non_null(X);
+      assert_true(X->T > 0 && X->T <= 64);
+      assert_int_equal(X->metric, r->metric_version);
+      uint64_t by_table = 0, by_search = 0, exact = 0, longer = 0;
+      for (uint32_t si = 0; si < 4; si++) {
+        const uint32_t s = (uint32_t)wg__bounded(wg__mix64(100 + si + 10 * (uint64_t)round), n);
+        wgt_assert_status(ctx, wg_sssp_dijkstra(ctx, g, s, dist, NULL), WG_OK);
+        for (uint32_t t = 0; t < n; t++) q[t] = (wg_route_query){s, t, 3};
+        wg_route_batch b;
+        wgt_assert_status(ctx, wg_router_query(ctx, r, q, n, WG_ROUTE_PATH, &b), WG_OK);
+        wg_csr cc;
+        wg_graph_csr(g, &cc);
+        char why[160];
+        for (uint32_t t = 0; t < n; t++) {
+          const wg_route_result *res = &b.results[t];
+          const int table = X->sub[r->h.rank[s]] != X->sub[r->h.rank[t]];
+          by_table += table;
+          by_search += !table;
+          if (dist[t] == WG_DIST_INF) {
+            assert_int_equal(res->distance, WG_ROUTE_INF);
+            continue;
+          }
+          if (res->distance < dist[t] ||
+              rc_path_ok(&cc, b.path + res->path_first, res->path_len, s, t, res->distance,
+                         why, sizeof why)) {
+            printf("transit K=%u round %d %u -> %u: %llu (Dijkstra %llu) %s\n", Ks[kk], round,
+                   s, t, (unsigned long long)res->distance, (unsigned long long)dist[t], why);
+            fail();
+          }
+          if (res->distance == dist[t])
+            exact++;
+          else
+            longer++;
+          if (X->capped == 0 && res->distance != dist[t]) {
+            printf("transit K=%u, nothing capped: %u -> %u got %llu, Dijkstra %llu\n", Ks[kk],
+                   s, t, (unsigned long long)res->distance, (unsigned long long)dist[t]);
+            fail();
+          }
+        }
+        wg_route_batch_free(&b);
+      }
+      printf("transit round %d, T 64, K %u: %llu entries, %llu capped, table %llu / search "
+             "%llu pairs, %llu exact, %llu longer, built in %.4f s\n",
+             round, Ks[kk], (unsigned long long)X->entries, (unsigned long long)X->capped,
+             (unsigned long long)by_table, (unsigned long long)by_search,
+             (unsigned long long)exact, (unsigned long long)longer, X->seconds);
+      assert_true(by_table > 0);
+      assert_true(by_search > 0);
+      if (kk == 2) assert_true(X->capped > 0);
+    }
+  }
+  /* every level, shortcut expansion included, with K = 1 */
+  check_all_targets(ctx, r, g, 2, "road 4k, transit K = 1");
+  assert_int_equal(wg__router_set_transit(ctx, r, 64, WG__TRANSIT_K_MAX + 1), WG_EINVAL);
+  free(dist);
+  free(q);
+  free(w);
+  wg_router_destroy(&r);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 static void shortcut_paths(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
@@ -776,6 +875,7 @@ int main(void) {
       cmocka_unit_test(backends),
       cmocka_unit_test(query_files),
       cmocka_unit_test(shortcut_paths),
+      cmocka_unit_test(transit_level),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -416,3 +416,9 @@ wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route, uin
   (void)h, (void)route, (void)n;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap) {
+  (void)c, (void)t;
+  return absent(why, why_cap);
+}

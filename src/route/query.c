@@ -263,6 +263,82 @@ __attribute__((noinline)) static uint64_t route_kept(const wg_router_t *r, uint6
   return best;
 }
 
+/* The path of s->steps[0..ns) from rank sr: the far end of each step
+ * (shortcuts), or every vertex (unpacked). */
+static wg_status emit_steps(const wg_router_t *r, wg__route_scratch *s, uint32_t sr, uint64_t ns,
+                            int want_path, uint32_t **path, uint64_t *len, uint64_t *cap) {
+  const wg__cch *h = &r->h;
+  if (grow32(path, cap, *len + 1)) return WG_ENOMEM;
+  (*path)[(*len)++] = h->order[sr];
+  if (want_path != WG__ROUTE_PATH_SHORTCUTS) return unpack(r, s, ns, path, len, cap);
+  /* the hierarchy route: the far end of each step */
+  if (grow32(path, cap, *len + ns)) return WG_ENOMEM;
+  for (uint64_t i = 0; i < ns; i++) {
+    const uint64_t a = s->steps[i] >> 1;
+    (*path)[(*len)++] = h->order[(s->steps[i] & 1) ? h->up_tail[a] : h->up_head[a]];
+  }
+  return WG_OK;
+}
+
+/* The transit level (transit.c): *answered = 1 when sub(s) != sub(t) and
+ * some access pair is finite; then *dist and, with want_path, the path of
+ * the chain s -> a, a -> b (the table's), b -> t. The pair: the smallest
+ * fw[s][i] + D + bw[t][j], ties to the smallest i * K + j (the CUDA kernel
+ * picks the same). */
+static wg_status route_transit(const wg_router_t *r, const wg__route_transit *X,
+                               wg__route_scratch *s, uint32_t sr, uint32_t tr, uint64_t *dist,
+                               int want_path, uint32_t **path, uint64_t *len, uint64_t *cap,
+                               int *answered) {
+  *answered = 0;
+  if (X->sub[sr] == X->sub[tr]) return WG_OK;
+  const uint32_t K = X->K, T = X->T;
+  const wg__transit_entry *F = X->fw + (uint64_t)sr * K, *B = X->bw + (uint64_t)tr * K;
+  uint64_t best = INF;
+  uint32_t bi = 0, bj = 0;
+  for (uint32_t i = 0; i < K && F[i].tidx != WG__CCH_NONE; i++)
+    for (uint32_t j = 0; j < K && B[j].tidx != WG__CCH_NONE; j++) {
+      const uint64_t dd = X->table[(uint64_t)F[i].tidx * T + B[j].tidx];
+      if (dd == INF) continue;
+      const uint64_t c = (uint64_t)F[i].dist + dd + B[j].dist;
+      if (c < best) {
+        best = c;
+        bi = i;
+        bj = j;
+      }
+    }
+  if (best == INF) return WG_OK;
+  *answered = 1;
+  *dist = best;
+  if (!want_path) return WG_OK;
+  const wg__cch *h = &r->h;
+  const uint32_t ia = F[bi].tidx, ib = B[bj].tidx;
+  const uint32_t mz = X->meet[(uint64_t)ia * T + ib];
+  const uint32_t da = X->aoff[ia + 1] - X->aoff[ia] - 1, db = X->aoff[ib + 1] - X->aoff[ib] - 1;
+  const uint32_t *pa = X->fpred + X->aoff[ia], *pb = X->bpred + X->aoff[ib];
+  uint64_t ns = 0, nt = 0, nb = 0;
+  for (const wg__transit_entry *e = &F[bi]; e->arc != WG__CCH_NONE; e = &X->fw[e->next]) ns++;
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]]) nt++;
+  for (uint32_t d = mz; d != db; d = X->depth[h->up_tail[pb[d]]]) nt++;
+  for (const wg__transit_entry *e = &B[bj]; e->arc != WG__CCH_NONE; e = &X->bw[e->next]) nb++;
+  if (grow64(&s->steps, &s->steps_cap, ns + nt + nb + 1)) return WG_ENOMEM;
+  uint64_t k = 0;
+  for (const wg__transit_entry *e = &F[bi]; e->arc != WG__CCH_NONE; e = &X->fw[e->next])
+    s->steps[k++] = (uint64_t)e->arc << 1;
+  /* a -> meeting (forward predecessors, reversed), meeting -> b */
+  uint64_t up = 0;
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]]) up++;
+  uint64_t at = k + up;
+  for (uint32_t d = mz; d != da; d = X->depth[h->up_tail[pa[d]]])
+    s->steps[--at] = (uint64_t)pa[d] << 1;
+  k += up;
+  for (uint32_t d = mz; d != db; d = X->depth[h->up_tail[pb[d]]])
+    s->steps[k++] = (uint64_t)pb[d] << 1 | 1u;
+  at = k + nb;
+  for (const wg__transit_entry *e = &B[bj]; e->arc != WG__CCH_NONE; e = &X->bw[e->next])
+    s->steps[--at] = (uint64_t)e->arc << 1 | 1u;
+  return emit_steps(r, s, sr, k + nb, want_path, path, len, cap);
+}
+
 wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
                         uint32_t sr, uint32_t tr, uint32_t budget,
                         uint64_t *dist, int want_path, uint32_t **path,
@@ -334,24 +410,7 @@ wg_status wg__route_one(const wg_router_t *r, wg__route_scratch *s,
       s->steps[ns++] = a << 1 | 1u;
       y = h->up_tail[a];
     }
-    if (grow32(path, cap, *len + 1)) {
-      st = WG_ENOMEM;
-      goto reset;
-    }
-    (*path)[(*len)++] = h->order[sr];
-    if (want_path == WG__ROUTE_PATH_SHORTCUTS) {
-      /* the hierarchy route: the far end of each step */
-      if (grow32(path, cap, *len + ns)) {
-        st = WG_ENOMEM;
-        goto reset;
-      }
-      for (uint64_t i = 0; i < ns; i++) {
-        const uint64_t a = s->steps[i] >> 1;
-        (*path)[(*len)++] = h->order[(s->steps[i] & 1) ? h->up_tail[a] : h->up_head[a]];
-      }
-    } else {
-      st = unpack(r, s, ns, path, len, cap);
-    }
+    st = emit_steps(r, s, sr, ns, want_path, path, len, cap);
   }
 reset:
   for (uint32_t x = sr; x != WG__CCH_NONE; x = h->parent[x]) df[x] = INF;
@@ -467,6 +526,43 @@ done:
   return st;
 }
 
+/* Whether a batch may run queries at the transit level: one asks for it,
+ * or the downgrade word is there already. */
+static int transit_needed(const wg_router_t *r, const wg_route_query *q, size_t n) {
+  if (r->transit_level < 0) return 0;
+  if (__atomic_load_n(&r->dg_word, __ATOMIC_ACQUIRE) >= r->transit_level) return 1;
+  for (size_t i = 0; i < n; i++)
+    if (q[i].level == r->transit_level) return 1;
+  return 0;
+}
+
+/* The CUDA backend's copy of the transit structure: built (host, from the
+ * device metric) and uploaded for the current metric when the batch may
+ * use it; a copy of an older metric is dropped otherwise, so that a query
+ * downgraded to the transit level mid-batch searches instead of reading
+ * stale entries. */
+static wg_status transit_to_device(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
+                                   size_t n) {
+  if (r->transit_level < 0) return WG_OK;
+  wg_status st = WG_OK;
+  char why[256] = "";
+  wg__route_transit *X = NULL;
+  if (transit_needed(r, q, n) && (st = wg__router_transit(ctx, r, &X)) != WG_OK) return st;
+  pthread_mutex_lock(&r->transit_lock);
+  if (X && r->transit_dev != X->metric + 1) {
+    wg__cuda_transit t = {X->T,     X->K,    X->sub,   X->fw,    X->bw,    X->table,
+                          X->meet,  X->aoff, X->fpred, X->bpred, X->top,   r->transit_level};
+    st = wg__cuda_cch_transit(r->cuda, &t, why, sizeof why);
+    r->transit_dev = st == WG_OK ? X->metric + 1 : 0;
+  } else if (!X && r->transit_dev && r->transit_dev != r->metric_version + 1) {
+    st = wg__cuda_cch_transit(r->cuda, NULL, why, sizeof why);
+    r->transit_dev = 0;
+  }
+  pthread_mutex_unlock(&r->transit_lock);
+  if (st != WG_OK) return wg__error(ctx, st, "router (cuda): the transit level: %s", why);
+  return WG_OK;
+}
+
 static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
                             size_t n, unsigned flags, wg_route_batch *out) {
   wg_status st = WG_OK;
@@ -499,6 +595,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   const int path_mode = !(flags & WG_ROUTE_PATH)      ? 0
                         : (flags & WG_ROUTE_SHORTCUTS) ? WG__CCH_PATH_SHORTCUTS
                                                        : WG__CCH_PATH_FULL;
+  if ((st = transit_to_device(ctx, r, q, n))) goto done;
   wg__cuda_cch_downgrade_poll(r->cuda, 1); /* wg_router_downgrade: this call only */
   st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, path_mode, dist,
                           path_mode ? &first : NULL, path_mode ? &path : NULL, why, sizeof why);
@@ -588,6 +685,11 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
       (st = wg__calloc(ctx, &tp, (uint64_t)nt, sizeof *tp, "route paths")) ||
       (want_path && (st = wg__alloc(ctx, &owner, n, sizeof *owner, "route paths"))))
     goto done;
+  /* the transit level's structure, built here when the batch may need it
+   * (a level-3 query, or the downgrade word there) */
+  wg__route_transit *transit = NULL;
+  if (transit_needed(r, queries, n) && (st = wg__router_transit(ctx, r, &transit)) != WG_OK)
+    goto done;
   int failed = 0;
   wg_status fail_st = WG_OK;
   uint64_t answered = 0;
@@ -612,8 +714,13 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
       if (dg > level) level = dg;
       const uint32_t sr = r->h.rank[q->source], tr = r->h.rank[q->target];
       uint64_t d = INF, before = tp[t].len;
-      my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d,
-                         level ? coarse_mode : want_path, &tp[t].v, &tp[t].len, &tp[t].cap);
+      int by_table = 0;
+      if (transit && level == r->transit_level)
+        my = route_transit(r, transit, s, sr, tr, &d, coarse_mode, &tp[t].v, &tp[t].len,
+                           &tp[t].cap, &by_table);
+      if (my == WG_OK && !by_table)
+        my = wg__route_one(r, s, sr, tr, r->level_row_arcs[level], &d,
+                           level ? coarse_mode : want_path, &tp[t].v, &tp[t].len, &tp[t].cap);
       if (my == WG_OK && d == INF && level != 0) {
         level = 0;
         tp[t].len = before;

@@ -119,6 +119,13 @@ struct wg_router {
   uint64_t metric_version; /* +1 at every accepted wg_router_set_weights */
   int32_t dg_word; /* the mid-batch downgrade word (downgrade.c) */
   wg__cch_pruned pr; /* CPU backend: level 0's kept arcs (customise.c) */
+  /* the transit level (transit.c): built on its first query after each
+   * accepted metric, under transit_lock */
+  struct wg__route_transit *transit;
+  pthread_mutex_t transit_lock;
+  int transit_level;        /* the level it answers, -1: none */
+  uint32_t transit_T, transit_K; /* requested sizes, 0: defaults */
+  uint64_t transit_dev;     /* CUDA: metric_version + 1 of the device copy, 0: none */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */
@@ -184,6 +191,41 @@ wg_status wg__router_host_metric(wg_ctx_t *ctx, wg_router_t *r);
  * UINT32_MAX; n in [2, WG__ROUTE_LEVELS]. */
 wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
                                 const uint32_t *budgets, int n);
+
+/* ---- transit.c ------------------------------------------------------------------ */
+
+/* The transit level (docs/route.md, "Levels"): the top T ranks of the
+ * elimination tree, their T x T exact distances with the hierarchy chain of
+ * each, and per rank up to K access entries a direction (extra.h,
+ * wg__transit_entry): the top ranks its upward search reaches below the
+ * top, pruned by the table (an entry a is dropped when a kept entry a' has
+ * dist(a') + D(a', a) <= dist(a)), the K nearest of the rest kept. */
+#define WG__TRANSIT_K_MAX 32
+typedef struct wg__route_transit {
+  uint32_t T, K;
+  uint32_t *sub;             /* n */
+  uint32_t *tid;             /* n: the top index of a rank, WG__CCH_NONE below */
+  wg__transit_entry *fw, *bw; /* n * K */
+  uint64_t *table;           /* T * T */
+  uint32_t *meet;            /* T * T: depth of the meeting vertex, NONE unreachable */
+  uint32_t *aoff;            /* T + 1: top index -> its predecessor rows */
+  uint32_t *fpred, *bpred;   /* aoff[T]: by top index and depth, the improving arc */
+  uint32_t *top;             /* T: top index -> rank */
+  uint32_t *depth;           /* n: elimination-tree depth by rank */
+  uint64_t metric;           /* the router's metric_version */
+  double seconds;            /* build time */
+  uint64_t capped;           /* rank-directions that had more than K entries */
+  uint64_t entries;          /* entries kept, both directions */
+} wg__route_transit;
+
+/* The structure for the router's current metric, built when missing or
+ * stale (thread-safe; host words fetched from the device first with CUDA).
+ * *out = NULL without error when the router has no transit level. */
+wg_status wg__router_transit(wg_ctx_t *ctx, wg_router_t *r, wg__route_transit **out);
+void wg__route_transit_free(wg__route_transit *t);
+/* Sizes for the next build (0: defaults; K <= WG__TRANSIT_K_MAX). Test and
+ * benchmark knob. */
+wg_status wg__router_set_transit(wg_ctx_t *ctx, wg_router_t *r, uint32_t T, uint32_t K);
 
 /* ---- order_file.c --------------------------------------------------------- */
 

@@ -14,9 +14,12 @@
 
 #include "route/route_internal.h"
 
-/* Row budgets of levels 1..3 (level 0: every arc). Chosen by measurement on
- * NY, FLA and Monaco (docs/route.md, bench_route --levels). */
-static const uint32_t default_levels[WG__ROUTE_LEVELS] = {UINT32_MAX, 64, 48, 32};
+/* Row budgets of levels 1..2 (level 0: every arc). Chosen by measurement on
+ * NY, FLA and Monaco (docs/route.md, bench_route --levels). Level 3 is the
+ * transit level (transit.c); its budget is for the pairs the table does not
+ * answer (one subtree below the top): every arc. */
+static const uint32_t default_levels[WG__ROUTE_LEVELS] = {UINT32_MAX, 64, 48, UINT32_MAX};
+#define TRANSIT_LEVEL 3
 
 void wg_router_opts_defaults(wg_router_opts *opts) {
   if (!opts) return;
@@ -160,6 +163,8 @@ wg_status wg_router_create(wg_ctx_t *ctx, wg_router_t **out,
   r->magic = WG__ROUTER_MAGIC;
   r->g = g;
   pthread_mutex_init(&r->lock, NULL);
+  pthread_mutex_init(&r->transit_lock, NULL);
+  r->transit_level = TRANSIT_LEVEL;
   r->num_levels = WG__ROUTE_LEVELS;
   memcpy(r->level_row_arcs, default_levels, sizeof default_levels);
   for (uint64_t e = 0; e < g->m; e++)
@@ -205,6 +210,8 @@ void wg_router_destroy(wg_router_t **rp) {
     wg__route_scratch_free_all(r);
     wg__snap_free(&r->snap);
     pthread_mutex_destroy(&r->lock);
+    wg__route_transit_free(r->transit);
+    pthread_mutex_destroy(&r->transit_lock);
     r->magic = WG__ROUTER_DEAD;
     free(r);
   }
@@ -265,6 +272,11 @@ void wg_router_get_info(const wg_router_t *r, wg_router_info *out) {
   b += (uint64_t)r->snap.count * (sizeof(wg__snap_point) + 1);
   if (r->pr.valid) /* the CPU's kept arcs */
     b += ((uint64_t)h->n + 1) * sizeof(wg__cch_kept_node) + (r->pr.kept_f + r->pr.kept_b) * 8;
+  if (r->transit) { /* the transit level, once built */
+    const wg__route_transit *t = r->transit;
+    b += (uint64_t)h->n * (12 + 2 * sizeof(wg__transit_entry) * t->K); /* sub, tid, top, entries */
+    b += (uint64_t)t->T * t->T * 12 + (uint64_t)t->aoff[t->T] * 8 + (uint64_t)h->n * 4;
+  }
   out->bytes = b;
 }
 
@@ -276,5 +288,6 @@ wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
     if (budgets[k] == 0) return wg__error(ctx, WG_EINVAL, "router: a level budget is 0");
   memcpy(r->level_row_arcs, budgets, (size_t)n * sizeof *budgets);
   r->num_levels = n;
+  r->transit_level = -1; /* budgets only (the measurement knob) */
   return WG_OK;
 }

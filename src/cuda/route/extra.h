@@ -17,6 +17,34 @@
 extern "C" {
 #endif
 
+/* The transit level's structure (src/route/transit.c builds it on the
+ * host from the metric words; the CUDA backend gets a copy): the top T
+ * ranks of the elimination tree (by subtree size), their T x T
+ * distances and the meeting depth and predecessor arcs that give each
+ * pair's hierarchy chain, and for every rank up to K access
+ * entries per direction: the access vertex (a top rank, by its index
+ * tidx in the top), the length of the upward hierarchy path from the rank to it
+ * (forward words; backward: from it down to the rank), the first arc of
+ * that path and the entry of the arc's far end that continues it (a global
+ * index rank * K + j; arc = WG__CCH_NONE at the access vertex itself).
+ * Unused entries have tidx = WG__CCH_NONE. */
+typedef struct wg__transit_entry {
+  uint32_t dist, tidx, arc, next;
+} wg__transit_entry;
+
+typedef struct wg__cuda_transit {
+  uint32_t T, K;
+  const uint32_t *sub;              /* n: the rank's subtree below the top, or itself */
+  const wg__transit_entry *fw, *bw; /* n * K each */
+  const uint64_t *table;            /* T * T, UINT64_MAX unreachable */
+  const uint32_t *meet;             /* T * T: depth of the meeting vertex */
+  const uint32_t *aoff;             /* T + 1: each top rank's rows below */
+  const uint32_t *fpred, *bpred;    /* aoff[T]: improving arc by (top, depth) */
+  const uint32_t *top;              /* T: top index -> rank */
+  int level;                        /* the level it answers */
+} wg__cuda_transit;
+
+
 /* Copies the live device metric words (m_up each) into fwd and bwd (host;
  * either may be NULL): the router customises on the device only and
  * fetches the words when a host search (tables) needs them. */
@@ -48,6 +76,13 @@ void wg__cuda_cch_set_tri_cap(uint64_t max_triangles);
  * customisation runs from lists (*listed); the rest walk rows. Zeros
  * without CUDA. */
 void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *total);
+
+/* Copies the transit structure to the device (replacing any earlier
+ * one; NULL removes it): queries at t->level whose source and target lie
+ * in different subtrees take the best of the K x K access pairs through
+ * the table; the rest search as at any level. Defined in query.cu. */
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,14 @@ struct wg__cch_qws {
   int block_ready;      /* the block search may use its shared memory */
   uint32_t *d_jump;     /* n: the rank kJump levels up, WG__CCH_NONE */
   uint32_t *d_bstack;   size_t d_bstack_cap; /* the block unpack's stacks */
+  /* the transit level (extra.h, wg__cch_transit): device copies */
+  uint32_t tr_T, tr_K, tr_base;
+  int tr_level;         /* -1: none uploaded */
+  uint32_t *tr_sub;
+  uint4 *tr_fw, *tr_bw;
+  ull *tr_table;
+  uint32_t *tr_meet, *tr_aoff, *tr_fpred, *tr_bpred;
+  size_t tr_bytes;
 };
 
 namespace {
@@ -130,6 +138,16 @@ constexpr uint32_t kSmemQueries = 4096;
 constexpr size_t kSmemBytes = 192u << 10;
 /* shortcut paths below this many words come back through pinned memory */
 constexpr uint64_t kPinnedPathWords = 4u << 20;
+
+/* The transit level on the device (see src/route/transit.c). */
+struct TransitArgs {
+  const uint32_t *sub;    /* nullptr: no transit level */
+  const uint4 *fw, *bw;   /* (dist, tidx, arc, next) */
+  const ull *table;
+  const uint32_t *meet, *aoff, *fpred, *bpred;
+  uint32_t T, K;
+  int level;
+};
 
 struct SearchArgs {
   uint32_t nq;
@@ -151,6 +169,7 @@ struct SearchArgs {
    * level each query ran at goes to level_out */
   const int *downgrade;
   int *level_out;
+  TransitArgs tr;
 };
 
 __device__ __forceinline__ bool key_less(ull s1, uint32_t r1, ull s2, uint32_t r2) {
@@ -191,6 +210,87 @@ __device__ __forceinline__ void warp_meet(const uint32_t *anc2, const ull *dist2
   *best_d_out = best_d;
 }
 
+/* The transit level's answer for query q, by one warp (every lane returns
+ * the same): false when s and t share a subtree below the top or no access
+ * pair is finite (the caller then searches). The pair: the smallest
+ * fw[s][i].dist + D(a, b) + bw[t][j].dist, ties to the smallest i * K + j,
+ * as on the CPU (query.c, route_transit); lane 0 writes the distance and,
+ * with paths, the chain s -> a, the table's a -> b, then b -> t. */
+__device__ bool transit_warp(const SearchArgs &A, uint64_t q, uint32_t rs, uint32_t rt, int lev,
+                             uint32_t lane) {
+  const TransitArgs &X = A.tr;
+  if (X.sub[rs] == X.sub[rt]) return false;
+  const uint32_t K = X.K;
+  ull best = WG__CCH_INF_DIST;
+  uint32_t bp = WG__CCH_NONE;
+  for (uint32_t p = lane; p < K * K; p += 32) {
+    const uint32_t i = p / K, j = p - i * K;
+    const uint4 ef = X.fw[(ull)rs * K + i], eb = X.bw[(ull)rt * K + j];
+    if (ef.y == WG__CCH_NONE || eb.y == WG__CCH_NONE) continue;
+    const ull dd = X.table[(ull)ef.y * X.T + eb.y];
+    if (dd == WG__CCH_INF_DIST) continue;
+    const ull c = (ull)ef.x + dd + eb.x;
+    if (key_less(c, p, best, bp)) {
+      best = c;
+      bp = p;
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const ull ob = __shfl_xor_sync(0xffffffffu, best, off);
+    const uint32_t op = __shfl_xor_sync(0xffffffffu, bp, off);
+    if (key_less(ob, op, best, bp)) {
+      best = ob;
+      bp = op;
+    }
+  }
+  if (best == WG__CCH_INF_DIST) return false;
+  if (lane == 0) {
+    A.dist[q] = best;
+    if (A.chain) {
+      uint32_t *ch = A.chain + A.chain_off[q];
+      const uint32_t i = bp / K, j = bp - i * K;
+      ull hops = 0;
+      uint32_t k = 0, nb = 0;
+      uint4 e = X.fw[(ull)rs * K + i];
+      const uint32_t ta = e.y;
+      for (; e.z != WG__CCH_NONE; e = X.fw[e.w]) {
+        ch[k++] = e.z << 1;
+        hops += A.hop_f[e.z];
+      }
+      uint4 f = X.bw[(ull)rt * K + j];
+      /* a -> meeting (forward predecessors, written from the far end),
+       * meeting -> b (backward ones) */
+      const uint32_t mz = X.meet[(ull)ta * X.T + f.y];
+      const uint32_t oa = X.aoff[ta], ob = X.aoff[f.y];
+      const uint32_t da = X.aoff[ta + 1] - oa - 1, db = X.aoff[f.y + 1] - ob - 1;
+      uint32_t up = 0;
+      for (uint32_t d = mz; d != da; d = A.depth[A.up_tail[X.fpred[oa + d]]]) ++up;
+      uint32_t at2 = k + up;
+      for (uint32_t d = mz; d != da; d = A.depth[A.up_tail[X.fpred[oa + d]]]) {
+        const uint32_t a = X.fpred[oa + d];
+        ch[--at2] = a << 1;
+        hops += A.hop_f[a];
+      }
+      k += up;
+      for (uint32_t d = mz; d != db; d = A.depth[A.up_tail[X.bpred[ob + d]]]) {
+        const uint32_t a = X.bpred[ob + d];
+        ch[k++] = a << 1 | 1u;
+        hops += A.hop_b[a];
+      }
+      for (uint4 g = f; g.z != WG__CCH_NONE; g = X.bw[g.w]) ++nb;
+      uint32_t at = k + nb;
+      for (; f.z != WG__CCH_NONE; f = X.bw[f.w]) {
+        ch[--at] = f.z << 1 | 1u;
+        hops += A.hop_b[f.z];
+      }
+      k += nb;
+      A.count[q] = (A.shortcuts && lev >= 1 ? (ull)k : hops) + 1;
+      A.chain_len[q] = k;
+    }
+  }
+  return true;
+}
+
 /* kSmem: the warp's scratch lives in shared memory (small batches, where
  * one query's latency is the whole batch's), else in A.scratch. */
 template <bool kSmem>
@@ -219,6 +319,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
       w = __shfl_sync(0xffffffffu, w, 0);
       if (w > lev) lev = w;
       if (lane == 0) A.level_out[q] = lev;
+    }
+    if (lev == A.tr.level && A.tr.sub && transit_warp(A, q, rs, rt, lev, lane)) {
+      __syncwarp();
+      continue;
     }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
@@ -374,6 +478,17 @@ __global__ void __launch_bounds__(kBlockThreads) search_block_kernel(SearchArgs 
       __syncthreads();
       if (word > lev) lev = word;
       if (tid == 0) A.level_out[q] = lev;
+    }
+    if (lev == A.tr.level && A.tr.sub) {
+      __shared__ int by_table;
+      if (warp == 0) {
+        const bool done = transit_warp(A, q, rs, rt, lev, lane);
+        if (lane == 0) by_table = done;
+      }
+      __syncthreads();
+      const int skip = by_table;
+      __syncthreads();
+      if (skip) continue;
     }
     const uint32_t lim = A.level_row_arcs[lev];
     const uint32_t ds = A.depth[rs], dt = A.depth[rt];
@@ -896,6 +1011,7 @@ wg_status qws_get(wg__cuda_cch *c, wg__cch_qws **out, char *why, size_t why_cap)
     return WG_ENOMEM;
   }
   c->qws = w;
+  w->tr_level = -1;
   WG_CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
   WG_CK(cudaHostAlloc((void **)&w->h_flag, sizeof(unsigned), cudaHostAllocDefault));
   if ((st = make_jump(c, w, why, why_cap)) != WG_OK) goto done;
@@ -941,6 +1057,21 @@ Plan make_plan(const wg__cuda_cch *c, uint32_t nq, int want_path, uint64_t C_nee
 }
 
 size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+/* f(lo, hi, worker) over [0, n) on up to kHostWorkers threads (one below
+ * 2^16 items): the per-query host loops of a large batch read the depths
+ * of random ranks, tens of milliseconds a million queries on one thread. */
+constexpr int kHostWorkers = 8;
+template <typename F> void par_ranges(uint64_t n, F f) {
+  const int W = n >= (1u << 16) ? kHostWorkers : 1;
+  if (W == 1) {
+    f((uint64_t)0, n, 0);
+    return;
+  }
+  std::thread th[kHostWorkers];
+  for (int w = 0; w < W; ++w) th[w] = std::thread(f, n * w / W, n * (w + 1) / W, w);
+  for (int w = 0; w < W; ++w) th[w].join();
+}
 
 /* Every buffer a plan needs, grown. */
 wg_status plan_grow(wg__cuda_cch *c, wg__cch_qws *w, const Plan &p, int want_path, char *why,
@@ -988,7 +1119,8 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
   wg__cch_qws *w = c ? c->qws : nullptr;
   if (!w) return;
   void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
-                 w->d_stack, w->d_path, w->d_jump, w->d_bstack};
+                 w->d_stack, w->d_path, w->d_jump, w->d_bstack, w->tr_sub, w->tr_fw,
+                 w->tr_bw, w->tr_table, w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
@@ -1048,9 +1180,16 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
     if (st != WG_OK) goto done;
   }
   lap(2);
-  if (want_path)
-    for (uint32_t i = 0; i < nq && C_need <= w->budget / 4; ++i)
-      C_need += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
+  if (want_path) {
+    uint64_t part[kHostWorkers] = {0};
+    par_ranges(nq, [&](uint64_t lo, uint64_t hi, int wk) {
+      uint64_t sum = 0;
+      for (uint64_t i = lo; i < hi; ++i)
+        sum += (uint64_t)c->h_depth[c->h_rank_of[source[i]]] + c->h_depth[c->h_rank_of[target[i]]];
+      part[wk] = sum;
+    });
+    for (int k = 0; k < kHostWorkers; ++k) C_need += part[k];
+  }
   P = make_plan(c, nq, want_path, C_need, w->budget);
   if (!plan_fits(c, w, P, want_path)) {
     /* growth: ask the device again, then plan for what it has now */
@@ -1066,15 +1205,23 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       /* fill the pinned input: src, tgt, level, then the chain slots */
       const uint32_t qmax = (uint32_t)(nq - q0 < P.Q ? nq - q0 : P.Q);
       h_chain_off = (ull *)(w->h_in + align8((size_t)qmax * 12));
-      while (q1 < nq && q1 - q0 < P.Q) {
-        if (want_path) {
-          const uint64_t cap = (uint64_t)c->h_depth[c->h_rank_of[source[q1]]] +
-                               c->h_depth[c->h_rank_of[target[q1]]];
+      if (!want_path) {
+        q1 = q0 + qmax;
+      } else {
+        /* each slot's size in parallel, then the exclusive sum up to the
+         * chunk's chain capacity */
+        par_ranges(qmax, [&](uint64_t lo, uint64_t hi, int) {
+          for (uint64_t i = lo; i < hi; ++i)
+            h_chain_off[i] = (uint64_t)c->h_depth[c->h_rank_of[source[q0 + i]]] +
+                             c->h_depth[c->h_rank_of[target[q0 + i]]];
+        });
+        while (q1 < nq && q1 - q0 < qmax) {
+          const uint64_t cap = h_chain_off[q1 - q0];
           if (q1 > q0 && cused + cap > P.C) break;
           h_chain_off[q1 - q0] = cused;
           cused += cap;
+          ++q1;
         }
-        ++q1;
       }
       const uint32_t qc = q1 - q0;
       uint32_t *h32 = (uint32_t *)w->h_in;
@@ -1121,6 +1268,17 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.count = d_count;
       A.downgrade = wg__cuda_cch_downgrade_dev(c);
       A.level_out = const_cast<int *>(d_level); /* the levels run, read by the unpack too */
+      A.tr.sub = w->tr_level >= 0 ? w->tr_sub : nullptr;
+      A.tr.fw = w->tr_fw;
+      A.tr.bw = w->tr_bw;
+      A.tr.table = w->tr_table;
+      A.tr.meet = w->tr_meet;
+      A.tr.aoff = w->tr_aoff;
+      A.tr.fpred = w->tr_fpred;
+      A.tr.bpred = w->tr_bpred;
+      A.tr.T = w->tr_T;
+      A.tr.K = w->tr_K;
+      A.tr.level = w->tr_level;
       uint64_t wq = P.warps < qc ? P.warps : qc;
       const size_t bsm = block_smem_bytes(D);
       if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
@@ -1289,5 +1447,66 @@ done:
   for (int i = 0; i < WG__CCH_PHASES; ++i) c->t_phase[i] = tp[i];
   free(pf);
   free(pv);
+  return st;
+}
+
+/* Uploads (or, with t == NULL, drops) the transit level's structure; the
+ * old copy is freed first, so a failed upload leaves none (queries then
+ * search at that level). */
+wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
+                               size_t why_cap) {
+  std::lock_guard<std::mutex> guard(g_query_mutex);
+  wg_status st = WG_OK;
+  wg__cch_qws *w = nullptr;
+  WG_CK(cudaSetDevice(c->device));
+  if ((st = qws_get(c, &w, why, why_cap)) != WG_OK) goto done;
+  {
+    void *old[] = {w->tr_sub,  w->tr_fw,   w->tr_bw,    w->tr_table,
+                   w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; ++i) cudaFree(old[i]);
+    w->tr_sub = nullptr;
+    w->tr_fw = w->tr_bw = nullptr;
+    w->tr_table = nullptr;
+    w->tr_meet = w->tr_aoff = w->tr_fpred = w->tr_bpred = nullptr;
+    w->held -= w->tr_bytes;
+    w->tr_bytes = 0;
+    w->tr_level = -1;
+  }
+  if (!t) goto done;
+  {
+    const size_t n = c->n, cells = (size_t)t->T * t->T;
+    const size_t np = t->aoff[t->T];
+    const size_t b_sub = (n ? n : 1) * 4, b_e = (n ? n : 1) * (size_t)t->K * 16,
+                 b_tab = (cells ? cells : 1) * 8, b_meet = (cells ? cells : 1) * 4,
+                 b_aoff = ((size_t)t->T + 1) * 4, b_pred = (np ? np : 1) * 4;
+    WG_CK(cudaMalloc((void **)&w->tr_sub, b_sub));
+    WG_CK(cudaMalloc((void **)&w->tr_fw, b_e));
+    WG_CK(cudaMalloc((void **)&w->tr_bw, b_e));
+    WG_CK(cudaMalloc((void **)&w->tr_table, b_tab));
+    WG_CK(cudaMalloc((void **)&w->tr_meet, b_meet));
+    WG_CK(cudaMalloc((void **)&w->tr_aoff, b_aoff));
+    WG_CK(cudaMalloc((void **)&w->tr_fpred, b_pred));
+    WG_CK(cudaMalloc((void **)&w->tr_bpred, b_pred));
+    w->tr_bytes = b_sub + 2 * b_e + b_tab + b_meet + b_aoff + 2 * b_pred;
+    w->held += w->tr_bytes;
+    if (n) {
+      WG_CK(cudaMemcpy(w->tr_sub, t->sub, n * 4, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_fw, t->fw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_bw, t->bw, n * (size_t)t->K * 16, cudaMemcpyHostToDevice));
+    }
+    if (cells) {
+      WG_CK(cudaMemcpy(w->tr_table, t->table, cells * 8, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_meet, t->meet, cells * 4, cudaMemcpyHostToDevice));
+    }
+    WG_CK(cudaMemcpy(w->tr_aoff, t->aoff, b_aoff, cudaMemcpyHostToDevice));
+    if (np) {
+      WG_CK(cudaMemcpy(w->tr_fpred, t->fpred, np * 4, cudaMemcpyHostToDevice));
+      WG_CK(cudaMemcpy(w->tr_bpred, t->bpred, np * 4, cudaMemcpyHostToDevice));
+    }
+    w->tr_T = t->T;
+    w->tr_K = t->K;
+    w->tr_level = t->level;
+  }
+done:
   return st;
 }
