@@ -11,7 +11,8 @@
 # Last, one run with a set-point schedule (60% of the draw above idle, 90%
 # at SCHED_T1 (8) s, 40% at SCHED_T2 (16) s; SCHEDULE=0 skips it) reports the settling time
 # after each change: from the change until the 1 s mean (trace windows)
-# stays within 5% of the new set-point.
+# stays within 5% of the new set-point; with bench/power_judge.py's watch
+# beside it (JUDGE=0 skips), the same judged by true 1 s means.
 #   bench/power_sweep.sh [BUILD_DIR] [GRAPH] [K] [WATTS...]
 # GRAPH defaults to the shared FLA (unweighted files get [1, 255] weights,
 # seed 1: --weights auto, as the benchmarks); WATTS defaults to 40..90% of the
@@ -115,7 +116,22 @@ if [ "${SCHEDULE:-1}" != 0 ]; then
   w60=$(at 0.6) w90=$(at 0.9) w40=$(at 0.4)
   t1=${SCHED_T1:-8} t2=${SCHED_T2:-16}
   k=$(python3 -c "print(int($rate * ($t2 + $t2 - $t1) * 0.6 * 1.1))")
+  # the judge's meter beside it (bench/power_judge.py): the trace's windows
+  # are +-20% by the counter's staleness, the judge's 1 s means ~+-0.4%
+  judge=$(dirname "$0")/power_judge.py
+  jp=
+  if [ "${JUDGE:-1}" != 0 ] && [ -f "$judge" ]; then
+    python3 "$judge" watch "$TMP/watch.csv" $((t2 + t2 - t1 + 30)) >"$TMP/watch.log" 2>&1 &
+    jp=$!
+    sleep 1
+  fi
   SETTLE=1 run "schedule ${w60}W,${w90}W@$t1,${w40}W@$t2" k="$k" --power-cap "$w60" \
     --power-schedule "${w90}@$t1,${w40}@$t2" --power-trace "$TMP/trace.csv"
   [ -n "${KEEP_TRACES:-}" ] && cp "$TMP/trace.csv" "$KEEP_TRACES/trace-schedule.csv"
+  if [ -n "$jp" ]; then
+    kill -TERM "$jp" 2>/dev/null
+    wait "$jp"
+    cat "$TMP/watch.log"
+    [ -s "$TMP/watch.csv" ] && python3 "$judge" judge "$TMP/watch.csv" "$TMP/trace.csv"
+  fi
 fi

@@ -23,6 +23,46 @@ done
 n=$(ls "$tmp/many" | wc -l)
 [ "$n" -eq 3 ] && pass=$((pass + 1)) || { echo "FAIL out-dir: $n files, expected 3"; failures=$((failures + 1)); }
 
+# --out DIR writes through the shared output files, staged until the run
+# succeeds: a second run replaces the files of the sources it was given and
+# nothing else; a run that fails (here a write error: the file size limit)
+# leaves the folder as it was, without temporary or staged files, and a
+# folder it created is gone; a target that is a folder, or DIR naming a
+# file, fails before the work
+printf 'keep me\n' >"$tmp/many/notes.txt"
+printf 'old 1\n' >"$tmp/many/source-1.dist"
+check out-again 0 "$bin" sssp "$g" --sources 2 --out "$tmp/many" -q --backend cpu
+same out-again-2 "$tmp/many/source-2.dist" "$tmp/single-2"
+expect_file out-again-1 "$tmp/many/source-1.dist" "old 1"
+expect_file out-again-notes "$tmp/many/notes.txt" "keep me"
+listing() { (cd "$1" && ls -A | tr '\n' ' '); }
+expect_list() { # expect_list NAME DIR "a b c " (ls -A order)
+  local got
+  got=$(listing "$2")
+  [ "$got" = "$3" ] && pass=$((pass + 1)) || { echo "FAIL $1: $2 holds '$got', expected '$3'"; failures=$((failures + 1)); }
+}
+expect_list out-again-list "$tmp/many" "notes.txt source-1.dist source-2.dist source-3.dist "
+check gen-grid 0 "$bin" gen grid --rows 40 --cols 40 -o "$tmp/grid.gr" -q
+check out-big 0 "$bin" sssp "$tmp/grid.gr" --sources 1,2,3 --out "$tmp/big" -q --backend cpu -t 2
+printf 'old 1\n' >"$tmp/big/source-1.dist"
+cp "$tmp/big/source-2.dist" "$tmp/big2.before"
+limited() { (trap '' XFSZ; ulimit -f 8; exec "$@"); } # 8 KiB a file: each .dist is ~15 KiB
+check out-fail 1 limited "$bin" sssp "$tmp/grid.gr" --sources 1,2,5,9 --out "$tmp/big" -q --backend cpu -t 2
+expect_in out-fail "$tmp/err" "--out $tmp/big: "
+one_line_error out-fail
+expect_list out-fail-list "$tmp/big" "source-1.dist source-2.dist source-3.dist "
+expect_file out-fail-1 "$tmp/big/source-1.dist" "old 1"
+same out-fail-2 "$tmp/big/source-2.dist" "$tmp/big2.before"
+check out-fail-new 1 limited "$bin" sssp "$tmp/grid.gr" --sources 4 --out "$tmp/bignew" -q --backend cpu
+ok out-fail-new-gone test ! -e "$tmp/bignew"
+mkdir "$tmp/big/source-7.dist"
+check out-target-folder 1 "$bin" sssp "$tmp/grid.gr" --sources 3,7 --out "$tmp/big" -q --backend cpu
+expect_in out-target-folder "$tmp/err" "source-7.dist"
+expect_list out-target-folder-list "$tmp/big" "source-1.dist source-2.dist source-3.dist source-7.dist "
+: >"$tmp/notes.file"
+check out-not-folder 1 "$bin" sssp "$g" --sources 1 --out "$tmp/notes.file" -q --backend cpu
+expect_in out-not-folder "$tmp/err" "not a folder"
+
 # --sources FILE with comments; the near-far engine per source; verify
 printf '# two sources\n2\n\n3  # the third\n' >"$tmp/src.txt"
 check sources-file 0 "$bin" sssp "$g" --sources "$tmp/src.txt" --algo nearfar --verify --backend cpu

@@ -200,11 +200,12 @@ static void settles_within_3s(void **state) {
  * of each change and stays there (checked over eight noise seeds at the
  * 0.25 s window: the first 1 s mean within 5% after 1.08 s on average,
  * 1.92 s with the plain PI; within 5% for good from 2.60 s at worst).
- * Printed beside it, not asserted: the plain PI, and both at 0.5 s windows
- * (the GPU run's default, half the reads: entry after 1.09 s on average
- * against 2.26 s, but in 6 of the 40 changes, 7 with the plain PI, the
- * meter's staleness, +-20% on a window, later moves a 1 s mean more than
- * 5% off at a low set-point; every 5 s window stays within 2%). */
+ * At 0.5 s windows (the GPU run's default, half the reads) the meter's
+ * staleness, +-20% on a window, moved a 1 s mean more than 5% off long
+ * after a change (in 6 of the 40 changes; every 5 s window within 2%)
+ * until the gain schedule (control.h) halved ki 3 s after a change: now
+ * asserted there too, every 1 s mean within 5% from 4 s after a change at
+ * worst (3.60 s measured). Printed beside it, not asserted: the plain PI. */
 #define WG_POWER_DUTY_WINDOW WG_POWER_PI_WINDOW
 static void duty_step_settles(void **state) {
   (void)state;
@@ -227,13 +228,20 @@ static void duty_step_settles(void **state) {
         sim_ff = ff;
         sim_strict = ff && windows[w] == WG_POWER_DUTY_WINDOW;
         const int b = simulate(pd, ph, 6, 62, windows[w], name, &pi, 1);
-        if (sim_strict) bad += b;
+        /* 0.5 s windows with the feed-forward (the GPU run's default):
+         * the first 1 s mean within 5% by 3 s, every 5 s window within
+         * 5%, every 1 s mean within 12% (simulate's checks) */
+        if (sim_strict || (ff && windows[w] == 0.5)) bad += b;
         if (sim_stay > worst_stay) worst_stay = sim_stay;
         if (ff) assert_true(pi.jumps >= 5);
       }
       printf("duty plant, window %.2f s, %s: every 1 s mean within 5%% from %.2f s after each "
              "change on (worst of 8 seeds, 5 changes each)\n",
              windows[w], ff ? "feed-forward" : "plain PI", worst_stay);
+      /* the gain schedule (control.h): at 0.5 s every 1 s mean stays
+       * within 5% from 3.60 s after a change at worst (10.05 s with one
+       * gain throughout) */
+      if (ff && windows[w] == 0.5 && worst_stay > 4.0) bad++;
     }
   }
   sim_ff = 1;

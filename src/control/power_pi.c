@@ -42,6 +42,15 @@
  * map gives for the new set-point (wg_power_pi_map_knob) instead of
  * integrating the window that still ran on the old knob; the PI then
  * removes the map's error, which is small near visited knobs.
+ *
+ * Gain schedule (WG_POWER_PI_FAST, _SLOW in control.h): the full ki for
+ * the first seconds after a change, half of it after. The integral sums
+ * e x dt over windows whose reads are each up to one update (0.1 s) stale:
+ * the sum telescopes, but the last read's staleness stays in it, ki x 0.1
+ * of the range at most (0.07 at ki 0.71, the 0.5 s window's: +-18 W on the
+ * H200's ~260 W duty span), and moves whenever the read's phase against
+ * the counter's updates wraps. Halving ki once the feed-forward's error is
+ * gone halves that jitter.
  */
 #include <math.h>
 #include <string.h>
@@ -183,7 +192,9 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
     }
   }
   const double e = (o->setpoint - watts) / o->setpoint;
-  const double cand = pi->integral + o->ki * e * seconds;
+  const double ki = pi->since < WG_POWER_PI_FAST ? o->ki : o->ki * WG_POWER_PI_SLOW;
+  pi->since += seconds;
+  const double cand = pi->integral + ki * e * seconds;
   /* integrate up to the value that puts the output at its limit, no
    * further (and never move the integral away from the limit because of
    * the clamp) */
@@ -203,6 +214,9 @@ double wg_power_pi_step(wg_power_pi *pi, double watts, double seconds) {
 
 void wg_power_pi_set_setpoint(wg_power_pi *pi, double setpoint) {
   if (!pi || !(setpoint > 0.0) || !isfinite(setpoint)) return;
-  if (pi->o.feedforward && fabs(setpoint - pi->o.setpoint) > 0.02 * pi->o.setpoint) pi->jump = 1;
+  if (fabs(setpoint - pi->o.setpoint) > 0.02 * pi->o.setpoint) {
+    if (pi->o.feedforward) pi->jump = 1;
+    pi->since = 0.0;
+  }
   pi->o.setpoint = setpoint;
 }

@@ -303,7 +303,9 @@ int cmd_sssp(int argc, char **argv) {
   wg_status st;
 
   {
-    const cli_output outs[] = {{"--out", out}, {"--trace", trace}, {"--path", path_out}};
+    /* many sources: --out names a folder, checked by cmd_sssp_many.c */
+    const cli_output outs[] = {
+        {"--out", many ? NULL : out}, {"--trace", trace}, {"--path", path_out}};
     if ((rc = cli_check_outputs("sssp", args[0], outs, 3)) != CLI_OK) return rc;
   }
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;

@@ -6,10 +6,13 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sssp_many_cli.h"
 
@@ -83,44 +86,154 @@ static int parse_reduce(const char *s, unsigned *bits) {
 
 /* ---- the per-source callback: files and verification --------------------------- */
 
+/* --out DIR: each distinct source's file goes through the shared output
+ * files (wg_outfile: a temporary name, renamed on commit; the write
+ * errors reported) into a hidden stage folder inside DIR,
+ * DIR/.wattgraph-out-XXXXXX. Only when the whole run succeeded are the
+ * files renamed from the stage into DIR (one rename each, same file
+ * system). A run that fails (a write error, the GPU, a bad source) removes
+ * the stage: DIR keeps the files it had, nothing half-written is left, and
+ * a DIR this run created is removed again. Every target is checked before
+ * the work (wg_outfile_check: a folder or a device under a target's name
+ * fails first). A process killed mid-run leaves the stage (hidden) behind.
+ * Several threads finish sources at once: opening and committing go
+ * through the sink's own context under its lock, the formatting does not. */
 typedef struct sink {
   const wg_graph_t *g;
   const char *dir;
+  char *stage;               /* DIR/.wattgraph-out-XXXXXX, or NULL */
+  int made_dir;              /* DIR did not exist before this run */
   int verify;
   _Atomic uint64_t bad;      /* distance mismatches */
   _Atomic uint32_t checked;  /* sources verified */
   _Atomic int failed;        /* a file could not be written */
   char why[4200];            /* first failure (set once, under failed) */
+  pthread_mutex_t lock;      /* ctx, staged, nstaged, why */
+  wg_ctx_t *ctx;             /* the sink's own: errors of its files */
+  uint64_t *staged;          /* file ids of the files committed in the stage */
+  uint32_t nstaged, capstaged;
 } sink;
 
+static void sink_fail(sink *s, const char *msg) {
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&s->failed, &expected, 1))
+    snprintf(s->why, sizeof s->why, "--out %s: %s", s->dir, msg);
+}
+
 static wg_status write_file(sink *s, uint32_t source, const wg_dist_t *dist, uint32_t n) {
+  if (atomic_load(&s->failed)) return WG_EIO;
   char path[4096];
   const unsigned long long sid = (unsigned long long)wg_graph_file_id(s->g, source);
-  snprintf(path, sizeof path, "%s/source-%llu.dist", s->dir, sid);
-  FILE *f = fopen(path, "w");
-  char *buf = malloc(1 << 16);
-  if (f && buf) setvbuf(f, buf, _IOFBF, 1 << 16);
-  int bad = !f;
-  for (uint32_t v = 0; f && v < n; v++) {
+  snprintf(path, sizeof path, "%s/source-%llu.dist", s->stage, sid);
+  wg_outfile_t *o = NULL;
+  pthread_mutex_lock(&s->lock);
+  wg_status st = wg_outfile_open(s->ctx, &o, path);
+  if (st != WG_OK) sink_fail(s, wg_ctx_last_error(s->ctx));
+  pthread_mutex_unlock(&s->lock);
+  if (st != WG_OK) return st;
+  FILE *f = wg_outfile_stream(o);
+  for (uint32_t v = 0; v < n; v++) {
     const unsigned long long id = (unsigned long long)wg_graph_file_id(s->g, v);
     if (dist[v] == WG_DIST_INF)
       fprintf(f, "%llu inf\n", id);
     else
       fprintf(f, "%llu %llu\n", id, (unsigned long long)dist[v]);
   }
-  if (f) {
-    bad |= ferror(f);
-    bad |= fclose(f) != 0;
+  pthread_mutex_lock(&s->lock);
+  st = wg_outfile_commit(s->ctx, &o);
+  if (st != WG_OK) {
+    sink_fail(s, wg_ctx_last_error(s->ctx));
+  } else {
+    if (s->nstaged == s->capstaged) {
+      const uint32_t cap = s->capstaged ? 2 * s->capstaged : 64;
+      uint64_t *ids = realloc(s->staged, (size_t)cap * sizeof *ids);
+      if (!ids) {
+        st = WG_ENOMEM;
+        sink_fail(s, "out of memory");
+      } else {
+        s->staged = ids;
+        s->capstaged = cap;
+      }
+    }
+    if (st == WG_OK) s->staged[s->nstaged++] = sid;
+    else { /* not listed: remove it now */
+      unlink(path);
+    }
   }
-  const int err = errno;
-  free(buf);
-  if (bad) {
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&s->failed, &expected, 1))
-      snprintf(s->why, sizeof s->why, "%s: cannot write: %s", path, strerror(err));
-    return WG_EIO;
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+/* Before the work: DIR a folder (made when missing), every target
+ * writable, the stage made. CLI_OK or an error printed. */
+static int sink_prepare(wg_ctx_t *ctx, sink *s, const uint32_t *src, uint32_t k) {
+  struct stat sb;
+  if (stat(s->dir, &sb) != 0) {
+    if (errno != ENOENT || mkdir(s->dir, 0777) != 0) {
+      cli_error("--out %s: cannot create the folder: %s", s->dir, strerror(errno));
+      return CLI_FAIL;
+    }
+    s->made_dir = 1;
+  } else if (!S_ISDIR(sb.st_mode)) {
+    cli_error("--out %s: not a folder (--out with many sources names a folder for one file per "
+              "source)",
+              s->dir);
+    return CLI_FAIL;
+  } else {
+    char path[4096];
+    for (uint32_t i = 0; i < k; i++) {
+      snprintf(path, sizeof path, "%s/source-%llu.dist", s->dir,
+               (unsigned long long)wg_graph_file_id(s->g, src[i]));
+      if (wg_outfile_check(ctx, path) != WG_OK) {
+        cli_error("--out: %s", wg_ctx_last_error(ctx));
+        return CLI_FAIL;
+      }
+    }
   }
-  return WG_OK;
+  const size_t len = strlen(s->dir) + 32;
+  s->stage = malloc(len);
+  if (s->stage) snprintf(s->stage, len, "%s/.wattgraph-out-XXXXXX", s->dir);
+  if (!s->stage || !mkdtemp(s->stage)) {
+    cli_error("--out %s: cannot create a stage folder inside it: %s", s->dir,
+              s->stage ? strerror(errno) : "out of memory");
+    free(s->stage);
+    s->stage = NULL;
+    if (s->made_dir) rmdir(s->dir);
+    return CLI_FAIL;
+  }
+  if (wg_ctx_create(&s->ctx) != WG_OK) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+/* After the run: publish (ok) or discard the staged files, then remove the
+ * stage (and a DIR this run made, when discarding). CLI_OK or an error
+ * printed. */
+static int sink_finish(sink *s, int ok) {
+  int rc = CLI_OK;
+  if (!s->stage) return rc;
+  char from[4200], to[4200];
+  for (uint32_t i = 0; i < s->nstaged; i++) {
+    snprintf(from, sizeof from, "%s/source-%llu.dist", s->stage, (unsigned long long)s->staged[i]);
+    snprintf(to, sizeof to, "%s/source-%llu.dist", s->dir, (unsigned long long)s->staged[i]);
+    if (ok && rc == CLI_OK && rename(from, to) != 0) {
+      cli_error("--out %s: cannot move %s into place: %s (%u of %u files were moved)", s->dir,
+                from, strerror(errno), i, s->nstaged);
+      rc = CLI_FAIL;
+    }
+    if (!ok || rc != CLI_OK) unlink(from);
+  }
+  if (rmdir(s->stage) != 0 && rc == CLI_OK) {
+    cli_error("--out %s: cannot remove the stage folder %s: %s", s->dir, s->stage,
+              strerror(errno));
+    rc = CLI_FAIL;
+  }
+  if (!ok && s->made_dir) rmdir(s->dir);
+  free(s->stage);
+  s->stage = NULL;
+  return rc;
 }
 
 static wg_status on_source(void *user, uint32_t index, uint32_t source, const wg_dist_t *dist,
@@ -222,6 +335,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   char b1[32], b2[32], b3[32];
   sink s;
   memset(&s, 0, sizeof s);
+  pthread_mutex_init(&s.lock, NULL);
   s.g = g;
   s.dir = mc->out_dir;
   s.verify = mc->verify;
@@ -263,11 +377,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
     rc = CLI_USAGE;
     goto done;
   }
-  if (mc->out_dir && mkdir(mc->out_dir, 0777) != 0 && errno != EEXIST) {
-    cli_error("--out %s: cannot create the folder: %s", mc->out_dir, strerror(errno));
-    rc = CLI_FAIL;
-    goto done;
-  }
+  if (mc->out_dir && (rc = sink_prepare(ctx, &s, src, k)) != CLI_OK) goto done;
 
   wg_sssp_many_opts o;
   wg_sssp_many_opts_defaults(&o);
@@ -293,10 +403,15 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
   if (nread > MAX_READINGS) nread = MAX_READINGS;
   cli_progress_done();
   if (st != WG_OK) {
-    if (atomic_load(&s.failed)) cli_error("%s", s.why);
-    rc = cli_fail(ctx, st, "sssp many");
+    if (atomic_load(&s.failed)) {
+      cli_error("%s", s.why);
+      rc = CLI_FAIL;
+    } else {
+      rc = cli_fail(ctx, st, "sssp many");
+    }
     goto done;
   }
+  if ((rc = sink_finish(&s, 1)) != CLI_OK) goto done;
   if (mc->power_trace && (rc = write_power_trace(ctx, mc->power_trace, r)) != CLI_OK) goto done;
   const int reductions_to_stdout =
       reduce && !mc->json && (!mc->reduce_out || strcmp(mc->reduce_out, "-") == 0);
@@ -414,6 +529,10 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
     rc = CLI_FAIL;
   }
 done:
+  sink_finish(&s, 0); /* a run that failed: the stage goes, DIR stays as it was */
+  pthread_mutex_destroy(&s.lock);
+  wg_ctx_destroy(&s.ctx);
+  free(s.staged);
   free(src);
   wg_sssp_many_result_destroy(&r);
   wg_meter_destroy(&meter);

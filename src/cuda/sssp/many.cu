@@ -8,11 +8,13 @@
  * number of hops: the frontier is a set of (source slot, vertex) items and
  * one launch advances every source's frontier.
  *
- * State of a chunk of K slots (slot i runs sources[c + i]):
- *   dist[i * n + v]   distance (32-bit when no simple path can reach
+ * State of a chunk of K slots (slot i runs sources[c + i]), item y = i n + v:
+ *   cell[2 y]         distance (32-bit when no simple path can reach
  *                     UINT32_MAX - 1, else 64-bit), INF = all ones
- *   stamp[i * n + v]  the step that last pushed the item into the next
- *                     frontier (deduplicates the frontier within a step)
+ *   cell[2 y + 1]     (its low 32 bits) the step that last pushed the item
+ *                     into the next frontier (deduplicates the frontier
+ *                     within a step); beside the distance, so a push's
+ *                     stamp is in the sector the relaxation brought in
  *   infar bit         item waiting in the far queue (deduplicates it)
  *   near[2], far[2]   item queues (item = i * n + v, 32-bit: K n < 2^32)
  * A frontier holds each item at most once (stamp), the far queue too (the
@@ -21,11 +23,15 @@
  * most n arcs).
  *
  * One threshold for all slots (Davidson et al.'s near-far, shared): a step
- * is advance (relax the frontier's arcs with atomicMin; an improved item
- * below the threshold goes to the next frontier, others to the far queue),
- * then control (one thread: swap queues; when the next frontier is empty,
- * raise the threshold by delta and ask for a drain), then the drain (far
- * items below the threshold move to the frontier, the rest are compacted).
+ * is one kernel (step_items) that relaxes the frontier's arcs with
+ * atomicMin (an improved item below the threshold goes to the next
+ * frontier, others to the far queue); its last block runs the control
+ * (swap queues; when the next frontier is empty, raise the threshold by
+ * delta and make the next step a drain). A drain step takes the far queue
+ * instead of the frontier: items now below the threshold are expanded at
+ * once, the rest are compacted into the other far queue. (Until
+ * session power6 a step was four kernels: advance, control, drain,
+ * after_drain; the lanes mapping keeps that shape.)
  * The sources of a chunk start together at distance 0 and move outwards at
  * the same pace, so one threshold suits them all. Label-correcting: any
  * improvement is pushed again, so the distances are exact whatever the
@@ -41,7 +47,7 @@
  * unless the caller wants whole rows.
  *
  * Chunk size (sources in flight), the formula: per slot the device holds
- * n (sizeof(D) + 4 + 16) + n / 8 bytes (distance, stamp, four item queues,
+ * n (2 sizeof(D) + 16) + n / 8 bytes (distance and stamp cell, four item queues,
  * far bit) + 8 ncols (matrix row) + 32; the chunk is
  *   K = min(k, floor(0.85 x free memory / per slot), floor((2^32 - 1) / n),
  *           65535)
@@ -83,6 +89,8 @@ struct Ctl {
   unsigned int step;          /* advance steps run (stamps) */
   unsigned long long steps;   /* loop steps with work */
   unsigned int heavy_count;   /* lanes mapping: pieces of heavy cells this step */
+  unsigned int arrived;       /* items mapping: blocks done with this step */
+  unsigned int came_in;       /* items mapping: far items a drain step expanded */
 };
 
 struct RowStat {
@@ -166,15 +174,30 @@ __device__ __forceinline__ void ctl_restart(Ctl *ctl) {
   ctl->step = 0;
   ctl->steps = 0;
   ctl->heavy_count = 0;
+  ctl->arrived = 0;
+  ctl->came_in = 0;
+  ctl->far_min = ~0ull;
+}
+
+/* The items mapping's state: one array of 2 K n words of D, item y's
+ * distance at cell[2 y] and its step stamp in the low 32 bits of
+ * cell[2 y + 1], so the stamp a push writes sits in the sector the
+ * relaxation's atomicMin just brought into L2 (two arrays cost a second
+ * random sector per push). */
+template <typename D> __device__ __forceinline__ D *dist_at(D *cell, uint32_t y) {
+  return cell + 2 * (size_t)y;
+}
+template <typename D> __device__ __forceinline__ uint32_t *stamp_at(D *cell, uint32_t y) {
+  return (uint32_t *)(cell + 2 * (size_t)y + 1);
 }
 
 template <typename D>
-__global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K, uint32_t *near0,
+__global__ void init_chunk(D *cell, uint32_t n, const uint32_t *src, uint32_t K, uint32_t *near0,
                            Ctl *ctl) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < K) {
     const uint32_t item = i * n + src[i];
-    dist[item] = 0;
+    *dist_at(cell, item) = 0;
     near0[i] = item;
   }
   if (i == 0) {
@@ -184,44 +207,103 @@ __global__ void init_chunk(D *dist, uint32_t n, const uint32_t *src, uint32_t K,
   }
 }
 
-/* Relaxes the arcs of every frontier item (one thread per item; the whole
- * warp takes part in the pushes, so loops run in lock step). */
+/* The control words after a step of the items mapping (the last block of
+ * the step runs it, every other block done): the frontier just advanced is
+ * used up; in a drain step the kept far queue becomes the far queue; when
+ * the next frontier is empty, the threshold rises by delta (after a drain
+ * that brought nothing in, from the far queue's smallest distance: no run
+ * of empty passes over it) and the next step drains (or the run is done).
+ * Volatile: other blocks' atomics are in L2, not in this SM's L1. */
+__device__ void items_control(volatile Ctl *c, bool drained) {
+  const int cur = c->cur;
+  if (drained ? c->came_in != 0u : c->near_count[cur] != 0u) c->steps = c->steps + 1;
+  if (drained) {
+    c->far_count[c->fcur] = 0;
+    c->fcur = c->fcur ^ 1;
+  }
+  c->near_count[cur] = 0;
+  c->cur = cur ^ 1;
+  c->step = c->step + 1;
+  c->drain = 0;
+  c->arrived = 0;
+  if (c->near_count[cur ^ 1] == 0) {
+    if (c->far_count[c->fcur] == 0) {
+      c->done = 1;
+      return;
+    }
+    if (drained && c->came_in == 0u && c->far_min != ~0ull && c->far_min > c->thr)
+      c->thr = c->far_min;
+    c->thr = c->thr + c->delta;
+    c->drain = 1;
+    c->far_min = ~0ull;
+    c->came_in = 0;
+    c->far_count[c->fcur ^ 1] = 0;
+  }
+}
+
+/* One step of the items mapping, one kernel (it was four: advance,
+ * control, drain, after_drain, each a launch even when it had nothing to
+ * do). A plain step expands the frontier (one thread per item; the whole
+ * warp takes part in the pushes, so loops run in lock step): improved items
+ * below the threshold go to the next frontier, the rest to the far queue.
+ * A drain step (the frontier ran dry and the threshold rose) takes the far
+ * queue instead: an item now below the threshold leaves it and is expanded
+ * at once, the others stay (with the step's new far items) in the other
+ * far queue. The last block to finish runs the control. */
 template <typename D>
-__global__ void advance(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
-                        uint32_t n, D *dist, uint32_t *stamp, uint32_t *infar, uint32_t *const *near,
-                        uint32_t *const *far, Ctl *ctl) {
+__global__ void step_items(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
+                           uint32_t n, D *cell, uint32_t *infar, uint32_t *const *near,
+                           uint32_t *const *far, Ctl *ctl) {
   __shared__ uint32_t stage[kThreads / 32][2][kStage];
+  __shared__ int last;
   if (ctl->done) return;
   const int cur = ctl->cur, fcur = ctl->fcur;
-  const unsigned int count = ctl->near_count[cur];
+  const bool drained = ctl->drain != 0;
   const unsigned long long thr = ctl->thr;
   const uint32_t stepv = ctl->step + 1;
+  const unsigned int count = drained ? ctl->far_count[fcur] : ctl->near_count[cur];
+  const uint32_t *in = drained ? far[fcur] : near[cur];
+  uint32_t *out = near[cur ^ 1];
+  unsigned int *out_count = &ctl->near_count[cur ^ 1];
+  const int fq_i = drained ? fcur ^ 1 : fcur;
+  uint32_t *fq = far[fq_i];
+  unsigned int *far_count = &ctl->far_count[fq_i];
   uint32_t *sn = stage[threadIdx.x >> 5][0], *sf = stage[threadIdx.x >> 5][1];
   unsigned int nn = 0, nf = 0; /* staged near and far pushes (warp-uniform) */
-  const uint32_t *in = near[cur];
-  uint32_t *out = near[cur ^ 1];
-  uint32_t *fq = far[fcur];
-  unsigned int *out_count = &ctl->near_count[cur ^ 1];
-  unsigned int *far_count = &ctl->far_count[fcur];
+  unsigned int came = 0;       /* drain step: far items this thread expanded */
+  unsigned long long kmin = ~0ull; /* drain step: smallest distance kept */
   const unsigned int stride = gridDim.x * blockDim.x;
   /* every thread of a warp runs the same number of rounds */
   const unsigned int first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
   for (unsigned int base = first; base < count; base += stride) {
     const unsigned int idx = base + (threadIdx.x & 31);
-    const bool live = idx < count;
+    bool expand = idx < count, keep = false;
     uint32_t item = 0, v = 0, row = 0;
     unsigned long long b = 0, e = 0;
     D du = 0;
-    if (live) {
+    if (expand) {
       item = in[idx];
+      du = *dist_at(cell, item);
+      if (drained) {
+        if ((unsigned long long)du < thr) {
+          atomicAnd(&infar[item >> 5], ~(1u << (item & 31)));
+          came++;
+        } else {
+          expand = false;
+          keep = true;
+          kmin = (unsigned long long)du < kmin ? (unsigned long long)du : kmin;
+        }
+      }
+    }
+    if (drained) push_warp(keep, item, fq, far_count);
+    if (expand) {
       row = item / n;
       v = item - row * n;
-      du = dist[item];
       b = off[v];
       e = off[v + 1];
     }
     /* walk the lists in step: round r takes each thread's r-th arc */
-    unsigned long long len = live ? e - b : 0, most = len;
+    unsigned long long len = expand ? e - b : 0, most = len;
     for (int o = 16; o; o >>= 1) {
       const unsigned long long x = __shfl_xor_sync(0xffffffffu, most, o);
       most = x > most ? x : most;
@@ -234,11 +316,12 @@ __global__ void advance(const unsigned long long *off, const uint32_t *tgt, cons
         const uint32_t w = tgt[a];
         const D nd = (D)(du + (D)wgt[a]);
         y = row * n + w;
-        if (nd < dist[y]) {
-          const D old = atomic_min_d(&dist[y], nd);
+        D *dy = dist_at(cell, y);
+        if (nd < *dy) {
+          const D old = atomic_min_d(dy, nd);
           if (nd < old) {
             if ((unsigned long long)nd < thr) {
-              to_near = atomicExch(&stamp[y], stepv) != stepv;
+              to_near = atomicExch(stamp_at(cell, y), stepv) != stepv;
             } else {
               const uint32_t bit = 1u << (y & 31);
               to_far = !(atomicOr(&infar[y >> 5], bit) & bit);
@@ -252,9 +335,33 @@ __global__ void advance(const unsigned long long *off, const uint32_t *tgt, cons
   }
   stage_flush(sn, nn, out, out_count);
   stage_flush(sf, nf, fq, far_count);
+  if (drained) { /* one atomic per warp */
+    for (int o = 16; o; o >>= 1) {
+      came += __shfl_xor_sync(0xffffffffu, came, o);
+      const unsigned long long x = __shfl_xor_sync(0xffffffffu, kmin, o);
+      kmin = x < kmin ? x : kmin;
+    }
+    if ((threadIdx.x & 31) == 0) {
+      if (came) atomicAdd(&ctl->came_in, came);
+      if (kmin != ~0ull) atomicMin(&ctl->far_min, kmin);
+    }
+  }
+  /* the last block to arrive runs the control (threadFenceReduction's
+   * pattern: every block's pushes and counts are visible before its
+   * arrival is) */
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&ctl->arrived, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    __threadfence();
+    items_control(ctl, drained);
+  }
 }
 
-/* One thread: the frontier just advanced is used up; when the next one is
+/* The lanes mapping's control, one thread: the frontier just advanced is used up; when the next one is
  * empty, raise the threshold and ask for a drain (or finish). */
 __global__ void control(Ctl *ctl) {
   if (ctl->done) return;
@@ -277,45 +384,6 @@ __global__ void control(Ctl *ctl) {
   }
 }
 
-/* Far items below the threshold go to the (empty) frontier, the rest to the
- * other far queue (their smallest distance into far_min). */
-template <typename D>
-__global__ void drain(D *dist, uint32_t *infar, uint32_t *const *near, uint32_t *const *far,
-                      Ctl *ctl) {
-  if (ctl->done || !ctl->drain) return;
-  const int cur = ctl->cur, fcur = ctl->fcur;
-  const unsigned int count = ctl->far_count[fcur];
-  const unsigned long long thr = ctl->thr;
-  const uint32_t *fq = far[fcur];
-  uint32_t *keep = far[fcur ^ 1];
-  uint32_t *out = near[cur];
-  const unsigned int stride = gridDim.x * blockDim.x;
-  const unsigned int first = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
-  for (unsigned int base = first; base < count; base += stride) {
-    const unsigned int idx = base + (threadIdx.x & 31);
-    bool in = false, stay = false;
-    uint32_t y = 0;
-    if (idx < count) {
-      y = fq[idx];
-      if ((unsigned long long)dist[y] < thr) {
-        atomicAnd(&infar[y >> 5], ~(1u << (y & 31)));
-        in = true;
-      } else {
-        stay = true;
-      }
-    }
-    /* one atomic per warp: a hot address costs more than the pass */
-    unsigned long long m = stay ? (unsigned long long)dist[y] : ~0ull;
-    for (int o = 16; o; o >>= 1) {
-      const unsigned long long x = __shfl_xor_sync(0xffffffffu, m, o);
-      m = x < m ? x : m;
-    }
-    if ((threadIdx.x & 31) == 0 && m != ~0ull) atomicMin(&ctl->far_min, m);
-    push_warp(in, y, out, &ctl->near_count[cur]);
-    push_warp(stay, y, keep, &ctl->far_count[fcur ^ 1]);
-  }
-}
-
 /* After a drain: the compacted far queue becomes the far queue. When
  * nothing came in (a gap in the distances wider than delta), the threshold
  * jumps to the far queue's smallest distance, so the next control's raise
@@ -331,14 +399,14 @@ __global__ void after_drain(Ctl *ctl) {
 }
 
 /* Row statistics: blockIdx.y is the slot; the blocks of a row stride over
- * its n distances. */
+ * its n distances (the items mapping's cells: distance v at d[2 v]). */
 template <typename D>
-__global__ void row_stats(const D *dist, uint32_t n, RowStat *stat) {
+__global__ void row_stats(const D *cell, uint32_t n, RowStat *stat) {
   const uint32_t row = blockIdx.y;
-  const D *d = dist + (size_t)row * n;
+  const D *d = cell + 2 * (size_t)row * n;
   unsigned long long cnt = 0, mx = 0, lo = 0, hi = 0;
   for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
-    const D x = d[v];
+    const D x = d[2 * (size_t)v];
     if (x == inf_of<D>()) continue;
     cnt++;
     mx = (unsigned long long)x > mx ? (unsigned long long)x : mx;
@@ -670,6 +738,14 @@ __global__ void lanes_row(const D *dist, uint32_t n, uint32_t S, uint32_t l, D *
     out[v] = dist[(size_t)v * S + l];
 }
 
+/* Slot i's row of the items mapping, contiguous: out[v] = cell[2 (i n + v)]. */
+template <typename D>
+__global__ void items_row(const D *cell, uint32_t n, uint32_t i, D *out) {
+  const D *d = cell + 2 * (size_t)i * n;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x)
+    out[v] = d[2 * (size_t)v];
+}
+
 double now_s() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -689,7 +765,7 @@ template <typename D> uint32_t fits_of(const wg__cuda_many_args *a, size_t free_
     per = group / 32.0 + 8.0 * a->ncols + 32.0;
     item_cap = 32.0 * floor(4294967295.0 / (n ? (double)n : 1.0));
   } else {
-    per = (double)n * (sizeof(D) + 4 + 16) + (double)n / 8.0 + 8.0 * a->ncols + 32.0;
+    per = (double)n * (2 * sizeof(D) + 16) + (double)n / 8.0 + 8.0 * a->ncols + 32.0;
     item_cap = 4294967295.0 / (n ? (double)n : 1.0);
   }
   double fit = 0.85 * (double)free_b / per;
@@ -723,7 +799,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   const bool lanes = a->lanes != 0;
   cudaStream_t s = nullptr;
   D *dist = nullptr;
-  uint32_t *stamp = nullptr, *infar = nullptr, *q[4] = {nullptr, nullptr, nullptr, nullptr};
+  uint32_t *infar = nullptr, *q[4] = {nullptr, nullptr, nullptr, nullptr};
   uint32_t *mk[3] = {nullptr, nullptr, nullptr}; /* lanes: near masks [2], far mask */
   uint32_t **qp = nullptr; /* device: near[2], far[2], nmask[2] */
   uint4 *pieces = nullptr;
@@ -780,8 +856,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   } else {
     qcap = (size_t)K * n;
     words = (qcap + 31) / 32;
-    WG_CK(cudaMalloc(&dist, qcap * sizeof(D)));
-    WG_CK(cudaMalloc(&stamp, qcap * 4));
+    WG_CK(cudaMalloc(&dist, 2 * qcap * sizeof(D))); /* cells: distance and stamp */
     WG_CK(cudaMalloc(&infar, words * 4));
   }
   for (int i = 0; i < 4; i++) WG_CK(cudaMalloc(&q[i], qcap * 4 + 4));
@@ -803,7 +878,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
   }
   if (a->want_rows) {
     WG_CK(cudaMallocHost(&h_row, (size_t)n * sizeof(D) + 1));
-    if (lanes) WG_CK(cudaMalloc(&d_row, (size_t)n * sizeof(D) + 1));
+    WG_CK(cudaMalloc(&d_row, (size_t)n * sizeof(D) + 1));
     h_row64 = (uint64_t *)malloc((size_t)n * 8 + 1);
     if (!h_row64) {
       snprintf(why, why_cap, "no host memory for a row of %lu distances", (unsigned long)n);
@@ -838,7 +913,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     }
     for (uint32_t i = 0; i < kc; i++) h_src[i] = a->sources[perm[i]];
     const uint32_t G = (kc + 31) / 32, S = 32 * G;
-    size_t rs = n, cs = 1;
+    size_t rs = 2 * (size_t)n, cs = 2; /* items: the cells' distances */
     if (lanes) {
       rs = 1;
       cs = S;
@@ -846,8 +921,9 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
       for (int i = 0; i < 3; i++) WG_CK(cudaMemsetAsync(mk[i], 0, (size_t)G * n * 4, s));
     } else {
       const size_t cells = (size_t)kc * n;
-      WG_CK(cudaMemsetAsync(dist, 0xff, cells * sizeof(D), s));
-      WG_CK(cudaMemsetAsync(stamp, 0, cells * 4, s));
+      /* distances INF, stamps all ones: a step's stamp stays below the
+       * no-convergence guard's step count, far below 2^32 - 1 */
+      WG_CK(cudaMemsetAsync(dist, 0xff, 2 * cells * sizeof(D), s));
       WG_CK(cudaMemsetAsync(infar, 0, ((cells + 31) / 32) * 4, s));
     }
     WG_CK(cudaMemsetAsync(d_stat, 0, (size_t)S * sizeof(RowStat), s));
@@ -879,14 +955,12 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
                                                    mk[2], qp, qp + 2, pieces, ctl);
           control<<<1, 1, 0, s>>>(ctl);
           lanes_drain<D><<<grid, kThreads, 0, s>>>(G, S, dist, qp + 4, mk[2], qp, qp + 2, ctl);
+          after_drain<<<1, 1, 0, s>>>(ctl);
         } else {
-          advance<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets,
-                                               a->targets, a->weights, n, dist, stamp, infar, qp,
-                                               qp + 2, ctl);
-          control<<<1, 1, 0, s>>>(ctl);
-          drain<D><<<grid, kThreads, 0, s>>>(dist, infar, qp, qp + 2, ctl);
+          step_items<D><<<grid, kThreads, 0, s>>>((const unsigned long long *)a->offsets,
+                                                  a->targets, a->weights, n, dist, infar, qp,
+                                                  qp + 2, ctl);
         }
-        after_drain<<<1, 1, 0, s>>>(ctl);
       }
       return cudaMemcpyAsync(h_ctl, ctl, sizeof(Ctl), cudaMemcpyDeviceToHost, s);
     };
@@ -957,8 +1031,10 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
           WG_CK(cudaMemcpyAsync(h_row, d_row, (size_t)n * sizeof(D), cudaMemcpyDeviceToHost,
                                 s));
         } else {
-          WG_CK(cudaMemcpyAsync(h_row, dist + (size_t)i * n, (size_t)n * sizeof(D),
-                                cudaMemcpyDeviceToHost, s));
+          items_row<D><<<sms * 4, kThreads, 0, s>>>(dist, n, i, d_row);
+          WG_CK(cudaGetLastError());
+          WG_CK(cudaMemcpyAsync(h_row, d_row, (size_t)n * sizeof(D), cudaMemcpyDeviceToHost,
+                                s));
         }
         WG_CK(cudaStreamSynchronize(s));
         for (uint32_t v = 0; v < n; v++)
@@ -981,7 +1057,6 @@ done:
   if (s) cudaStreamSynchronize(s);
   if (batch_exec) cudaGraphExecDestroy(batch_exec);
   cudaFree(dist);
-  cudaFree(stamp);
   cudaFree(infar);
   for (int i = 0; i < 4; i++) cudaFree(q[i]);
   for (int i = 0; i < 3; i++) cudaFree(mk[i]);
