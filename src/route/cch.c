@@ -22,6 +22,7 @@
  *   4. arc_to_up: every graph arc found by binary search in the row of its
  *      lower-ranked end.
  */
+#include <math.h>
 #include <metis.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,75 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g) {
   return hsh;
 }
 
+static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
+                             const double *px, const double *py);
+
 wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
-  return wg__cch_order_leaf(ctx, g, h, WG__ND_LEAF);
+  return wg__cch_order_method(ctx, g, h, h->order_method, 0);
 }
 
 wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf) {
+  return order_build(ctx, g, h, leaf, NULL, NULL);
+}
+
+/* 1 when every vertex has finite coordinates (lon in [-180, 180], lat in
+ * [-90, 90]); else 0 and *bad names the first vertex that has not. */
+static int coords_ok(const wg_graph_t *g, uint32_t *bad) {
+  *bad = UINT32_MAX;
+  if (!g->lon || !g->lat) return 0;
+  for (uint32_t v = 0; v < g->n; v++)
+    if (!(g->lon[v] >= -180.0 && g->lon[v] <= 180.0 && g->lat[v] >= -90.0 &&
+          g->lat[v] <= 90.0)) {
+      *bad = v;
+      return 0;
+    }
+  return 1;
+}
+
+wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, int method,
+                               uint32_t leaf) {
+  if (method != WG_ROUTE_ORDER_AUTO && method != WG_ROUTE_ORDER_METIS &&
+      method != WG_ROUTE_ORDER_INERTIAL)
+    return wg__error(ctx, WG_EINVAL, "router: unknown order method %d", method);
+  uint32_t bad = UINT32_MAX;
+  const int have = coords_ok(g, &bad);
+  if (method == WG_ROUTE_ORDER_AUTO)
+    method = have && g->n >= WG__IF_AUTO_MIN ? WG_ROUTE_ORDER_INERTIAL : WG_ROUTE_ORDER_METIS;
+  if (method == WG_ROUTE_ORDER_METIS) return order_build(ctx, g, h, leaf ? leaf : WG__ND_LEAF, NULL, NULL);
+  if (!have) {
+    if (!g->lon || !g->lat)
+      return wg__error(ctx, WG_EINVAL,
+                       "router: the inertial order needs vertex coordinates; the graph has "
+                       "none (use the metis order)");
+    return wg__error(ctx, WG_EINVAL,
+                     "router: the inertial order needs coordinates for every vertex; vertex %u "
+                     "has (%g, %g) (use the metis order)",
+                     bad, g->lon[bad], g->lat[bad]);
+  }
+  /* planar coordinates: longitude shrunk by the cosine of the mean latitude */
+  double *px = NULL, *py = NULL;
+  wg_status st;
+  if ((st = wg__alloc(ctx, &px, g->n ? g->n : 1, sizeof *px, "router coordinates")) ||
+      (st = wg__alloc(ctx, &py, g->n ? g->n : 1, sizeof *py, "router coordinates"))) {
+    wg__free(&px);
+    return st;
+  }
+  double mean = 0;
+  for (uint32_t v = 0; v < g->n; v++) mean += g->lat[v];
+  mean = g->n ? mean / g->n : 0;
+  const double c = cos(mean * 3.14159265358979323846 / 180.0);
+  for (uint32_t v = 0; v < g->n; v++) {
+    px[v] = g->lon[v] * c;
+    py[v] = g->lat[v];
+  }
+  st = order_build(ctx, g, h, leaf ? leaf : WG__IF_LEAF, px, py);
+  wg__free(&px);
+  wg__free(&py);
+  return st;
+}
+
+static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
+                             const double *px, const double *py) {
   const uint32_t n = g->n;
   wg_status st = WG_OK;
   idx_t *xadj = NULL, *adj = NULL;
@@ -150,7 +215,8 @@ wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uin
     for (uint32_t v = 0; v < n; v++) h->order[v] = h->rank[v] = v;
     goto done;
   }
-  if ((st = wg__cch_nd_order(ctx, n, &xadj, &adj, h->order, leaf)) != WG_OK) goto done;
+  if ((st = wg__cch_nd_order_xy(ctx, n, &xadj, &adj, h->order, leaf, px, py)) != WG_OK)
+    goto done;
   /* order[r] is the vertex at rank r; check it is a permutation */
   memset(h->rank, 0xff, (size_t)n * sizeof *h->rank);
   for (uint32_t r = 0; r < n; r++) {
