@@ -7,7 +7,7 @@
  * exact distance query time on one thread (CPU time, median of 3 batches of
  * Q random pairs, WG_BENCH_ROUTE_N, default 20000).
  *
- *   bench_road_cch [-m auto|metis|inertial] [-l LEAF] GRAPH...
+ *   bench_road_cch [-m auto|metis|reduced|inertial] [-l LEAF] GRAPH...
  *                             GRAPH: a file (unweighted files get [1, 255],
  *                             seed 1), lattice:N or regions:N (wg_gen_road,
  *                             seed 1). -m: the order method (default auto),
@@ -101,6 +101,7 @@ static int one(wg_ctx_t *ctx, const char *spec) {
     printf("%s: order (%s) %.2f s, order + hierarchy %.2f s\n", spec,
            order_method == WG_ROUTE_ORDER_METIS      ? "metis"
            : order_method == WG_ROUTE_ORDER_INERTIAL ? "inertial"
+           : order_method == WG_ROUTE_ORDER_REDUCED  ? "reduced"
                                                      : "auto",
            order_s, build_s);
     fflush(stdout);
@@ -190,8 +191,10 @@ int main(int argc, char **argv) {
         order_method = WG_ROUTE_ORDER_METIS;
       else if (!strcmp(m, "inertial"))
         order_method = WG_ROUTE_ORDER_INERTIAL;
+      else if (!strcmp(m, "reduced"))
+        order_method = WG_ROUTE_ORDER_REDUCED;
       else {
-        fprintf(stderr, "bench_road_cch: -m %s: expected auto, metis or inertial\n", m);
+        fprintf(stderr, "bench_road_cch: -m %s: expected auto, metis, reduced or inertial\n", m);
         return 2;
       }
     } else if (!strcmp(argv[i], "-l")) {
@@ -202,7 +205,7 @@ int main(int argc, char **argv) {
     }
   }
   if (i >= argc) {
-    fprintf(stderr, "usage: bench_road_cch [-m auto|metis|inertial] [-l LEAF] GRAPH...  (a "
+    fprintf(stderr, "usage: bench_road_cch [-m auto|metis|reduced|inertial] [-l LEAF] GRAPH...  (a "
                     "file, lattice:N or regions:N)\n");
     return 2;
   }

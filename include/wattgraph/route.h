@@ -49,12 +49,15 @@ typedef enum wg_route_backend {
 
 /* How the metric-independent order is computed (docs/route.md). */
 typedef enum wg_route_order_method {
-  /* inertial on graphs with coordinates for every vertex and at least 2^21
-   * vertices, else metis */
+  /* reduced on graphs of at least 2^21 vertices, else metis */
   WG_ROUTE_ORDER_AUTO = 0,
-  WG_ROUTE_ORDER_METIS,   /* nested dissection by METIS vertex separators */
-  WG_ROUTE_ORDER_INERTIAL /* inertial-flow separators (needs coordinates),
-                             METIS_NodeND on parts under 2^16 vertices */
+  WG_ROUTE_ORDER_METIS,    /* nested dissection by METIS vertex separators */
+  WG_ROUTE_ORDER_INERTIAL, /* inertial-flow separators (needs coordinates)
+                              on the reduced graph, METIS_NodeND on parts
+                              under 2^16 vertices */
+  /* dead ends and degree-2 chains ranked first (in rounds), METIS's nested
+   * dissection on the rest */
+  WG_ROUTE_ORDER_REDUCED
 } wg_route_order_method;
 
 typedef struct wg_router_opts {

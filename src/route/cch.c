@@ -84,14 +84,14 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g) {
 }
 
 static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
-                             const double *px, const double *py);
+                             const double *px, const double *py, int reduce);
 
 wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
   return wg__cch_order_method(ctx, g, h, h->order_method, 0);
 }
 
 wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf) {
-  return order_build(ctx, g, h, leaf, NULL, NULL);
+  return order_build(ctx, g, h, leaf, NULL, NULL, 0);
 }
 
 /* 1 when every vertex has finite coordinates (lon in [-180, 180], lat in
@@ -111,13 +111,15 @@ static int coords_ok(const wg_graph_t *g, uint32_t *bad) {
 wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, int method,
                                uint32_t leaf) {
   if (method != WG_ROUTE_ORDER_AUTO && method != WG_ROUTE_ORDER_METIS &&
-      method != WG_ROUTE_ORDER_INERTIAL)
+      method != WG_ROUTE_ORDER_INERTIAL && method != WG_ROUTE_ORDER_REDUCED)
     return wg__error(ctx, WG_EINVAL, "router: unknown order method %d", method);
   uint32_t bad = UINT32_MAX;
   const int have = coords_ok(g, &bad);
   if (method == WG_ROUTE_ORDER_AUTO)
-    method = have && g->n >= WG__IF_AUTO_MIN ? WG_ROUTE_ORDER_INERTIAL : WG_ROUTE_ORDER_METIS;
-  if (method == WG_ROUTE_ORDER_METIS) return order_build(ctx, g, h, leaf ? leaf : WG__ND_LEAF, NULL, NULL);
+    method = g->n >= WG__REDUCE_AUTO_MIN ? WG_ROUTE_ORDER_REDUCED : WG_ROUTE_ORDER_METIS;
+  if (method == WG_ROUTE_ORDER_METIS || method == WG_ROUTE_ORDER_REDUCED)
+    return order_build(ctx, g, h, leaf ? leaf : WG__ND_LEAF, NULL, NULL,
+                       method == WG_ROUTE_ORDER_REDUCED);
   if (!have) {
     if (!g->lon || !g->lat)
       return wg__error(ctx, WG_EINVAL,
@@ -144,14 +146,121 @@ wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, i
     px[v] = g->lon[v] * c;
     py[v] = g->lat[v];
   }
-  st = order_build(ctx, g, h, leaf ? leaf : WG__IF_LEAF, px, py);
+  st = order_build(ctx, g, h, leaf ? leaf : WG__IF_LEAF, px, py, 1);
   wg__free(&px);
   wg__free(&py);
   return st;
 }
 
+/* Removes vertices of degree <= 2 from the undirected CSR (xadj, adj) of
+ * n vertices, in rounds: each round takes an independent set of them (by
+ * id), so a chain of k such vertices goes in about log k rounds (the
+ * elimination tree stays shallow). A dead end (degree 1) just leaves its
+ * neighbour's list; a degree-2 vertex v between a and b becomes the edge
+ * a-b (v replaced by b in a's list, by a in b's, or dropped when already
+ * there), exactly the fill its elimination makes, so ranking the removed
+ * vertices first, in removal order, and the rest by the reduced graph's
+ * order gives the same hierarchy above them. Lists never grow: they are
+ * edited in place, deg[] holding their lengths. Writes the removed vertices
+ * to order[0..*removed) and returns the reduced graph's CSR (sorted rows)
+ * in *rx, *ra (malloc) over kept[0..*kept_n) (malloc). Returns -1 when out
+ * of memory. */
+static int reduce_graph(uint32_t n, const idx_t *xadj, idx_t *adj, uint32_t *order,
+                        uint32_t *removed, idx_t **rx, idx_t **ra, uint32_t **kept,
+                        uint32_t *kept_n) {
+  uint32_t *deg = malloc((size_t)n * sizeof *deg);
+  uint8_t *state = calloc(n, 1); /* 1 removed, 2 taken this round */
+  uint32_t *cand = malloc((size_t)n * sizeof *cand);
+  int rc = -1;
+  *rx = NULL;
+  *ra = NULL;
+  *kept = NULL;
+  if (!deg || !state || !cand) goto out;
+  for (uint32_t v = 0; v < n; v++) deg[v] = (uint32_t)(xadj[v + 1] - xadj[v]);
+  uint32_t nr = 0;
+  for (int round = 0; round < 64; round++) {
+    uint32_t nc = 0;
+    for (uint32_t v = 0; v < n; v++) {
+      if (state[v] || deg[v] > 2) continue;
+      int free_of = 1;
+      for (uint32_t i = 0; i < deg[v]; i++) free_of &= state[adj[xadj[v] + i]] != 2;
+      if (!free_of) continue;
+      state[v] = 2;
+      cand[nc++] = v;
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+      const uint32_t v = cand[c];
+      const idx_t *row = adj + xadj[v];
+      const uint32_t d = deg[v];
+      for (uint32_t i = 0; i < d; i++) {
+        const uint32_t a = (uint32_t)row[i];
+        const uint32_t other = d == 2 ? (uint32_t)row[1 - i] : UINT32_MAX;
+        idx_t *ar = adj + xadj[a];
+        int has_other = 0;
+        uint32_t at = UINT32_MAX;
+        for (uint32_t j = 0; j < deg[a]; j++) {
+          if ((uint32_t)ar[j] == v) at = j;
+          if ((uint32_t)ar[j] == other) has_other = 1;
+        }
+        if (at == UINT32_MAX) continue; /* cannot happen: lists stay symmetric */
+        if (other != UINT32_MAX && !has_other) {
+          ar[at] = (idx_t)other;
+        } else {
+          ar[at] = ar[deg[a] - 1];
+          deg[a]--;
+        }
+      }
+      deg[v] = 0;
+      state[v] = 1;
+      order[nr++] = v;
+    }
+    if (nc < n / 1000 + 1) break;
+  }
+  uint32_t nk = 0;
+  for (uint32_t v = 0; v < n; v++) nk += state[v] != 1;
+  uint64_t arcs = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (state[v] != 1) arcs += deg[v];
+  *kept = malloc((nk ? nk : 1) * sizeof **kept);
+  *rx = malloc(((size_t)nk + 1) * sizeof **rx);
+  *ra = malloc((arcs ? arcs : 1) * sizeof **ra);
+  if (!*kept || !*rx || !*ra) goto out;
+  /* cand becomes old -> new id */
+  nk = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (state[v] != 1) {
+      cand[v] = nk;
+      (*kept)[nk++] = v;
+    }
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < nk; i++) {
+    const uint32_t v = (*kept)[i];
+    (*rx)[i] = (idx_t)at;
+    for (uint32_t j = 0; j < deg[v]; j++) (*ra)[at + j] = (idx_t)cand[adj[xadj[v] + j]];
+    sort_unique((uint32_t *)(*ra + at), deg[v]); /* distinct already: sorts */
+    at += deg[v];
+  }
+  (*rx)[nk] = (idx_t)at;
+  *removed = nr;
+  *kept_n = nk;
+  rc = 0;
+out:
+  if (rc) {
+    free(*rx);
+    free(*ra);
+    free(*kept);
+    *rx = NULL;
+    *ra = NULL;
+    *kept = NULL;
+  }
+  free(deg);
+  free(state);
+  free(cand);
+  return rc;
+}
+
 static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
-                             const double *px, const double *py) {
+                             const double *px, const double *py, int reduce) {
   const uint32_t n = g->n;
   wg_status st = WG_OK;
   idx_t *xadj = NULL, *adj = NULL;
@@ -215,8 +324,50 @@ static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uin
     for (uint32_t v = 0; v < n; v++) h->order[v] = h->rank[v] = v;
     goto done;
   }
-  if ((st = wg__cch_nd_order_xy(ctx, n, &xadj, &adj, h->order, leaf, px, py)) != WG_OK)
+  if (reduce) {
+    idx_t *rx = NULL, *ra = NULL;
+    uint32_t *kept = NULL, removed = 0, nk = 0;
+    double *kx = NULL, *ky = NULL;
+    if (reduce_graph(n, xadj, adj, h->order, &removed, &rx, &ra, &kept, &nk)) {
+      st = wg__error(ctx, WG_ENOMEM, "router: out of memory reducing the graph for its order");
+      goto done;
+    }
+    wg__free(&xadj);
+    wg__free(&adj);
+    if (px && py && nk) {
+      kx = malloc((size_t)nk * sizeof *kx);
+      ky = malloc((size_t)nk * sizeof *ky);
+      if (!kx || !ky) {
+        free(kx);
+        free(ky);
+        free(rx);
+        free(ra);
+        free(kept);
+        st = wg__error(ctx, WG_ENOMEM, "router: out of memory reducing the graph for its order");
+        goto done;
+      }
+      for (uint32_t i = 0; i < nk; i++) {
+        kx[i] = px[kept[i]];
+        ky[i] = py[kept[i]];
+      }
+    }
+    uint32_t *sub = h->order + removed;
+    if (nk < 3 || rx[nk] == 0) {
+      for (uint32_t i = 0; i < nk; i++) sub[i] = i;
+      free(rx);
+      free(ra);
+    } else {
+      st = wg__cch_nd_order_xy(ctx, nk, &rx, &ra, sub, leaf, kx, ky); /* takes rx, ra */
+    }
+    free(kx);
+    free(ky);
+    if (st == WG_OK)
+      for (uint32_t i = 0; i < nk; i++) sub[i] = sub[i] < nk ? kept[sub[i]] : UINT32_MAX;
+    free(kept);
+    if (st != WG_OK) goto done;
+  } else if ((st = wg__cch_nd_order_xy(ctx, n, &xadj, &adj, h->order, leaf, px, py)) != WG_OK) {
     goto done;
+  }
   /* order[r] is the vertex at rank r; check it is a permutation */
   memset(h->rank, 0xff, (size_t)n * sizeof *h->rank);
   for (uint32_t r = 0; r < n; r++) {

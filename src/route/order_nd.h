@@ -36,9 +36,9 @@ wg_status wg__cch_nd_order_xy(wg_ctx_t *ctx, uint32_t n, idx_t **xadj, idx_t **a
 #define WG__IF_DEPTH 40
 #define WG__IF_LEAF (1u << 16)
 
-/* Graphs with coordinates and at least this many vertices get the
- * inertial order under WG_ROUTE_ORDER_AUTO. */
-#define WG__IF_AUTO_MIN WG__ND_LEAF
+/* Graphs of at least this many vertices get the reduced order under
+ * WG_ROUTE_ORDER_AUTO (smaller ones keep the single METIS_NodeND order). */
+#define WG__REDUCE_AUTO_MIN WG__ND_LEAF
 
 /* A vertex separator of the part (nv, xadj, adj) by inertial flow over
  * px/py of its vertices' original ids gid[]: where[v] = 0, 1 (the sides)
