@@ -162,12 +162,13 @@ wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, i
  * vertices first, in removal order, and the rest by the reduced graph's
  * order gives the same hierarchy above them. Lists never grow: they are
  * edited in place, deg[] holding their lengths. Writes the removed vertices
- * to order[0..*removed) and returns the reduced graph's CSR (sorted rows)
+ * to order[0..*removed) (nb[v]: v's neighbours when it went, UINT32_MAX for
+ * none) and returns the reduced graph's CSR (sorted rows)
  * in *rx, *ra (malloc) over kept[0..*kept_n) (malloc). Returns -1 when out
  * of memory. */
 static int reduce_graph(uint32_t n, const idx_t *xadj, idx_t *adj, uint32_t *order,
                         uint32_t *removed, idx_t **rx, idx_t **ra, uint32_t **kept,
-                        uint32_t *kept_n) {
+                        uint32_t *kept_n, uint32_t (*nb)[2]) {
   uint32_t *deg = malloc((size_t)n * sizeof *deg);
   uint8_t *state = calloc(n, 1); /* 1 removed, 2 taken this round */
   uint32_t *cand = malloc((size_t)n * sizeof *cand);
@@ -192,6 +193,8 @@ static int reduce_graph(uint32_t n, const idx_t *xadj, idx_t *adj, uint32_t *ord
       const uint32_t v = cand[c];
       const idx_t *row = adj + xadj[v];
       const uint32_t d = deg[v];
+      nb[v][0] = d > 0 ? (uint32_t)row[0] : UINT32_MAX;
+      nb[v][1] = d > 1 ? (uint32_t)row[1] : UINT32_MAX;
       for (uint32_t i = 0; i < d; i++) {
         const uint32_t a = (uint32_t)row[i];
         const uint32_t other = d == 2 ? (uint32_t)row[1 - i] : UINT32_MAX;
@@ -256,6 +259,64 @@ out:
   free(deg);
   free(state);
   free(cand);
+  return rc;
+}
+
+/* order[0..removed) holds the removed vertices in removal order, order
+ * [removed..n) the rest by rank. Moves each removed vertex to just below
+ * its lowest-ranked neighbour at removal, so that the hierarchy's rows keep
+ * the dissection's locality (ranks are memory order) while the fill stays
+ * exactly the reduction's: v is eliminated after the vertices removed
+ * before it that touched it and before its neighbours at removal. Key of a
+ * kept vertex: (rank, 0); of a removed one, in reverse removal order: the
+ * smaller of its neighbours' keys (B, d) (B ascending, then d descending)
+ * with d + 1. Vertices are sorted by key (B ascending, d descending) by two
+ * stable counting sorts. -1 when out of memory (order unchanged). */
+static int place_removed(uint32_t n, uint32_t removed, uint32_t *order, const uint32_t (*nb)[2]) {
+  if (removed == 0) return 0;
+  uint32_t *kb = malloc((size_t)n * sizeof *kb), *kd = malloc((size_t)n * sizeof *kd);
+  uint32_t *tmp = malloc((size_t)n * sizeof *tmp);
+  uint32_t *cnt = NULL;
+  int rc = -1;
+  if (!kb || !kd || !tmp) goto out;
+  for (uint32_t r = removed; r < n; r++) {
+    kb[order[r]] = r - removed;
+    kd[order[r]] = 0;
+  }
+  uint32_t maxd = 0;
+  for (uint32_t i = removed; i-- > 0;) {
+    const uint32_t v = order[i];
+    uint32_t b = n, d = 0; /* no neighbour: after every kept vertex */
+    for (int j = 0; j < 2; j++) {
+      const uint32_t u = nb[v][j];
+      if (u == UINT32_MAX) continue;
+      if (kb[u] < b || (kb[u] == b && kd[u] + 1 > d)) {
+        b = kb[u];
+        d = kd[u] + 1;
+      }
+    }
+    if (b == n) d = 0;
+    kb[v] = b;
+    kd[v] = d;
+    if (d > maxd) maxd = d;
+  }
+  const uint32_t buckets = (n + 1 > maxd + 1 ? n + 1 : maxd + 1);
+  cnt = calloc((size_t)buckets + 1, sizeof *cnt);
+  if (!cnt) goto out;
+  /* by d descending (stable), then by B ascending (stable) */
+  for (uint32_t i = 0; i < n; i++) cnt[maxd - kd[order[i]] + 1]++;
+  for (uint32_t k = 1; k <= maxd + 1; k++) cnt[k] += cnt[k - 1];
+  for (uint32_t i = 0; i < n; i++) tmp[cnt[maxd - kd[order[i]]]++] = order[i];
+  memset(cnt, 0, ((size_t)buckets + 1) * sizeof *cnt);
+  for (uint32_t i = 0; i < n; i++) cnt[kb[tmp[i]] + 1]++;
+  for (uint32_t k = 1; k <= n; k++) cnt[k] += cnt[k - 1];
+  for (uint32_t i = 0; i < n; i++) order[cnt[kb[tmp[i]]]++] = tmp[i];
+  rc = 0;
+out:
+  free(kb);
+  free(kd);
+  free(tmp);
+  free(cnt);
   return rc;
 }
 
@@ -328,7 +389,9 @@ static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uin
     idx_t *rx = NULL, *ra = NULL;
     uint32_t *kept = NULL, removed = 0, nk = 0;
     double *kx = NULL, *ky = NULL;
-    if (reduce_graph(n, xadj, adj, h->order, &removed, &rx, &ra, &kept, &nk)) {
+    uint32_t(*nb)[2] = malloc((size_t)n * sizeof *nb);
+    if (!nb || reduce_graph(n, xadj, adj, h->order, &removed, &rx, &ra, &kept, &nk, nb)) {
+      free(nb);
       st = wg__error(ctx, WG_ENOMEM, "router: out of memory reducing the graph for its order");
       goto done;
     }
@@ -364,6 +427,9 @@ static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uin
     if (st == WG_OK)
       for (uint32_t i = 0; i < nk; i++) sub[i] = sub[i] < nk ? kept[sub[i]] : UINT32_MAX;
     free(kept);
+    if (st == WG_OK && place_removed(n, removed, h->order, nb))
+      st = wg__error(ctx, WG_ENOMEM, "router: out of memory placing the reduced vertices");
+    free(nb);
     if (st != WG_OK) goto done;
   } else if ((st = wg__cch_nd_order_xy(ctx, n, &xadj, &adj, h->order, leaf, px, py)) != WG_OK) {
     goto done;
