@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,7 +91,20 @@ static int one(wg_ctx_t *ctx, const char *spec) {
     if (st == WG_OK) st = wg__cch_eliminate(ctx, g, &h);
     if (st == WG_OK) st = wg__cch_derive(ctx, g, &h);
     build_s = wg__now() - b0;
-    if (st == WG_OK) st = wg__cch_save(ctx, g, &h, tmp);
+    if (st == WG_OK) {
+      uint64_t tri0 = 0;
+      for (uint32_t x = 0; x < h.n; x++) {
+        const uint64_t len = h.up_first[x + 1] - h.up_first[x];
+        tri0 += len * (len ? len - 1 : 0) / 2;
+      }
+      struct rusage ru;
+      getrusage(RUSAGE_SELF, &ru);
+      printf("%s: hierarchy %llu arcs, %llu triangles, %u heights; peak RSS %.0f MiB so far\n",
+             spec, (unsigned long long)h.m_up, (unsigned long long)tri0, h.num_heights,
+             (double)ru.ru_maxrss / 1024.0);
+      fflush(stdout);
+      st = wg__cch_save(ctx, g, &h, tmp);
+    }
     wg__cch_free(&h);
     if (st != WG_OK) {
       printf("%s: hierarchy: %s\n", spec, wg_ctx_last_error(ctx));
