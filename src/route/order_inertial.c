@@ -215,13 +215,14 @@ typedef struct if_cut {
   uint8_t *side; /* nv: 0, 1, 2 (separator) */
   uint32_t cnt[3];
   int oom;
+  int beaten; /* stopped: its flow passed another direction's */
 } if_cut;
 
 /* One direction: the min vertex cut between the two ends of the
  * projection on (dx, dy). */
 static void one_direction(uint32_t nv, const idx_t *xadj, const idx_t *adj, const uint32_t *rev,
                           const double *px, const double *py, const uint32_t *gid, int d,
-                          if_cut *out) {
+                          uint64_t *best, if_cut *out) {
   static const double dir[4][2] = {
       {1, 0}, {0, 1}, {0.70710678118654752, 0.70710678118654752},
       {0.70710678118654752, -0.70710678118654752}};
@@ -260,8 +261,25 @@ static void one_direction(uint32_t nv, const idx_t *xadj, const idx_t *adj, cons
   for (uint32_t i = nv - k; i < nv; i++) f.role[keys[i].v] = 2;
   free(keys);
   keys = NULL;
-  while (bfs(&f, 1))
-    if (blocking(&f) == 0) break;
+  /* The flow is the separator's size (Menger): a direction whose flow
+   * already exceeds a finished direction's cannot win and stops (strictly
+   * greater: ties still finish, so the choice does not depend on timing). */
+  uint64_t flow = 0;
+  while (bfs(&f, 1)) {
+    const uint64_t b = blocking(&f);
+    if (b == 0) break;
+    flow += b;
+    if (flow > __atomic_load_n(best, __ATOMIC_RELAXED)) {
+      out->beaten = 1;
+      goto done;
+    }
+  }
+  {
+    uint64_t cur = __atomic_load_n(best, __ATOMIC_RELAXED);
+    while (flow < cur &&
+           !__atomic_compare_exchange_n(best, &cur, flow, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+  }
   bfs(&f, 0); /* residual reachability from the sources */
   for (uint32_t v = 0; v < nv; v++) {
     const uint8_t s = f.level[2 * v + 1] >= 0 ? 0 : f.level[2 * v] >= 0 ? 2 : 1;
@@ -304,9 +322,10 @@ int wg__inertial_separator(uint32_t nv, const idx_t *xadj, const idx_t *adj, con
       rev[k] = (uint32_t)lo;
     }
   if_cut cut[4];
+  uint64_t best_flow = UINT64_MAX;
   for (int d = 0; d < 4; d++) {
-#pragma omp task default(none) firstprivate(d, nv, xadj, adj, rev, px, py, gid) shared(cut)
-    one_direction(nv, xadj, adj, rev, px, py, gid, d, &cut[d]);
+#pragma omp task default(none) firstprivate(d, nv, xadj, adj, rev, px, py, gid) shared(cut, best_flow)
+    one_direction(nv, xadj, adj, rev, px, py, gid, d, &best_flow, &cut[d]);
   }
 #pragma omp taskwait
   free(rev);
@@ -316,6 +335,7 @@ int wg__inertial_separator(uint32_t nv, const idx_t *xadj, const idx_t *adj, con
       rc = -1;
       continue;
     }
+    if (cut[d].beaten) continue;
     if (best < 0) {
       best = d;
       continue;
