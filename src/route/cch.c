@@ -9,6 +9,10 @@
  *      elimination tree is shallow (O(sqrt n) on planar-like roads).
  *      order_nd.c: METIS vertex separators for the top levels, their
  *      halves as parallel OpenMP tasks, METIS_NodeND below 2^21 vertices.
+ *      Methods (wg_route_order_method, wg__cch_order_method): from 2^21
+ *      vertices AUTO first removes dead ends and degree-2 chains
+ *      (reduce_graph, place_removed); INERTIAL uses inertial-flow
+ *      separators (order_inertial.c) on the reduced graph.
  *   2. Chordal completion. For r in increasing rank, up(r) is the set of
  *      higher-ranked neighbours; eliminating r joins them into a clique, and
  *      it suffices to merge up(r) \ {p} into up(p) where p = min up(r) is
