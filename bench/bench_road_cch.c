@@ -7,17 +7,26 @@
  * exact distance query time on one thread (CPU time, median of 3 batches of
  * Q random pairs, WG_BENCH_ROUTE_N, default 20000).
  *
- *   bench_road_cch GRAPH...   GRAPH: a file (unweighted files get [1, 255],
+ *   bench_road_cch [-m auto|metis|reduced|inertial] [-l LEAF] GRAPH...
+ *                             GRAPH: a file (unweighted files get [1, 255],
  *                             seed 1), lattice:N or regions:N (wg_gen_road,
- *                             seed 1)
+ *                             seed 1). -m: the order method (default auto),
+ *                             -l: its leaf size (METIS_NodeND below; 0 the
+ *                             method's default). The hierarchy is built
+ *                             here (order, elimination, derivation: the
+ *                             build time), saved to a temporary order file
+ *                             and loaded by the router.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "core/internal.h"
+#include "route/order_nd.h"
 #include "route/route_internal.h"
 #include "wattgraph/route.h"
 
@@ -26,6 +35,9 @@ static double cpu_now(void) {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+static int order_method = WG_ROUTE_ORDER_AUTO;
+static uint32_t order_leaf = 0;
 
 static int one(wg_ctx_t *ctx, const char *spec) {
   wg_graph_t *g = NULL;
@@ -61,17 +73,68 @@ static int one(wg_ctx_t *ctx, const char *spec) {
          100.0 * deg[1] / n, 100.0 * deg[2] / n, 100.0 * deg[3] / n, 100.0 * deg[4] / n,
          100.0 * deg[5] / n, maxdeg);
   fflush(stdout);
+  char tmp[] = "/tmp/bench_road_cch_XXXXXX";
+  const int fd = mkstemp(tmp);
+  if (fd < 0) {
+    printf("%s: cannot create a temporary order file\n", spec);
+    return 1;
+  }
+  close(fd);
+  double build_s;
+  {
+    wg__cch h;
+    memset(&h, 0, sizeof h);
+    const double b0 = wg__now();
+    const double o0 = wg__now();
+    st = wg__cch_order_method(ctx, g, &h, order_method, order_leaf);
+    const double order_s = wg__now() - o0;
+    if (st == WG_OK) st = wg__cch_eliminate(ctx, g, &h);
+    if (st == WG_OK) st = wg__cch_derive(ctx, g, &h);
+    build_s = wg__now() - b0;
+    if (st == WG_OK) {
+      uint64_t tri0 = 0;
+      for (uint32_t x = 0; x < h.n; x++) {
+        const uint64_t len = h.up_first[x + 1] - h.up_first[x];
+        tri0 += len * (len ? len - 1 : 0) / 2;
+      }
+      struct rusage ru;
+      getrusage(RUSAGE_SELF, &ru);
+      printf("%s: hierarchy %llu arcs, %llu triangles, %u heights; peak RSS %.0f MiB so far\n",
+             spec, (unsigned long long)h.m_up, (unsigned long long)tri0, h.num_heights,
+             (double)ru.ru_maxrss / 1024.0);
+      fflush(stdout);
+      st = wg__cch_save(ctx, g, &h, tmp);
+    }
+    wg__cch_free(&h);
+    if (st != WG_OK) {
+      printf("%s: hierarchy: %s\n", spec, wg_ctx_last_error(ctx));
+      remove(tmp);
+      wg_graph_destroy(&g);
+      return 1;
+    }
+    printf("%s: order (%s) %.2f s, order + hierarchy %.2f s\n", spec,
+           order_method == WG_ROUTE_ORDER_METIS      ? "metis"
+           : order_method == WG_ROUTE_ORDER_INERTIAL ? "inertial"
+           : order_method == WG_ROUTE_ORDER_REDUCED  ? "reduced"
+                                                     : "auto",
+           order_s, build_s);
+    fflush(stdout);
+  }
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   ro.backend = WG_ROUTE_BACKEND_CPU;
+  ro.order_file = tmp;
   wg_router_t *r = NULL;
-  if (wg_router_create(ctx, &r, g, &ro) != WG_OK) {
+  st = wg_router_create(ctx, &r, g, &ro);
+  remove(tmp);
+  if (st != WG_OK) {
     printf("%s: router: %s\n", spec, wg_ctx_last_error(ctx));
     wg_graph_destroy(&g);
     return 1;
   }
   wg_router_info info;
   wg_router_get_info(r, &info);
+  info.build_seconds = build_s;
   uint64_t tri = 0, longest = 0;
   for (uint32_t x = 0; x < r->h.n; x++) {
     const uint64_t len = r->h.up_first[x + 1] - r->h.up_first[x];
@@ -132,14 +195,38 @@ static int one(wg_ctx_t *ctx, const char *spec) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: bench_road_cch GRAPH...  (a file, lattice:N or regions:N)\n");
+  int i = 1;
+  for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+    if (!strcmp(argv[i], "-m")) {
+      const char *m = argv[i + 1];
+      if (!strcmp(m, "auto"))
+        order_method = WG_ROUTE_ORDER_AUTO;
+      else if (!strcmp(m, "metis"))
+        order_method = WG_ROUTE_ORDER_METIS;
+      else if (!strcmp(m, "inertial"))
+        order_method = WG_ROUTE_ORDER_INERTIAL;
+      else if (!strcmp(m, "reduced"))
+        order_method = WG_ROUTE_ORDER_REDUCED;
+      else {
+        fprintf(stderr, "bench_road_cch: -m %s: expected auto, metis, reduced or inertial\n", m);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "-l")) {
+      order_leaf = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+    } else {
+      fprintf(stderr, "bench_road_cch: unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    fprintf(stderr, "usage: bench_road_cch [-m auto|metis|reduced|inertial] [-l LEAF] GRAPH...  (a "
+                    "file, lattice:N or regions:N)\n");
     return 2;
   }
   wg_ctx_t *ctx = NULL;
   if (wg_ctx_create(&ctx) != WG_OK) return 1;
   int rc = 0;
-  for (int i = 1; i < argc; i++) rc |= one(ctx, argv[i]);
+  for (; i < argc; i++) rc |= one(ctx, argv[i]);
   wg_ctx_destroy(&ctx);
   return rc;
 }

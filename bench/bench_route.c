@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
     printf("customise (%s): %.4f s wall, %.4f s CPU, median of %llu\n",
            threads ? "1 thread" : "all threads", bench_median(ct, (int)a.trials),
            bench_median(cpu_t, (int)a.trials), (unsigned long long)a.trials);
-    printf("  of which perfect customisation + kept arcs (1 core, last run): %.4f s wall; "
+    printf("  of which perfect customisation + kept arcs (last run): %.4f s wall; "
            "kept %llu forward + %llu backward of %llu arcs%s\n",
            r->pr.seconds, (unsigned long long)r->pr.kept_f, (unsigned long long)r->pr.kept_b,
            (unsigned long long)r->h.m_up,

@@ -47,6 +47,19 @@ typedef enum wg_route_backend {
   WG_ROUTE_BACKEND_CUDA
 } wg_route_backend;
 
+/* How the metric-independent order is computed (docs/route.md). */
+typedef enum wg_route_order_method {
+  /* reduced on graphs of at least 2^21 vertices, else metis */
+  WG_ROUTE_ORDER_AUTO = 0,
+  WG_ROUTE_ORDER_METIS,    /* nested dissection by METIS vertex separators */
+  WG_ROUTE_ORDER_INERTIAL, /* inertial-flow separators (needs coordinates)
+                              on the reduced graph, METIS_NodeND on parts
+                              under 2^16 vertices */
+  /* dead ends and degree-2 chains ranked first (in rounds), METIS's nested
+   * dissection on the rest */
+  WG_ROUTE_ORDER_REDUCED
+} wg_route_order_method;
+
 typedef struct wg_router_opts {
   wg_route_backend backend; /* WG_ROUTE_BACKEND_AUTO */
   int device;               /* CUDA device ordinal, 0 */
@@ -54,6 +67,9 @@ typedef struct wg_router_opts {
    * wg_router_save_order for the same topology (checked: WG_EPARSE, WG_ECHECKSUM or
    * WG_EINVAL with a message when it does not match the graph). */
   const char *order_file;
+  /* Used when the order is built (no order_file); WG_ROUTE_ORDER_AUTO.
+   * WG_ROUTE_ORDER_INERTIAL on a graph without coordinates: WG_EINVAL. */
+  wg_route_order_method order_method;
 } wg_router_opts;
 
 void wg_router_opts_defaults(wg_router_opts *opts);

@@ -9,6 +9,10 @@
  *      elimination tree is shallow (O(sqrt n) on planar-like roads).
  *      order_nd.c: METIS vertex separators for the top levels, their
  *      halves as parallel OpenMP tasks, METIS_NodeND below 2^21 vertices.
+ *      Methods (wg_route_order_method, wg__cch_order_method): from 2^21
+ *      vertices AUTO first removes dead ends and degree-2 chains
+ *      (reduce_graph, place_removed); INERTIAL uses inertial-flow
+ *      separators (order_inertial.c) on the reduced graph.
  *   2. Chordal completion. For r in increasing rank, up(r) is the set of
  *      higher-ranked neighbours; eliminating r joins them into a clique, and
  *      it suffices to merge up(r) \ {p} into up(p) where p = min up(r) is
@@ -22,6 +26,7 @@
  *   4. arc_to_up: every graph arc found by binary search in the row of its
  *      lower-ranked end.
  */
+#include <math.h>
 #include <metis.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +87,245 @@ uint64_t wg__cch_topology_hash(const wg_graph_t *g) {
   return hsh;
 }
 
+static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
+                             const double *px, const double *py, int reduce);
+
 wg_status wg__cch_order(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h) {
-  return wg__cch_order_leaf(ctx, g, h, WG__ND_LEAF);
+  return wg__cch_order_method(ctx, g, h, h->order_method, 0);
 }
 
 wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf) {
+  return order_build(ctx, g, h, leaf, NULL, NULL, 0);
+}
+
+/* 1 when every vertex has finite coordinates (lon in [-180, 180], lat in
+ * [-90, 90]); else 0 and *bad names the first vertex that has not. */
+static int coords_ok(const wg_graph_t *g, uint32_t *bad) {
+  *bad = UINT32_MAX;
+  if (!g->lon || !g->lat) return 0;
+  for (uint32_t v = 0; v < g->n; v++)
+    if (!(g->lon[v] >= -180.0 && g->lon[v] <= 180.0 && g->lat[v] >= -90.0 &&
+          g->lat[v] <= 90.0)) {
+      *bad = v;
+      return 0;
+    }
+  return 1;
+}
+
+wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, int method,
+                               uint32_t leaf) {
+  if (method != WG_ROUTE_ORDER_AUTO && method != WG_ROUTE_ORDER_METIS &&
+      method != WG_ROUTE_ORDER_INERTIAL && method != WG_ROUTE_ORDER_REDUCED)
+    return wg__error(ctx, WG_EINVAL, "router: unknown order method %d", method);
+  uint32_t bad = UINT32_MAX;
+  const int have = coords_ok(g, &bad);
+  if (method == WG_ROUTE_ORDER_AUTO)
+    method = g->n >= WG__REDUCE_AUTO_MIN ? WG_ROUTE_ORDER_REDUCED : WG_ROUTE_ORDER_METIS;
+  if (method == WG_ROUTE_ORDER_METIS || method == WG_ROUTE_ORDER_REDUCED)
+    return order_build(ctx, g, h, leaf ? leaf : WG__ND_LEAF, NULL, NULL,
+                       method == WG_ROUTE_ORDER_REDUCED);
+  if (!have) {
+    if (!g->lon || !g->lat)
+      return wg__error(ctx, WG_EINVAL,
+                       "router: the inertial order needs vertex coordinates; the graph has "
+                       "none (use the metis order)");
+    return wg__error(ctx, WG_EINVAL,
+                     "router: the inertial order needs coordinates for every vertex; vertex %u "
+                     "has (%g, %g) (use the metis order)",
+                     bad, g->lon[bad], g->lat[bad]);
+  }
+  /* planar coordinates: longitude shrunk by the cosine of the mean latitude */
+  double *px = NULL, *py = NULL;
+  wg_status st;
+  if ((st = wg__alloc(ctx, &px, g->n ? g->n : 1, sizeof *px, "router coordinates")) ||
+      (st = wg__alloc(ctx, &py, g->n ? g->n : 1, sizeof *py, "router coordinates"))) {
+    wg__free(&px);
+    return st;
+  }
+  double mean = 0;
+  for (uint32_t v = 0; v < g->n; v++) mean += g->lat[v];
+  mean = g->n ? mean / g->n : 0;
+  const double c = cos(mean * 3.14159265358979323846 / 180.0);
+  for (uint32_t v = 0; v < g->n; v++) {
+    px[v] = g->lon[v] * c;
+    py[v] = g->lat[v];
+  }
+  st = order_build(ctx, g, h, leaf ? leaf : WG__IF_LEAF, px, py, 1);
+  wg__free(&px);
+  wg__free(&py);
+  return st;
+}
+
+/* Removes vertices of degree <= 2 from the undirected CSR (xadj, adj) of
+ * n vertices, in rounds: each round takes an independent set of them (by
+ * id), so a chain of k such vertices goes in about log k rounds (the
+ * elimination tree stays shallow). A dead end (degree 1) just leaves its
+ * neighbour's list; a degree-2 vertex v between a and b becomes the edge
+ * a-b (v replaced by b in a's list, by a in b's, or dropped when already
+ * there), exactly the fill its elimination makes, so ranking the removed
+ * vertices first, in removal order, and the rest by the reduced graph's
+ * order gives the same hierarchy above them. Lists never grow: they are
+ * edited in place, deg[] holding their lengths. Writes the removed vertices
+ * to order[0..*removed) (nb[v]: v's neighbours when it went, UINT32_MAX for
+ * none) and returns the reduced graph's CSR (sorted rows)
+ * in *rx, *ra (malloc) over kept[0..*kept_n) (malloc). Returns -1 when out
+ * of memory. */
+static int reduce_graph(uint32_t n, const idx_t *xadj, idx_t *adj, uint32_t *order,
+                        uint32_t *removed, idx_t **rx, idx_t **ra, uint32_t **kept,
+                        uint32_t *kept_n, uint32_t (*nb)[2]) {
+  uint32_t *deg = malloc((size_t)n * sizeof *deg);
+  uint8_t *state = calloc(n, 1); /* 1 removed, 2 taken this round */
+  uint32_t *cand = malloc((size_t)n * sizeof *cand);
+  int rc = -1;
+  *rx = NULL;
+  *ra = NULL;
+  *kept = NULL;
+  if (!deg || !state || !cand) goto out;
+  for (uint32_t v = 0; v < n; v++) deg[v] = (uint32_t)(xadj[v + 1] - xadj[v]);
+  uint32_t nr = 0;
+  for (int round = 0; round < 64; round++) {
+    uint32_t nc = 0;
+    for (uint32_t v = 0; v < n; v++) {
+      if (state[v] || deg[v] > 2) continue;
+      int free_of = 1;
+      for (uint32_t i = 0; i < deg[v]; i++) free_of &= state[adj[xadj[v] + i]] != 2;
+      if (!free_of) continue;
+      state[v] = 2;
+      cand[nc++] = v;
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+      const uint32_t v = cand[c];
+      const idx_t *row = adj + xadj[v];
+      const uint32_t d = deg[v];
+      nb[v][0] = d > 0 ? (uint32_t)row[0] : UINT32_MAX;
+      nb[v][1] = d > 1 ? (uint32_t)row[1] : UINT32_MAX;
+      for (uint32_t i = 0; i < d; i++) {
+        const uint32_t a = (uint32_t)row[i];
+        const uint32_t other = d == 2 ? (uint32_t)row[1 - i] : UINT32_MAX;
+        idx_t *ar = adj + xadj[a];
+        int has_other = 0;
+        uint32_t at = UINT32_MAX;
+        for (uint32_t j = 0; j < deg[a]; j++) {
+          if ((uint32_t)ar[j] == v) at = j;
+          if ((uint32_t)ar[j] == other) has_other = 1;
+        }
+        if (at == UINT32_MAX) continue; /* cannot happen: lists stay symmetric */
+        if (other != UINT32_MAX && !has_other) {
+          ar[at] = (idx_t)other;
+        } else {
+          ar[at] = ar[deg[a] - 1];
+          deg[a]--;
+        }
+      }
+      deg[v] = 0;
+      state[v] = 1;
+      order[nr++] = v;
+    }
+    if (nc < n / 1000 + 1) break;
+  }
+  uint32_t nk = 0;
+  for (uint32_t v = 0; v < n; v++) nk += state[v] != 1;
+  uint64_t arcs = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (state[v] != 1) arcs += deg[v];
+  *kept = malloc((nk ? nk : 1) * sizeof **kept);
+  *rx = malloc(((size_t)nk + 1) * sizeof **rx);
+  *ra = malloc((arcs ? arcs : 1) * sizeof **ra);
+  if (!*kept || !*rx || !*ra) goto out;
+  /* cand becomes old -> new id */
+  nk = 0;
+  for (uint32_t v = 0; v < n; v++)
+    if (state[v] != 1) {
+      cand[v] = nk;
+      (*kept)[nk++] = v;
+    }
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < nk; i++) {
+    const uint32_t v = (*kept)[i];
+    (*rx)[i] = (idx_t)at;
+    for (uint32_t j = 0; j < deg[v]; j++) (*ra)[at + j] = (idx_t)cand[adj[xadj[v] + j]];
+    sort_unique((uint32_t *)(*ra + at), deg[v]); /* distinct already: sorts */
+    at += deg[v];
+  }
+  (*rx)[nk] = (idx_t)at;
+  *removed = nr;
+  *kept_n = nk;
+  rc = 0;
+out:
+  if (rc) {
+    free(*rx);
+    free(*ra);
+    free(*kept);
+    *rx = NULL;
+    *ra = NULL;
+    *kept = NULL;
+  }
+  free(deg);
+  free(state);
+  free(cand);
+  return rc;
+}
+
+/* order[0..removed) holds the removed vertices in removal order, order
+ * [removed..n) the rest by rank. Moves each removed vertex to just below
+ * its lowest-ranked neighbour at removal, so that the hierarchy's rows keep
+ * the dissection's locality (ranks are memory order) while the fill stays
+ * exactly the reduction's: v is eliminated after the vertices removed
+ * before it that touched it and before its neighbours at removal. Key of a
+ * kept vertex: (rank, 0); of a removed one, in reverse removal order: the
+ * smaller of its neighbours' keys (B, d) (B ascending, then d descending)
+ * with d + 1. Vertices are sorted by key (B ascending, d descending) by two
+ * stable counting sorts. -1 when out of memory (order unchanged). */
+static int place_removed(uint32_t n, uint32_t removed, uint32_t *order, const uint32_t (*nb)[2]) {
+  if (removed == 0) return 0;
+  uint32_t *kb = malloc((size_t)n * sizeof *kb), *kd = malloc((size_t)n * sizeof *kd);
+  uint32_t *tmp = malloc((size_t)n * sizeof *tmp);
+  uint32_t *cnt = NULL;
+  int rc = -1;
+  if (!kb || !kd || !tmp) goto out;
+  for (uint32_t r = removed; r < n; r++) {
+    kb[order[r]] = r - removed;
+    kd[order[r]] = 0;
+  }
+  uint32_t maxd = 0;
+  for (uint32_t i = removed; i-- > 0;) {
+    const uint32_t v = order[i];
+    uint32_t b = n, d = 0; /* no neighbour: after every kept vertex */
+    for (int j = 0; j < 2; j++) {
+      const uint32_t u = nb[v][j];
+      if (u == UINT32_MAX) continue;
+      if (kb[u] < b || (kb[u] == b && kd[u] + 1 > d)) {
+        b = kb[u];
+        d = kd[u] + 1;
+      }
+    }
+    if (b == n) d = 0;
+    kb[v] = b;
+    kd[v] = d;
+    if (d > maxd) maxd = d;
+  }
+  const uint32_t buckets = (n + 1 > maxd + 1 ? n + 1 : maxd + 1);
+  cnt = calloc((size_t)buckets + 1, sizeof *cnt);
+  if (!cnt) goto out;
+  /* by d descending (stable), then by B ascending (stable) */
+  for (uint32_t i = 0; i < n; i++) cnt[maxd - kd[order[i]] + 1]++;
+  for (uint32_t k = 1; k <= maxd + 1; k++) cnt[k] += cnt[k - 1];
+  for (uint32_t i = 0; i < n; i++) tmp[cnt[maxd - kd[order[i]]]++] = order[i];
+  memset(cnt, 0, ((size_t)buckets + 1) * sizeof *cnt);
+  for (uint32_t i = 0; i < n; i++) cnt[kb[tmp[i]] + 1]++;
+  for (uint32_t k = 1; k <= n; k++) cnt[k] += cnt[k - 1];
+  for (uint32_t i = 0; i < n; i++) order[cnt[kb[tmp[i]]]++] = tmp[i];
+  rc = 0;
+out:
+  free(kb);
+  free(kd);
+  free(tmp);
+  free(cnt);
+  return rc;
+}
+
+static wg_status order_build(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf,
+                             const double *px, const double *py, int reduce) {
   const uint32_t n = g->n;
   wg_status st = WG_OK;
   idx_t *xadj = NULL, *adj = NULL;
@@ -150,7 +389,55 @@ wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uin
     for (uint32_t v = 0; v < n; v++) h->order[v] = h->rank[v] = v;
     goto done;
   }
-  if ((st = wg__cch_nd_order(ctx, n, &xadj, &adj, h->order, leaf)) != WG_OK) goto done;
+  if (reduce) {
+    idx_t *rx = NULL, *ra = NULL;
+    uint32_t *kept = NULL, removed = 0, nk = 0;
+    double *kx = NULL, *ky = NULL;
+    uint32_t(*nb)[2] = malloc((size_t)n * sizeof *nb);
+    if (!nb || reduce_graph(n, xadj, adj, h->order, &removed, &rx, &ra, &kept, &nk, nb)) {
+      free(nb);
+      st = wg__error(ctx, WG_ENOMEM, "router: out of memory reducing the graph for its order");
+      goto done;
+    }
+    wg__free(&xadj);
+    wg__free(&adj);
+    if (px && py && nk) {
+      kx = malloc((size_t)nk * sizeof *kx);
+      ky = malloc((size_t)nk * sizeof *ky);
+      if (!kx || !ky) {
+        free(kx);
+        free(ky);
+        free(rx);
+        free(ra);
+        free(kept);
+        st = wg__error(ctx, WG_ENOMEM, "router: out of memory reducing the graph for its order");
+        goto done;
+      }
+      for (uint32_t i = 0; i < nk; i++) {
+        kx[i] = px[kept[i]];
+        ky[i] = py[kept[i]];
+      }
+    }
+    uint32_t *sub = h->order + removed;
+    if (nk < 3 || rx[nk] == 0) {
+      for (uint32_t i = 0; i < nk; i++) sub[i] = i;
+      free(rx);
+      free(ra);
+    } else {
+      st = wg__cch_nd_order_xy(ctx, nk, &rx, &ra, sub, leaf, kx, ky); /* takes rx, ra */
+    }
+    free(kx);
+    free(ky);
+    if (st == WG_OK)
+      for (uint32_t i = 0; i < nk; i++) sub[i] = sub[i] < nk ? kept[sub[i]] : UINT32_MAX;
+    free(kept);
+    if (st == WG_OK && place_removed(n, removed, h->order, nb))
+      st = wg__error(ctx, WG_ENOMEM, "router: out of memory placing the reduced vertices");
+    free(nb);
+    if (st != WG_OK) goto done;
+  } else if ((st = wg__cch_nd_order_xy(ctx, n, &xadj, &adj, h->order, leaf, px, py)) != WG_OK) {
+    goto done;
+  }
   /* order[r] is the vertex at rank r; check it is a permutation */
   memset(h->rank, 0xff, (size_t)n * sizeof *h->rank);
   for (uint32_t r = 0; r < n; r++) {

@@ -192,6 +192,57 @@ static int basic_lex(const wg__cch *h, const uint32_t *weights, uint64_t *pf, ui
   return ovf;
 }
 
+/* Perfect pass over row x (steps 2 and 3): relaxes x's words through its
+ * up-neighbours' final words, then marks the directions an equal triangle
+ * covers. Returns 1 on overflow or a missing arc. */
+static int perfect_row(const wg__cch *h, uint32_t x, uint64_t *pf, uint64_t *pb,
+                       uint8_t *drop) {
+  int ovf = 0;
+  const uint64_t rb = h->up_first[x], re = h->up_first[x + 1];
+  /* relax: x-v through u (intermediate), x-u through v (upper) */
+  for (uint64_t ia = rb; ia < re && !ovf; ia++) {
+    const uint32_t u = h->up_head[ia];
+    uint64_t k = h->up_first[u];
+    const uint64_t ke = h->up_first[u + 1];
+    for (uint64_t ja = ia + 1; ja < re; ja++) {
+      if (!seek(h, &k, ke, h->up_head[ja])) {
+        ovf = 1; /* not chordal: the basic pass refuses this first */
+        break;
+      }
+      const uint64_t fuv = pf[k], buv = pb[k];
+      uint64_t s;
+      if (fuv != PINF) {
+        if ((s = padd(pf[ia], fuv, &ovf)) < pf[ja]) pf[ja] = s; /* x -> u -> v */
+        if ((s = padd(fuv, pb[ja], &ovf)) < pb[ia]) pb[ia] = s; /* u -> v -> x */
+      }
+      if (buv != PINF) {
+        if ((s = padd(buv, pb[ia], &ovf)) < pb[ja]) pb[ja] = s; /* v -> u -> x */
+        if ((s = padd(pf[ja], buv, &ovf)) < pf[ia]) pf[ia] = s; /* x -> v -> u */
+      }
+    }
+  }
+  /* row x is final: mark the directions an equal triangle covers */
+  for (uint64_t ia = rb; ia < re && !ovf; ia++) {
+    const uint32_t u = h->up_head[ia];
+    uint64_t k = h->up_first[u];
+    const uint64_t ke = h->up_first[u + 1];
+    for (uint64_t ja = ia + 1; ja < re; ja++) {
+      int dummy = 0;
+      seek(h, &k, ke, h->up_head[ja]);
+      const uint64_t fuv = pf[k], buv = pb[k];
+      if (fuv != PINF) {
+        if (pf[ja] != PINF && padd(pf[ia], fuv, &dummy) == pf[ja]) drop[ja] |= 1;
+        if (pb[ia] != PINF && padd(fuv, pb[ja], &dummy) == pb[ia]) drop[ia] |= 2;
+      }
+      if (buv != PINF) {
+        if (pb[ja] != PINF && padd(buv, pb[ia], &dummy) == pb[ja]) drop[ja] |= 2;
+        if (pf[ia] != PINF && padd(pf[ja], buv, &dummy) == pf[ia]) drop[ia] |= 1;
+      }
+    }
+  }
+  return ovf;
+}
+
 void wg__cch_pruned_free(wg__cch_pruned *p) {
   if (!p) return;
   wg__free(&p->node);
@@ -225,48 +276,22 @@ wg_status wg__cch_perfect(wg_ctx_t *ctx, const wg__cch *h, const uint32_t *weigh
       pb[a] = wb == UINT32_MAX ? PINF : (uint64_t)wb << 32;
     }
   }
-  for (uint32_t x = h->n; x-- > 0 && !ovf;) {
-    const uint64_t rb = h->up_first[x], re = h->up_first[x + 1];
-    /* relax: x-v through u (intermediate), x-u through v (upper) */
-    for (uint64_t ia = rb; ia < re && !ovf; ia++) {
-      const uint32_t u = h->up_head[ia];
-      uint64_t k = h->up_first[u];
-      const uint64_t ke = h->up_first[u + 1];
-      for (uint64_t ja = ia + 1; ja < re; ja++) {
-        if (!seek(h, &k, ke, h->up_head[ja])) {
-          ovf = 1; /* not chordal: the basic pass refuses this first */
-          break;
-        }
-        const uint64_t fuv = pf[k], buv = pb[k];
-        uint64_t s;
-        if (fuv != PINF) {
-          if ((s = padd(pf[ia], fuv, &ovf)) < pf[ja]) pf[ja] = s; /* x -> u -> v */
-          if ((s = padd(fuv, pb[ja], &ovf)) < pb[ia]) pb[ia] = s; /* u -> v -> x */
-        }
-        if (buv != PINF) {
-          if ((s = padd(buv, pb[ia], &ovf)) < pb[ja]) pb[ja] = s; /* v -> u -> x */
-          if ((s = padd(pf[ja], buv, &ovf)) < pf[ia]) pf[ia] = s; /* x -> v -> u */
-        }
-      }
-    }
-    /* row x is final: mark the directions an equal triangle covers */
-    for (uint64_t ia = rb; ia < re && !ovf; ia++) {
-      const uint32_t u = h->up_head[ia];
-      uint64_t k = h->up_first[u];
-      const uint64_t ke = h->up_first[u + 1];
-      for (uint64_t ja = ia + 1; ja < re; ja++) {
-        int dummy = 0;
-        seek(h, &k, ke, h->up_head[ja]);
-        const uint64_t fuv = pf[k], buv = pb[k];
-        if (fuv != PINF) {
-          if (pf[ja] != PINF && padd(pf[ia], fuv, &dummy) == pf[ja]) drop[ja] |= 1;
-          if (pb[ia] != PINF && padd(fuv, pb[ja], &dummy) == pb[ia]) drop[ia] |= 2;
-        }
-        if (buv != PINF) {
-          if (pb[ja] != PINF && padd(buv, pb[ia], &dummy) == pb[ja]) drop[ja] |= 2;
-          if (pf[ia] != PINF && padd(pf[ja], buv, &dummy) == pf[ia]) drop[ia] |= 1;
-        }
-      }
+  /* Rows top-down by height: a row reads only its up-neighbours' rows,
+   * all ancestors of greater height (final by then), and writes only its
+   * own, so the rows of one height run in parallel, as in the basic pass;
+   * the words are the same as in a serial pass from rank n-1 down. */
+  {
+    const int threads = wg__threads(ctx);
+    const uint32_t min_parallel = 256u * (uint32_t)threads;
+    const int use_team = threads > 1 && h->m_up >= ((uint64_t)1 << 20);
+    for (uint32_t lvl = h->num_heights; lvl-- > 0 && !ovf;) {
+      const uint32_t b = h->height_first[lvl], e = h->height_first[lvl + 1];
+      const int team = (use_team && e - b >= min_parallel) ? threads : 1;
+      int lovf = 0;
+#pragma omp parallel for num_threads(team) schedule(dynamic, 64) if (team > 1) \
+    reduction(| : lovf)
+      for (uint32_t i = b; i < e; i++) lovf |= perfect_row(h, h->height_ranks[i], pf, pb, drop);
+      ovf |= lovf;
     }
   }
   if (ovf) goto done; /* valid stays 0: queries use the basic words */

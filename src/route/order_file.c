@@ -57,7 +57,11 @@ wg_status wg_router_save_order(wg_ctx_t *ctx, const wg_router_t *r,
                                const char *path) {
   if (!r || r->magic != WG__ROUTER_MAGIC || !path)
     return wg__error(ctx, WG_EINVAL, "wg_router_save_order: bad arguments");
-  const wg__cch *h = &r->h;
+  return wg__cch_save(ctx, r->g, &r->h, path);
+}
+
+wg_status wg__cch_save(wg_ctx_t *ctx, const wg_graph_t *g, const wg__cch *h, const char *path) {
+  if (!g || !h || !path) return wg__error(ctx, WG_EINVAL, "router: save order: bad arguments");
   const uint64_t n = h->n;
   const uint64_t size = ORD_HEADER + 4 * n + 4 * n + 8 * (n + 1) + 4 * h->m_up;
   unsigned char *buf = NULL;
@@ -70,7 +74,7 @@ wg_status wg_router_save_order(wg_ctx_t *ctx, const wg_router_t *r,
   put_u64(buf + 16, n);
   put_u64(buf + 24, h->m);
   put_u64(buf + 32, h->m_up);
-  put_u64(buf + 40, wg__cch_topology_hash(r->g));
+  put_u64(buf + 40, wg__cch_topology_hash(g));
   put_u64(buf + 48, size);
   unsigned char *p = buf + ORD_HEADER;
   for (uint64_t i = 0; i < n; i++, p += 4) put_u32(p, h->order[i]);

@@ -44,6 +44,8 @@ typedef struct nd_part {
 typedef struct nd_shared {
   uint32_t *order; /* order[rank] = vertex */
   uint32_t leaf;   /* parts smaller than this: one METIS_NodeND */
+  int max_depth;   /* WG__ND_DEPTH, or WG__IF_DEPTH with inertial flow */
+  const double *px, *py; /* planar coordinates: inertial-flow separators */
   int metis_rc;    /* first METIS failure (0 none) */
   int oom;
 } nd_shared;
@@ -130,14 +132,23 @@ static void dissect(nd_shared *sh, nd_part *p, uint32_t lo, int depth) {
   const uint32_t nv = p->nv;
   idx_t *where = NULL;
   uint32_t *pos = NULL;
-  if (nv < sh->leaf || depth >= WG__ND_DEPTH || p->xadj[nv] == 0) goto leaf;
+  if (nv < sh->leaf || depth >= sh->max_depth || p->xadj[nv] == 0) goto leaf;
   where = malloc((size_t)nv * sizeof *where);
   pos = malloc((size_t)nv * sizeof *pos);
   if (!where || !pos) {
     fail(sh, 0, 1);
     goto out;
   }
-  {
+  int metis_sep = 1;
+  if (sh->px) {
+    const int rc = wg__inertial_separator(nv, p->xadj, p->adj, sh->px, sh->py, p->gid, where);
+    if (rc < 0) {
+      fail(sh, 0, 1);
+      goto out;
+    }
+    metis_sep = rc > 0;
+  }
+  if (metis_sep) {
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_NUMBERING] = 0;
@@ -220,7 +231,14 @@ out:
 
 wg_status wg__cch_nd_order(wg_ctx_t *ctx, uint32_t n, idx_t **xadj, idx_t **adj,
                            uint32_t *order, uint32_t leaf) {
-  nd_shared sh = {order, leaf < 16 ? 16 : leaf, 0, 0};
+  return wg__cch_nd_order_xy(ctx, n, xadj, adj, order, leaf, NULL, NULL);
+}
+
+wg_status wg__cch_nd_order_xy(wg_ctx_t *ctx, uint32_t n, idx_t **xadj, idx_t **adj,
+                              uint32_t *order, uint32_t leaf, const double *px,
+                              const double *py) {
+  nd_shared sh = {order, leaf < 16 ? 16 : leaf, px && py ? WG__IF_DEPTH : WG__ND_DEPTH,
+                  px && py ? px : NULL, px && py ? py : NULL, 0, 0};
   nd_part *root = NULL;
   if (wg__calloc(ctx, &root, 1, sizeof *root, "router order") != WG_OK) return WG_ENOMEM;
   root->nv = n;

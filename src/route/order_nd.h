@@ -23,6 +23,36 @@
 wg_status wg__cch_nd_order(wg_ctx_t *ctx, uint32_t n, idx_t **xadj, idx_t **adj,
                            uint32_t *order, uint32_t leaf);
 
+/* The same with inertial-flow separators (order_inertial.c) instead of
+ * METIS's on parts of at least leaf vertices, when px and py (planar
+ * coordinates of the n vertices, finite) are given; METIS_NodeND below. */
+wg_status wg__cch_nd_order_xy(wg_ctx_t *ctx, uint32_t n, idx_t **xadj, idx_t **adj,
+                              uint32_t *order, uint32_t leaf, const double *px,
+                              const double *py);
+
+/* With inertial flow the dissection goes deeper (its separators cost
+ * O(flow x arcs), not METIS's coarsening), and its parts are handed to
+ * METIS_NodeND below this size by default. */
+#define WG__IF_DEPTH 40
+#define WG__IF_LEAF (1u << 16)
+
+/* Graphs of at least this many vertices get the reduced order under
+ * WG_ROUTE_ORDER_AUTO (smaller ones keep the single METIS_NodeND order). */
+#define WG__REDUCE_AUTO_MIN WG__ND_LEAF
+
+/* A vertex separator of the part (nv, xadj, adj) by inertial flow over
+ * px/py of its vertices' original ids gid[]: where[v] = 0, 1 (the sides)
+ * or 2 (separator), as METIS_ComputeVertexSeparator. Returns 0, 1 when it
+ * cannot (tiny or asymmetric part: use METIS), -1 out of memory. Runs its
+ * four directions as OpenMP tasks (call it inside a parallel region). */
+int wg__inertial_separator(uint32_t nv, const idx_t *xadj, const idx_t *adj, const double *px,
+                           const double *py, const uint32_t *gid, idx_t *where);
+
+/* wg__cch_order with a chosen method (WG_ROUTE_ORDER_*) and leaf size
+ * (0: the method's default); tests and benchmarks compare orders with it. */
+wg_status wg__cch_order_method(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, int method,
+                               uint32_t leaf);
+
 /* wg__cch_order with another leaf size (>= 16): tests use small leaves to
  * run the parallel dissection's splits on small graphs. */
 wg_status wg__cch_order_leaf(wg_ctx_t *ctx, const wg_graph_t *g, wg__cch *h, uint32_t leaf);

@@ -40,6 +40,8 @@ typedef struct wg__cch {
   uint32_t *height_first; /* num_heights + 1 */
   uint32_t *height_ranks; /* n */
   uint64_t *arc_to_up;    /* m */
+  int order_method;       /* WG_ROUTE_ORDER_*, read by wg__cch_order; set
+                           * from wg_router_opts.order_method */
 } wg__cch;
 
 /* Per-thread query state: distances (UINT64_MAX = none) and the hierarchy
@@ -231,6 +233,9 @@ wg_status wg__router_set_transit(wg_ctx_t *ctx, wg_router_t *r, uint32_t T, uint
 
 wg_status wg__cch_load(wg_ctx_t *ctx, const wg_graph_t *g, const char *path,
                        wg__cch *h);
+/* Writes h (order, parent, rows) as an order file for g, atomically
+ * (wg_router_save_order's body; tests save orders built by method). */
+wg_status wg__cch_save(wg_ctx_t *ctx, const wg_graph_t *g, const wg__cch *h, const char *path);
 /* The same checks on an in-memory image (the fuzz target's entry). */
 wg_status wg__cch_load_memory(wg_ctx_t *ctx, const wg_graph_t *g,
                               const unsigned char *data, size_t size,

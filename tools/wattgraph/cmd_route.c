@@ -612,7 +612,7 @@ int cmd_route(int argc, char **argv) {
   const char *from = NULL, *to = NULL, *path_out = NULL, *queries = NULL, *out = NULL,
              *sources = NULL, *targets = NULL, *level_name = "exact", *backend_name = "auto",
              *order_cache = NULL, *profile_out = NULL, *profile_sizes = "1,8,64,256,1024",
-             *profile_scores = NULL;
+             *profile_scores = NULL, *order_method = "auto";
   uint32_t profile_reps = 5, profile_pairs = 256;
   uint64_t random_n = 0;
   int have_random = 0, table = 0, verify = 0, json = 0, quiet = 0, threads = 0, device = 0;
@@ -650,6 +650,11 @@ int cmd_route(int argc, char **argv) {
        "the hierarchy's order file: loaded when F exists (checked against the graph), else "
        "built and saved to F; 'auto' is FILE.cch beside a .wgc input",
        NULL, 0, 0, NULL},
+      {"order-method", 0, OPT_STRING, &order_method, "M",
+       "how the hierarchy's order is built (when not loaded): auto (reduced from 2^21 "
+       "vertices, else metis), metis, reduced (dead ends and degree-2 chains first, METIS on "
+       "the rest) or inertial (inertial-flow separators; needs coordinates)",
+       "auto", 0, 0, NULL},
       {"max-snap", 0, OPT_DOUBLE, &max_snap, "M",
        "farthest a LON,LAT may lie from its vertex, metres (0: no limit)", "1000", 0, 1e8,
        NULL},
@@ -779,6 +784,19 @@ int cmd_route(int argc, char **argv) {
     ro.backend = WG_ROUTE_BACKEND_CUDA;
   else {
     cli_error("route: unknown backend '%s' (auto, cpu or cuda)", backend_name);
+    return CLI_USAGE;
+  }
+  if (strcmp(order_method, "auto") == 0)
+    ro.order_method = WG_ROUTE_ORDER_AUTO;
+  else if (strcmp(order_method, "metis") == 0)
+    ro.order_method = WG_ROUTE_ORDER_METIS;
+  else if (strcmp(order_method, "reduced") == 0)
+    ro.order_method = WG_ROUTE_ORDER_REDUCED;
+  else if (strcmp(order_method, "inertial") == 0)
+    ro.order_method = WG_ROUTE_ORDER_INERTIAL;
+  else {
+    cli_error("route: --order-method '%s': expected auto, metis, reduced or inertial",
+              order_method);
     return CLI_USAGE;
   }
   char *cache_path = NULL;
