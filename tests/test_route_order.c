@@ -300,6 +300,19 @@ static void auto_and_errors(void **state) {
   wgt_assert_status(ctx, wg__cch_order_method(ctx, g, &a, WG_ROUTE_ORDER_AUTO, 0), WG_OK);
   assert_permutation(&a, g->n);
   wg__cch_free(&a);
+  /* the router takes the method from its options: inertial is refused here
+   * through wg_router_create too, and nothing is handed out */
+  wg_router_opts ro;
+  wg_router_opts_defaults(&ro);
+  ro.backend = WG_ROUTE_BACKEND_CPU;
+  ro.order_method = WG_ROUTE_ORDER_INERTIAL;
+  wg_router_t *r = (wg_router_t *)1;
+  wgt_assert_status(ctx, wg_router_create(ctx, &r, g, &ro), WG_EINVAL);
+  assert_null(r);
+  assert_non_null(strstr(wg_ctx_last_error(ctx), "needs vertex coordinates"));
+  ro.order_method = WG_ROUTE_ORDER_METIS;
+  wgt_assert_status(ctx, wg_router_create(ctx, &r, g, &ro), WG_OK);
+  wg_router_destroy(&r);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
 }

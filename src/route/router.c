@@ -179,6 +179,7 @@ wg_status wg_router_create(wg_ctx_t *ctx, wg_router_t **out,
   if (o.order_file) {
     if ((st = wg__cch_load(ctx, g, o.order_file, &r->h)) != WG_OK) goto fail;
   } else {
+    r->h.order_method = (int)o.order_method;
     if ((st = wg__cch_order(ctx, g, &r->h)) != WG_OK ||
         (st = wg__cch_eliminate(ctx, g, &r->h)) != WG_OK ||
         (st = wg__cch_derive(ctx, g, &r->h)) != WG_OK)
