@@ -630,10 +630,84 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
   return WG_OK;
 }
 
+/* A frontier under the parallel cut-off, on the calling thread alone
+ * (issue 28): advance, filter and bisect with plain loads and stores. The
+ * team-wide path pays a locked compare-exchange per improving relaxation
+ * and a locked exchange per stamp claim even when it runs on one thread
+ * (frontier.h: small frontiers open no team), and stages far pushes in a
+ * thread buffer before binning them; a road run's self-tuned frontiers are
+ * all this small. The counts are the team path's: X2 the improving
+ * relaxations, X3 the distinct heads (the stamp claimed at a vertex's
+ * first improvement of the round, as LB_CULL's fused filter does), X4 the
+ * heads below thr by their final distance, read after the whole advance.
+ * Returns 0 (nothing done) when the frontier's arcs reach the cut-off. */
+static int serial_step(nf *s, wg_dist_t thr, wg_sssp_iter *row, wg_status *st) {
+  const wg_csr *c = &s->c;
+  const uint64_t *restrict off = c->offsets;
+  const uint32_t *restrict tgt = c->targets, *restrict wt = c->weights;
+  const uint32_t *fv = s->front.v;
+  const uint64_t x1 = s->front.len, cutoff = s->ws.par_cutoff;
+  uint64_t arcs = 0;
+  for (uint64_t i = 0; i < x1; i++) {
+    arcs += off[fv[i] + 1] - off[fv[i]];
+    if (arcs >= cutoff) return 0;
+  }
+  *st = wg__frontier_reserve(s->ctx, &s->adv, arcs + 1);
+  if (*st != WG_OK) return 1;
+  wg_dist_t *restrict dist = s->dist;
+  uint32_t *restrict stamp = s->ws.stamp;
+  const uint32_t round = wg__frontier_next_round(&s->ws);
+  uint32_t *restrict heads = s->adv.v;
+  uint64_t nh = 0, x2 = 0;
+  for (uint64_t i = 0; i < x1; i++) {
+    const uint32_t u = fv[i];
+    const wg_dist_t du = dist[u];
+    for (uint64_t a = off[u], e = off[u + 1]; a < e; a++) {
+      const uint32_t v = tgt[a];
+      const wg_dist_t nd = du + wt[a];
+      if (nd < dist[v]) {
+        dist[v] = nd;
+        x2++;
+        if (stamp[v] != round) {
+          stamp[v] = round;
+          heads[nh++] = v;
+        }
+      }
+    }
+  }
+  /* bisect in place: near heads to the front of `heads`, far ones to their
+   * partitions (binary search only with several partitions) */
+  uint64_t x4 = 0;
+  for (uint64_t j = 0; j < nh; j++) {
+    const uint32_t v = heads[j];
+    const wg_dist_t d = dist[v];
+    if (d < thr) {
+      heads[x4++] = v;
+      continue;
+    }
+    far_part *p = &s->parts[s->nparts == 1 ? 0 : part_of(s, d)];
+    if (p->len == p->cap) {
+      *st = part_reserve(s->ctx, p, 1);
+      if (*st != WG_OK) return 1;
+    }
+    p->e[p->len++] = (far_entry){d, v};
+  }
+  s->adv.len = x4;
+  const wg__frontier tmp = s->front;
+  s->front = s->adv;
+  s->adv = tmp;
+  row->advance_out = x2;
+  row->filter_out = nh;
+  row->near_out = x4;
+  *st = WG_OK;
+  return 1;
+}
+
 /* advance, then filter + bisect in one pass; fills X1..X4 of the row. */
 static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) {
   wg_status st;
   row->frontier_in = s->front.len;
+  if (serial_step(s, thr, row, &st)) return st;
   st = wg__advance(&s->ws, &s->c, s->dist, &s->front, &s->adv, lb,
                    &row->advance_out, NULL);
   if (st != WG_OK) return st;
