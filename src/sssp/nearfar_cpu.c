@@ -71,6 +71,20 @@ typedef struct far_part {
   uint64_t len, cap;
 } far_part;
 
+/* A far entry on its way to partition t (the parallel rebalancer's
+ * per-thread staging). */
+typedef struct spill {
+  wg_dist_t d;
+  uint32_t v, t;
+} spill;
+
+typedef struct spill_buf {
+  _Alignas(64) spill *e;
+  uint64_t len, cap;
+  uint64_t keep; /* entries this thread kept in its slice */
+  int failed;    /* staging could not grow: entries stayed in place */
+} spill_buf;
+
 typedef struct nf {
   wg_ctx_t *ctx;
   wg_csr c;
@@ -81,6 +95,7 @@ typedef struct nf {
   uint32_t nparts;
   uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds; last = INF */
   far_part *tfar;                        /* per-thread far pushes */
+  spill_buf *tsp;                        /* per-thread rebalancer spills */
   uint64_t rebinned;                     /* entries moved by the rebalancer */
   uint64_t *scratch;                     /* distances for the frontier fit */
   far_part cand;                         /* pull_fit's candidates */
@@ -172,8 +187,12 @@ static wg_status push_back(nf *s, wg_dist_t thr) {
  * Kronecker 18, self-tuned, callgrind). Order within a partition is not
  * kept (it only decides which of the vertices tied at a cut are split
  * off). */
+static wg_status rebin_par(nf *s, uint32_t i, uint64_t moved_bits, int nt);
+
 static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
   far_part *p = &s->parts[i];
+  const int nt = wg__frontier_threads(&s->ws, p->len);
+  if (nt > 1) return rebin_par(s, i, moved_bits, nt);
   const uint64_t b = s->bound[i];
   const uint32_t last = s->nparts - 1;
   const wg_dist_t *dist = s->dist;
@@ -204,6 +223,98 @@ static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
   }
   p->len = keep;
   s->rebinned += moved;
+  return WG_OK;
+}
+
+/* The parallel rebalancer's body (rebin_par): this thread's slice of
+ * partition i, kept entries compacted within the slice, spilled ones
+ * staged with their target partition. */
+static void rebin_body(nf *s, uint32_t i, uint64_t moved_bits) {
+  far_part *p = &s->parts[i];
+  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+  const uint64_t lo = p->len * (uint64_t)t / (uint64_t)nth;
+  const uint64_t hi = p->len * (uint64_t)(t + 1) / (uint64_t)nth;
+  const uint64_t b = s->bound[i];
+  const uint32_t last = s->nparts - 1;
+  const wg_dist_t *dist = s->dist;
+  far_entry *pe = p->e;
+  spill_buf *sb = &s->tsp[t];
+  sb->len = 0;
+  sb->failed = 0;
+  uint64_t keep = lo;
+  for (uint64_t j = lo; j < hi; j++) {
+    const far_entry en = pe[j];
+    if (dist[en.v] < en.d) continue;
+    if (en.d < b || sb->failed) {
+      pe[keep++] = en; /* after a failed growth: stays, nothing is lost */
+      continue;
+    }
+    uint32_t tt = i + 1;
+    while (tt < last && tt < 64 && ((moved_bits >> tt) & 1) && en.d >= s->bound[tt]) tt++;
+    if (sb->len == sb->cap) {
+      const uint64_t cap = sb->cap ? 2 * sb->cap : 1024;
+      void *q = cap * sizeof *sb->e <= s->ws.limit ? realloc(sb->e, cap * sizeof *sb->e)
+                                                    : NULL;
+      if (!q) {
+        sb->failed = 1;
+        pe[keep++] = en;
+        continue;
+      }
+      sb->e = q;
+      sb->cap = cap;
+    }
+    sb->e[sb->len++] = (spill){en.d, en.v, tt};
+  }
+  sb->keep = keep - lo;
+}
+
+/* rebin over the team, for a partition of at least the parallel cut-off
+ * in entries (Kronecker: the rebalancer's scans were a third of a
+ * self-tuned run's serial work, their distance loads random): each thread
+ * scans a slice; then, on the caller, the kept blocks close up and the
+ * staged spills are appended to their partitions. The result is rebin's
+ * (the same entries in the same partitions; order within a partition may
+ * differ, which only decides how ties at a cut split). */
+static wg_status rebin_par(nf *s, uint32_t i, uint64_t moved_bits, int nt) {
+  far_part *p = &s->parts[i];
+  const uint64_t len = p->len;
+#pragma omp parallel num_threads(nt)
+  rebin_body(s, i, moved_bits);
+  uint64_t off = 0;
+  int failed = 0;
+  for (int t = 0; t < nt; t++) {
+    const uint64_t lo = len * (uint64_t)t / (uint64_t)nt;
+    const spill_buf *sb = &s->tsp[t];
+    if (off != lo && sb->keep)
+      memmove(p->e + off, p->e + lo, (size_t)sb->keep * sizeof *p->e);
+    off += sb->keep;
+    failed |= sb->failed;
+  }
+  p->len = off;
+  for (int t = 0; t < nt; t++) {
+    spill_buf *sb = &s->tsp[t];
+    for (uint64_t j = 0; j < sb->len; j++) {
+      const spill x = sb->e[j];
+      far_part *q = &s->parts[x.t];
+      if (q->len == q->cap) {
+        wg_status st = part_reserve(s->ctx, q, 1);
+        if (st != WG_OK) {
+          /* the entries not yet placed go back to p: nothing is lost */
+          for (uint64_t r = j; r < sb->len; r++) {
+            if (part_reserve(s->ctx, p, 1) != WG_OK) break;
+            p->e[p->len++] = (far_entry){sb->e[r].d, sb->e[r].v};
+          }
+          return st;
+        }
+      }
+      q->e[q->len++] = (far_entry){x.d, x.v};
+      s->rebinned++;
+    }
+    sb->len = 0;
+  }
+  if (failed)
+    return wg__error(s->ctx, WG_ENOMEM, "sssp far queue: cannot grow a thread's "
+                                        "rebalancing buffer");
   return WG_OK;
 }
 
@@ -1393,6 +1504,15 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   if (st != WG_OK) goto done;
   st = wg__calloc(ctx, &s.tfar, (uint64_t)threads, sizeof *s.tfar, "sssp far buffers");
   if (st != WG_OK) goto done;
+  {
+    const size_t bytes = (size_t)threads * sizeof *s.tsp; /* its 64-byte alignment */
+    s.tsp = aligned_alloc(_Alignof(spill_buf), bytes);
+    if (!s.tsp) {
+      st = wg__error(ctx, WG_ENOMEM, "out of memory for sssp rebalancing buffers");
+      goto done;
+    }
+    memset(s.tsp, 0, bytes);
+  }
   st = wg__frontier_reserve(ctx, &s.front, 1);
   if (st != WG_OK) goto done;
 
@@ -1451,6 +1571,8 @@ done:
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) wg__free(&s.parts[i].e);
   for (int t = 0; s.tfar && t < threads; t++) wg__free(&s.tfar[t].e);
   wg__free(&s.tfar);
+  for (int t = 0; s.tsp && t < threads; t++) free(s.tsp[t].e);
+  free(s.tsp);
   wg__free(&s.scratch);
   wg__free(&s.cand.e);
   return st;
