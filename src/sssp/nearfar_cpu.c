@@ -43,7 +43,10 @@
  *   self-tuned run keeps the controller's partitions.
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
- *   advance and filter + bisect are parallel (src/frontier).
+ *   advance and filter + bisect are parallel (src/frontier) for frontiers
+ *   of at least the parallel cut-off in arcs, smaller ones take one serial
+ *   step with plain loads and stores (serial_step); partitions of at least
+ *   the cut-off in entries are re-binned over the team (rebin_par).
  * - AUTO load balancing: a fixed-delta run takes THREAD (on skewed graphs
  *   and several threads its one-region loop, GAP's); a self-tuned one
  *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
