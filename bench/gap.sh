@@ -43,7 +43,8 @@
 #        THREADS (2), ROUNDS (4), TRIALS (5), GRAPHS ("NY FLA kron20"),
 #        DELTAS (roads: "256 512 1024 2048 4096 8192"),
 #        KRON_DELTAS ("8 16 32 64 128 256"), OMP_WAIT_POLICY (as set),
-#        PIN (none), RUNS ("nearfar selftune"), WG_ALT (none), BUSY (0)
+#        PIN (none), RUNS ("nearfar selftune"), WG_ALT (none), BUSY (0),
+#        WG_COMMIT (the checkout's HEAD)
 set -u
 B=${1:-build}
 W=$B/wattgraph
@@ -73,7 +74,9 @@ mkdir -p "$WORK" || exit 2
 export OMP_NUM_THREADS=$THREADS
 echo "threads $THREADS, OMP_WAIT_POLICY ${OMP_WAIT_POLICY:-unset, the runtime default}," \
      "rounds $ROUNDS, median of $TRIALS trials a run, cores ${PIN:-any}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "wattgraph $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), gap ${GAP:-missing}"
+# WG_COMMIT names the binary's commit where the checkout's HEAD is not it
+# (a device call runs a packed binary inside another checkout)
+echo "wattgraph ${WG_COMMIT:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')}, gap ${GAP:-missing}"
 
 prepare() { # name -> $WORK/name.wgc and the file GAP reads
   local g=$1 c=$WORK/$1.wgc
@@ -143,10 +146,15 @@ for g in $GRAPHS; do
   declare -A rt=() ri=()
   for ((r = 0; r < ROUNDS; r++)); do
     [ -n "$best" ] && gt+=("$(gap_warm "$gf" "$best")")
+    line="  $g round $((r + 1)):"
+    [ -n "$best" ] && line="$line gap ${gt[-1]}"
     for run in $RUNS; do
       read -r t i < <(ours "$WORK/$g.wgc" "$run")
       rt[$run]="${rt[$run]:-} $t" ri[$run]=$i
+      line="$line $run $t"
     done
+    # each round as it ends (seconds): a run cut short by a timeout keeps them
+    echo "$line" >&2
   done
   ms() { printf '%s\n' "$@" | awk '{printf "%.1f ", $1 * 1e3}'; }
   gm=

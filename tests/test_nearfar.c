@@ -487,8 +487,47 @@ static void road_threads(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Self-tuned on 1, 2 and 3 threads (issue 28, session 5): a road-like
+ * graph, whose frontiers all take the serial step (plain loads and stores,
+ * far pushes binned directly), at the default P and at 2000, and
+ * Kronecker 18 at the default P, whose partitions of 16,384 entries and
+ * more are re-binned over the team (slices of unequal length on 3
+ * threads; Kronecker 16 and 17 never re-bin a partition that large, checked
+ * with a breakpoint); every run against the oracle, and on the road graph
+ * at the default P the iteration count the same on every thread count. */
+static void selftune_threads(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  for (int kind = 0; kind < 2; kind++) {
+    wg_graph_t *g = NULL;
+    if (kind == 0) wgt_assert_status(ctx, wg_gen_road(ctx, &g, 40000, &go), WG_OK);
+    else wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 18, 16, &go), WG_OK);
+    const char *what = kind == 0 ? "road 40000, self-tuned" : "Kronecker 18, self-tuned";
+    uint64_t iters1 = 0;
+    for (int t = 1; t <= 3; t++) {
+      wg_ctx_set_threads(ctx, t);
+      for (int k = 0; k < (kind == 0 ? 2 : 1); k++) {
+        wg_sssp_result *r = run_verified(ctx, g, 0, WG_ALGO_SELFTUNE, WG_LB_AUTO, 0,
+                                         k ? 2000.0 : 0.0, what);
+        if (kind == 0 && k == 0) {
+          if (t == 1) iters1 = r->iterations;
+          if (r->iterations != iters1)
+            fail_msg("%s: %d threads took %llu iterations, one thread %llu", what, t,
+                     (unsigned long long)r->iterations, (unsigned long long)iters1);
+        }
+        wg_sssp_result_destroy(&r);
+      }
+    }
+    wg_graph_destroy(&g);
+  }
+  wg_ctx_destroy(&ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(selftune_threads),
       cmocka_unit_test(tiny_graphs),
       cmocka_unit_test(repeated_runs),
       cmocka_unit_test(largest_weights),

@@ -43,7 +43,10 @@
  *   self-tuned run keeps the controller's partitions.
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
- *   advance and filter + bisect are parallel (src/frontier).
+ *   advance and filter + bisect are parallel (src/frontier) for frontiers
+ *   of at least the parallel cut-off in arcs, smaller ones take one serial
+ *   step with plain loads and stores (serial_step); partitions of at least
+ *   the cut-off in entries are re-binned over the team (rebin_par).
  * - AUTO load balancing: a fixed-delta run takes THREAD (on skewed graphs
  *   and several threads its one-region loop, GAP's); a self-tuned one
  *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
@@ -71,6 +74,20 @@ typedef struct far_part {
   uint64_t len, cap;
 } far_part;
 
+/* A far entry on its way to partition t (the parallel rebalancer's
+ * per-thread staging). */
+typedef struct spill {
+  wg_dist_t d;
+  uint32_t v, t;
+} spill;
+
+typedef struct spill_buf {
+  _Alignas(64) spill *e;
+  uint64_t len, cap;
+  uint64_t keep; /* entries this thread kept in its slice */
+  int failed;    /* staging could not grow: entries stayed in place */
+} spill_buf;
+
 typedef struct nf {
   wg_ctx_t *ctx;
   wg_csr c;
@@ -81,10 +98,12 @@ typedef struct nf {
   uint32_t nparts;
   uint64_t bound[WG_SELFTUNE_MAX_PARTS]; /* upper bounds; last = INF */
   far_part *tfar;                        /* per-thread far pushes */
+  spill_buf *tsp;                        /* per-thread rebalancer spills */
   uint64_t rebinned;                     /* entries moved by the rebalancer */
   uint64_t *scratch;                     /* distances for the frontier fit */
   far_part cand;                         /* pull_fit's candidates */
   uint64_t scratch_cap;
+  uint64_t maxdeg;                       /* the graph's largest out-degree */
   uint64_t fitted;                       /* entries moved by the fit */
   int ties_mode;  /* the fit's rule for the vertices at its cut distance
                      (WG_SELFTUNE_TIES_*, wg__fit_ties_mode) */
@@ -172,8 +191,12 @@ static wg_status push_back(nf *s, wg_dist_t thr) {
  * Kronecker 18, self-tuned, callgrind). Order within a partition is not
  * kept (it only decides which of the vertices tied at a cut are split
  * off). */
+static wg_status rebin_par(nf *s, uint32_t i, uint64_t moved_bits, int nt);
+
 static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
   far_part *p = &s->parts[i];
+  const int nt = wg__frontier_threads(&s->ws, p->len);
+  if (nt > 1) return rebin_par(s, i, moved_bits, nt);
   const uint64_t b = s->bound[i];
   const uint32_t last = s->nparts - 1;
   const wg_dist_t *dist = s->dist;
@@ -204,6 +227,98 @@ static wg_status rebin(nf *s, uint32_t i, uint64_t moved_bits) {
   }
   p->len = keep;
   s->rebinned += moved;
+  return WG_OK;
+}
+
+/* The parallel rebalancer's body (rebin_par): this thread's slice of
+ * partition i, kept entries compacted within the slice, spilled ones
+ * staged with their target partition. */
+static void rebin_body(nf *s, uint32_t i, uint64_t moved_bits) {
+  far_part *p = &s->parts[i];
+  const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+  const uint64_t lo = p->len * (uint64_t)t / (uint64_t)nth;
+  const uint64_t hi = p->len * (uint64_t)(t + 1) / (uint64_t)nth;
+  const uint64_t b = s->bound[i];
+  const uint32_t last = s->nparts - 1;
+  const wg_dist_t *dist = s->dist;
+  far_entry *pe = p->e;
+  spill_buf *sb = &s->tsp[t];
+  sb->len = 0;
+  sb->failed = 0;
+  uint64_t keep = lo;
+  for (uint64_t j = lo; j < hi; j++) {
+    const far_entry en = pe[j];
+    if (dist[en.v] < en.d) continue;
+    if (en.d < b || sb->failed) {
+      pe[keep++] = en; /* after a failed growth: stays, nothing is lost */
+      continue;
+    }
+    uint32_t tt = i + 1;
+    while (tt < last && tt < 64 && ((moved_bits >> tt) & 1) && en.d >= s->bound[tt]) tt++;
+    if (sb->len == sb->cap) {
+      const uint64_t cap = sb->cap ? 2 * sb->cap : 1024;
+      void *q = cap * sizeof *sb->e <= s->ws.limit ? realloc(sb->e, cap * sizeof *sb->e)
+                                                    : NULL;
+      if (!q) {
+        sb->failed = 1;
+        pe[keep++] = en;
+        continue;
+      }
+      sb->e = q;
+      sb->cap = cap;
+    }
+    sb->e[sb->len++] = (spill){en.d, en.v, tt};
+  }
+  sb->keep = keep - lo;
+}
+
+/* rebin over the team, for a partition of at least the parallel cut-off
+ * in entries (Kronecker: the rebalancer's scans were a third of a
+ * self-tuned run's serial work, their distance loads random): each thread
+ * scans a slice; then, on the caller, the kept blocks close up and the
+ * staged spills are appended to their partitions. The result is rebin's
+ * (the same entries in the same partitions; order within a partition may
+ * differ, which only decides how ties at a cut split). */
+static wg_status rebin_par(nf *s, uint32_t i, uint64_t moved_bits, int nt) {
+  far_part *p = &s->parts[i];
+  const uint64_t len = p->len;
+#pragma omp parallel num_threads(nt)
+  rebin_body(s, i, moved_bits);
+  uint64_t off = 0;
+  int failed = 0;
+  for (int t = 0; t < nt; t++) {
+    const uint64_t lo = len * (uint64_t)t / (uint64_t)nt;
+    const spill_buf *sb = &s->tsp[t];
+    if (off != lo && sb->keep)
+      memmove(p->e + off, p->e + lo, (size_t)sb->keep * sizeof *p->e);
+    off += sb->keep;
+    failed |= sb->failed;
+  }
+  p->len = off;
+  for (int t = 0; t < nt; t++) {
+    spill_buf *sb = &s->tsp[t];
+    for (uint64_t j = 0; j < sb->len; j++) {
+      const spill x = sb->e[j];
+      far_part *q = &s->parts[x.t];
+      if (q->len == q->cap) {
+        wg_status st = part_reserve(s->ctx, q, 1);
+        if (st != WG_OK) {
+          /* the entries not yet placed go back to p: nothing is lost */
+          for (uint64_t r = j; r < sb->len; r++) {
+            if (part_reserve(s->ctx, p, 1) != WG_OK) break;
+            p->e[p->len++] = (far_entry){sb->e[r].d, sb->e[r].v};
+          }
+          return st;
+        }
+      }
+      q->e[q->len++] = (far_entry){x.d, x.v};
+      s->rebinned++;
+    }
+    sb->len = 0;
+  }
+  if (failed)
+    return wg__error(s->ctx, WG_ENOMEM, "sssp far queue: cannot grow a thread's "
+                                        "rebalancing buffer");
   return WG_OK;
 }
 
@@ -440,8 +555,9 @@ static wg_status fit_frontier(nf *s, double target, wg_dist_t thr, int keep_ties
  * only those nearest ones come in, chosen exactly as the fit chooses
  * (fit_frontier: the cut at the target's distance; ties all or split by
  * position), and the rest stay where they are: no push-back now, no
- * re-pull next iteration. Three passes over partition 0 and a selection
- * among one bucket's members. *trimmed: the threshold the fit would end at
+ * re-pull next iteration. One pass over partition 0 (the candidates
+ * split off), two over the candidates and a selection among one bucket's
+ * members. *trimmed: the threshold the fit would end at
  * (cut + 1), 0 when nothing was trimmed (the caller then runs the fit). */
 static wg_status pull_fit(nf *s, wg_dist_t limit, double target,
                           int keep_ties, wg_dist_t *trimmed) {
@@ -452,78 +568,68 @@ static wg_status pull_fit(nf *s, wg_dist_t limit, double target,
   const uint64_t x1 = s->front.len;
   far_part *p = &s->parts[0];
   const wg_dist_t *dist = s->dist;
-  /* pass 1: stale entries dropped (the rest stay in place), the candidates
-   * (d < limit) counted with their range */
+  /* pass 1: stale entries dropped, the rest split: entries at or above the
+   * limit stay in the partition (compacted in place), the candidates (d <
+   * limit) move to the candidate buffer with their range; the passes below
+   * then touch the candidates only (before, each of three passes ran over
+   * the whole partition: FLA, self-tuned, one thread, callgrind) */
+  wg_status st = part_reserve(s->ctx, &s->cand, p->len);
+  if (st != WG_OK) return st;
+  far_entry *cand = s->cand.e;
   uint64_t keep = 0, c = 0;
   wg_dist_t mn = WG_DIST_INF, mx = 0;
   for (uint64_t j = 0; j < p->len; j++) {
     const far_entry en = p->e[j];
     if (dist[en.v] < en.d) continue; /* stale */
-    p->e[keep++] = en;
     if (en.d < limit) {
-      c++;
+      cand[c++] = en;
       if (en.d < mn) mn = en.d;
       if (en.d > mx) mx = en.d;
+    } else {
+      p->e[keep++] = en;
     }
   }
   p->len = keep;
   if (c == 0) return WG_OK;
   const int trim = (double)(x1 + c) > WG_SELFTUNE_TRIM * target && x1 < want;
-  wg_status st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
+  st = wg__frontier_reserve(s->ctx, &s->front, x1 + c);
   if (st != WG_OK) return st;
   uint32_t *fv = s->front.v;
   uint64_t fl = s->front.len;
   if (!trim) { /* every candidate comes in */
-    keep = 0;
-    for (uint64_t j = 0; j < p->len; j++) {
-      const far_entry en = p->e[j];
-      if (en.d < limit) fv[fl++] = en.v;
-      else p->e[keep++] = en;
-    }
-    p->len = keep;
+    for (uint64_t j = 0; j < c; j++) fv[fl++] = cand[j].v;
     s->front.len = fl;
     return WG_OK;
   }
   /* the fit's cut: the k-th nearest candidate (k = want - x1). Pass 2: a
    * 256-bucket histogram of the candidates over [mn, mx]; monotone in d,
    * so the cut lies in one bucket bkt. Pass 3: candidates of lower buckets
-   * come in, bkt's wait aside in order for a selection among them alone
-   * (select_fast copied every candidate and took three passes more) */
+   * come in, higher ones go back to the partition, bkt's are gathered at
+   * the buffer's front (in order) for a selection among them alone */
   const uint64_t k = want - x1 < c ? want - x1 : c;
   int sh = 0;
   while (((mx - mn) >> sh) >= 256) sh++;
   uint64_t h[256];
   memset(h, 0, sizeof h);
-  for (uint64_t j = 0; j < p->len; j++) {
-    const wg_dist_t d = p->e[j].d;
-    if (d < limit) h[(d - mn) >> sh]++;
-  }
+  for (uint64_t j = 0; j < c; j++) h[(cand[j].d - mn) >> sh]++;
   uint64_t below = 0;
   unsigned bkt = 0;
   while (below + h[bkt] < k) below += h[bkt++];
   st = scratch_reserve(s, h[bkt]);
-  if (st == WG_OK) st = part_reserve(s->ctx, &s->cand, h[bkt]);
   if (st != WG_OK) return st;
-  far_entry *cand = s->cand.e;
   uint64_t nb = 0;
-  keep = 0;
-  for (uint64_t j = 0; j < p->len; j++) {
-    const far_entry en = p->e[j];
-    if (en.d >= limit) {
-      p->e[keep++] = en;
-      continue;
-    }
+  for (uint64_t j = 0; j < c; j++) {
+    const far_entry en = cand[j];
     const unsigned bk = (unsigned)((en.d - mn) >> sh);
     if (bk < bkt) {
       fv[fl++] = en.v;
     } else if (bk == bkt) {
-      cand[nb] = en;
+      cand[nb] = en; /* nb <= j: in place */
       s->scratch[nb++] = en.d;
     } else {
-      p->e[keep++] = en;
+      p->e[p->len++] = en; /* room: the partition held it a moment ago */
     }
   }
-  p->len = keep;
   const wg_dist_t cut = select_kth(s->scratch, nb, k - 1 - below);
   uint64_t less = below;
   for (uint64_t j = 0; j < nb; j++) less += cand[j].d < cut;
@@ -534,7 +640,7 @@ static wg_status pull_fit(nf *s, wg_dist_t limit, double target,
       if (en.d == cut) ties--;
       fv[fl++] = en.v;
     } else {
-      p->e[p->len++] = en; /* room: the partition held it a moment ago */
+      p->e[p->len++] = en;
     }
   }
   s->fitted += c - (fl - x1); /* what the fit would have pushed back */
@@ -630,10 +736,92 @@ static wg_status bisect(nf *s, const wg__frontier *in, wg_dist_t thr, int cull,
   return WG_OK;
 }
 
+/* A frontier under the parallel cut-off, on the calling thread alone
+ * (issue 28): advance, filter and bisect with plain loads and stores. The
+ * team-wide path pays a locked compare-exchange per improving relaxation
+ * and a locked exchange per stamp claim even when it runs on one thread
+ * (frontier.h: small frontiers open no team), and stages far pushes in a
+ * thread buffer before binning them; a road run's self-tuned frontiers are
+ * all this small. The counts are the team path's: X2 the improving
+ * relaxations, X3 the distinct heads (the stamp claimed at a vertex's
+ * first improvement of the round, as LB_CULL's fused filter does), X4 the
+ * heads below thr by their final distance, read after the whole advance.
+ * Returns 0 (nothing done) when the frontier's arcs reach the cut-off. */
+static int serial_step(nf *s, wg_dist_t thr, wg_sssp_iter *row, wg_status *st) {
+  const wg_csr *c = &s->c;
+  const uint64_t *restrict off = c->offsets;
+  const uint32_t *restrict tgt = c->targets, *restrict wt = c->weights;
+  const uint32_t *fv = s->front.v;
+  const uint64_t x1 = s->front.len, cutoff = s->ws.par_cutoff;
+  /* the frontier's arcs: bounded by x1 x the largest degree (a road run's
+   * frontiers stay far under the cut-off by that bound alone, and the sum
+   * over the frontier, 5% of a self-tuned FLA run's instructions, is
+   * skipped), else summed */
+  uint64_t arcs = 0;
+  if (s->maxdeg && x1 < cutoff / s->maxdeg) {
+    arcs = x1 * s->maxdeg;
+  } else {
+    for (uint64_t i = 0; i < x1; i++) {
+      arcs += off[fv[i] + 1] - off[fv[i]];
+      if (arcs >= cutoff) return 0;
+    }
+  }
+  *st = wg__frontier_reserve(s->ctx, &s->adv, arcs + 1);
+  if (*st != WG_OK) return 1;
+  wg_dist_t *restrict dist = s->dist;
+  uint32_t *restrict stamp = s->ws.stamp;
+  const uint32_t round = wg__frontier_next_round(&s->ws);
+  uint32_t *restrict heads = s->adv.v;
+  uint64_t nh = 0, x2 = 0;
+  for (uint64_t i = 0; i < x1; i++) {
+    const uint32_t u = fv[i];
+    const wg_dist_t du = dist[u];
+    for (uint64_t a = off[u], e = off[u + 1]; a < e; a++) {
+      const uint32_t v = tgt[a];
+      const wg_dist_t nd = du + wt[a];
+      if (nd < dist[v]) {
+        dist[v] = nd;
+        x2++;
+        if (stamp[v] != round) {
+          stamp[v] = round;
+          heads[nh++] = v;
+        }
+      }
+    }
+  }
+  /* bisect in place: near heads to the front of `heads`, far ones to their
+   * partitions (binary search only with several partitions) */
+  uint64_t x4 = 0;
+  for (uint64_t j = 0; j < nh; j++) {
+    const uint32_t v = heads[j];
+    const wg_dist_t d = dist[v];
+    if (d < thr) {
+      heads[x4++] = v;
+      continue;
+    }
+    far_part *p = &s->parts[s->nparts == 1 ? 0 : part_of(s, d)];
+    if (p->len == p->cap) {
+      *st = part_reserve(s->ctx, p, 1);
+      if (*st != WG_OK) return 1;
+    }
+    p->e[p->len++] = (far_entry){d, v};
+  }
+  s->adv.len = x4;
+  const wg__frontier tmp = s->front;
+  s->front = s->adv;
+  s->adv = tmp;
+  row->advance_out = x2;
+  row->filter_out = nh;
+  row->near_out = x4;
+  *st = WG_OK;
+  return 1;
+}
+
 /* advance, then filter + bisect in one pass; fills X1..X4 of the row. */
 static wg_status step(nf *s, wg_lb_policy lb, wg_dist_t thr, wg_sssp_iter *row) {
   wg_status st;
   row->frontier_in = s->front.len;
+  if (serial_step(s, thr, row, &st)) return st;
   st = wg__advance(&s->ws, &s->c, s->dist, &s->front, &s->adv, lb,
                    &row->advance_out, NULL);
   if (st != WG_OK) return st;
@@ -1265,12 +1453,13 @@ static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
   return WG_OK;
 }
 
-static wg_lb_policy pick_graph_lb(const wg_csr *c) {
-  uint32_t max = 0;
+static wg_lb_policy pick_graph_lb(const wg_csr *c, uint64_t *maxdeg) {
+  uint64_t max = 0;
   for (uint32_t v = 0; v < c->n; v++) {
     const uint64_t d = c->offsets[v + 1] - c->offsets[v];
-    if (d > max) max = (uint32_t)d;
+    if (d > max) max = d;
   }
+  *maxdeg = max;
   const double mean = c->n ? (double)c->m / c->n : 0.0;
   return (max >= 512 || max > 8.0 * mean + 8.0) ? WG_LB_LB_CULL : WG_LB_THREAD;
 }
@@ -1293,7 +1482,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * small bands run on the calling thread: on the loaded development
    * machine (FLA, load ~1, medians of 5) 61-83 ms against 78-134 ms for
    * the one-region loop (GAP: 73 ms). */
-  const int skewed = pick_graph_lb(&s.c) == WG_LB_LB_CULL;
+  const int skewed = pick_graph_lb(&s.c, &s.maxdeg) == WG_LB_LB_CULL;
   wg_lb_policy lb = o->lb != WG_LB_AUTO        ? o->lb
                     : o->algo == WG_ALGO_NEARFAR ? WG_LB_THREAD
                     : skewed                     ? WG_LB_LB_CULL
@@ -1328,6 +1517,15 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   if (st != WG_OK) goto done;
   st = wg__calloc(ctx, &s.tfar, (uint64_t)threads, sizeof *s.tfar, "sssp far buffers");
   if (st != WG_OK) goto done;
+  {
+    const size_t bytes = (size_t)threads * sizeof *s.tsp; /* its 64-byte alignment */
+    s.tsp = aligned_alloc(_Alignof(spill_buf), bytes);
+    if (!s.tsp) {
+      st = wg__error(ctx, WG_ENOMEM, "out of memory for sssp rebalancing buffers");
+      goto done;
+    }
+    memset(s.tsp, 0, bytes);
+  }
   st = wg__frontier_reserve(ctx, &s.front, 1);
   if (st != WG_OK) goto done;
 
@@ -1386,6 +1584,8 @@ done:
   for (uint32_t i = 0; i < WG_SELFTUNE_MAX_PARTS; i++) wg__free(&s.parts[i].e);
   for (int t = 0; s.tfar && t < threads; t++) wg__free(&s.tfar[t].e);
   wg__free(&s.tfar);
+  for (int t = 0; s.tsp && t < threads; t++) free(s.tsp[t].e);
+  free(s.tsp);
   wg__free(&s.scratch);
   wg__free(&s.cand.e);
   return st;
