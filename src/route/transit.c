@@ -342,7 +342,7 @@ wg_status wg__router_transit(wg_ctx_t *ctx, wg_router_t *r, wg__route_transit **
     r->transit = NULL;
     /* defaults: K 16; T n / 64, within 16 .. 4096 (NY, 20,000 pairs: T 4096
      * K 16 mean 0.9993 / p99 0.980; K 8 0.9943 / 0.930; T 1024 K 8 0.979 /
-     * 0.808; docs/journal/route-s5.md) */
+     * 0.808; docs/journal/route.md) */
     uint32_t T = r->transit_T, K = r->transit_K ? r->transit_K : 16;
     if (T == 0) {
       T = r->h.n / 64;
