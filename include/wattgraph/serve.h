@@ -159,6 +159,11 @@ typedef struct wg_server_opts {
                                 no hand-off), when the backend is concurrent
                                 (the CPU router); otherwise, and with 0,
                                 requests are batched */
+  int no_probe;              /* 1: never raise the admission controller's
+                                capacity estimate in a period that admission,
+                                not the server, limited (refusals, idle
+                                batchers, tardiness below the set-point);
+                                0 (default): probe upwards (docs/serve.md) */
 } wg_server_opts;
 
 void wg_server_opts_defaults(wg_server_opts *o);
