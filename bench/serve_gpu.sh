@@ -60,6 +60,10 @@ if [ -n "${BACKENDS:-}" ]; then
   backends=${want# }
 fi
 spin=() cpin=()
+if { [ -n "${SERVER_CPUS:-}" ] || [ -n "${CLIENT_CPUS:-}" ]; } && ! command -v taskset >/dev/null; then
+  echo "serve_gpu: no taskset here: nothing is pinned"
+  SERVER_CPUS= CLIENT_CPUS=
+fi
 [ -n "${SERVER_CPUS:-}" ] && spin=(taskset -c "$SERVER_CPUS")
 [ -n "${CLIENT_CPUS:-}" ] && cpin=(taskset -c "$CLIENT_CPUS")
 
