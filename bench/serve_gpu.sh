@@ -187,6 +187,9 @@ if [ "${c:-0}" -gt 0 ]; then
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
   sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
+  # the requests' clocks start at serve_load's send (X-Request-Start), so the
+  # controller sees the wait in the sockets too
+  sflags="$sflags --trust-request-start"
   ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
     SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
     timeout 150 bash "$here/serve_load.sh" "$build" \

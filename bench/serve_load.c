@@ -181,11 +181,16 @@ static int conn_send(conn *c) {
 
 static int launch(int ep, conn *c, long i) {
   item *it = &G.items[i];
+  /* X-Request-Start: the send's wall-clock time in microseconds, so that a
+   * server run with --trust-request-start counts the wait in the sockets */
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
   int n = snprintf(c->req, sizeof c->req,
                    "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false&deadline=%g%s "
-                   "HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n",
+                   "HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Start: t=%lld%06ld\r\n%s\r\n",
                    G.lon[it->s], G.lat[it->s], G.lon[it->t], G.lat[it->t], G.deadline_ms,
-                   it->fine ? "&level=0" : "", G.close ? "Connection: close\r\n" : "");
+                   it->fine ? "&level=0" : "", (long long)wall.tv_sec, wall.tv_nsec / 1000,
+                   G.close ? "Connection: close\r\n" : "");
   c->req_len = (size_t)n;
   c->req_off = 0;
   c->item = i;
