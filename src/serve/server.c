@@ -969,36 +969,26 @@ static void control_tick(wg_server_t *s, double now) {
   /* the share of the deadline the period's answers waited before an HTTP
    * thread read them (known from X-Request-Start only) */
   const double prewait = s->period_answered ? s->period_prewait / (double)s->period_answered : 0;
-  double cap = busy >= 0.8 * len && busy > 0 ? (double)s->period_answered / busy : 0;
-  /* saturated outside the batching threads (the HTTP threads, the cores,
-   * inline answers): tardiness above the set-point and the requests in
-   * flight grew by more than a tenth of the period's answers. What it
-   * answered then is what it can: a capacity sample, so the controller
-   * throttles (without it a server whose batchers idle never refused) */
+  /* the capacity sample (wg_admit_capacity_sample, control.h): busy
+   * throughput; or, saturated outside the batching threads (the HTTP
+   * threads, the cores, inline answers: tardiness above the set-point and
+   * the requests in flight grew, or the requests waited over a tenth of
+   * their deadline in the sockets before an HTTP thread read them; the H200
+   * run at 0205285 on 8 cores: 86,000 answers/s, and that wait was most of
+   * the response time), what it answered; or, limited by admission and not
+   * by the server, a probe upwards (the H200 run at 95e8940 held tardiness
+   * at 0.69 against 0.9: a capacity estimate left low held the rate) */
   const double inflight = (double)(s->st.admitted - s->st.answered);
-  /* (or the requests waited more than a tenth of their deadline in the
-   * sockets before an HTTP thread read them: the HTTP threads are what is
-   * saturated, and the queue the server's own count sees stays short; the
-   * H200 run at 0205285, 8 cores: 86,000 answers/s, the requests' wait
-   * before the server's clock began was 93% of their response time) */
-  if (cap == 0 && tard > s->o.admit.setpoint && s->period_answered > 0 &&
-      (inflight > s->period_inflight0 + 0.1 * (double)s->period_answered || prewait > 0.1))
-    cap = (double)s->period_answered / len;
+  const wg_admit_period per = {.seconds = len,
+                               .busy = busy,
+                               .answered = (double)s->period_answered,
+                               .tardiness = tard,
+                               .prewait = prewait,
+                               .inflight_growth = inflight - s->period_inflight0,
+                               .refused = (double)s->period_refused};
   s->period_inflight0 = inflight;
-  /* limited by admission, not by the server: requests were refused above
-   * the admitted rate, the admitted rate was taken up (answers per second
-   * at least 90% of it), the batching threads idled and tardiness stayed
-   * below the set-point. The capacity estimate is then below what the
-   * server can do (it came from a slower stretch: the start's overload, a
-   * spike of fine requests), and the controller's u >= 1 of that estimate
-   * would hold the rate there (the H200 run at 95e8940 held tardiness at
-   * 0.69 against 0.9). Probe upwards: a capacity sample of the answered rate
-   * raised by kp x the relative error. */
-  const double sp = s->o.admit.setpoint;
-  const double answered_rate = (double)s->period_answered / len;
-  if (cap == 0 && s->o.admission && !s->o.no_probe && s->period_refused > 0 && tard >= 0 && tard < sp &&
-      answered_rate >= 0.9 * s->admit.rate)
-    cap = answered_rate * (1.0 + s->o.admit.kp * (sp - tard) / sp);
+  const double cap =
+      s->o.admission ? wg_admit_capacity_sample(&s->admit, &per, !s->o.no_probe) : 0;
   double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
   if (s->o.admission) {
     wg_bucket_set_rate(&s->bucket, rate, now);
