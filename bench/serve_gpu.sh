@@ -26,6 +26,14 @@
 # DEADLINE_MS (the experiment's, 200), CUDA_BATCHERS (2), CUDA_MAX_BATCH
 # (4096), CUDA_WORKERS (16384), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
 # epoll threads, 4). A short table is printed last.
+# Since session 5 (the experiment at a truly offered 2x): SERVER_CPUS and
+# CLIENT_CPUS (taskset lists, e.g. 0-7 and 8-15) pin every server and every
+# serve_load, so the load generator has cores of its own and can offer 2x
+# of that server's capacity (measured in the same run with the same
+# pinning); BACKENDS (e.g. "cuda": only these); SKIP_LATENCY=1 (no step 1);
+# MAX_CONNS (the experiment's open-loop cap on serve_load's connections,
+# 60000 within the open-file limit; the summary says when it was reached);
+# SETPOINTS (the experiment's set-points with admission, "0.9").
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -46,12 +54,24 @@ fi
 order="${map%.*}.cch"
 backends=cpu
 "$W" --version 2>/dev/null | grep -q "CUDA backend: built" && backends="cpu cuda"
+if [ -n "${BACKENDS:-}" ]; then
+  want=
+  for be in $BACKENDS; do [[ " $backends " == *" $be "* ]] && want="$want $be"; done
+  backends=${want# }
+fi
+spin=() cpin=()
+if { [ -n "${SERVER_CPUS:-}" ] || [ -n "${CLIENT_CPUS:-}" ]; } && ! command -v taskset >/dev/null; then
+  echo "serve_gpu: no taskset here: nothing is pinned"
+  SERVER_CPUS= CLIENT_CPUS=
+fi
+[ -n "${SERVER_CPUS:-}" ] && spin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && cpin=(taskset -c "$CLIENT_CPUS")
 
 start_server() { # start_server NAME BACKEND FLAGS... -> $pid, $port
   local name=$1 be=$2
   shift 2
   port=$((20000 + RANDOM % 20000))
-  "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
+  "${spin[@]}" "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
     --http-threads "${HTTP_THREADS:-16}" --connections 20000 "$@" >"$out/server-$name.json" \
     2>"$out/server-$name.log" &
   pid=$!
@@ -100,8 +120,10 @@ for be in $run_be; do
   name=latency-$be
   lflags=(--max-wait-ms 0)
   [ "$be" = cpu ] && lflags=(--inline)
-  if start_server "$name" "$be" --no-admission "${lflags[@]}"; then
-    timeout $((load_s + 30)) "$L" --port "$port" --map "$map" --rate 200 --count 1000 \
+  if [ -n "${SKIP_LATENCY:-}" ]; then
+    :
+  elif start_server "$name" "$be" --no-admission "${lflags[@]}"; then
+    timeout $((load_s + 30)) "${cpin[@]}" "$L" --port "$port" --map "$map" --rate 200 --count 1000 \
       --max-seconds "$load_s" --deadline-ms 1000 --spike-at 0 --spike-len 1000 --spike-fine 1 \
       --workers 8 --threads 1 --out "$out/$name.csv" 2>"$out/load-$name.log"
     metrics >"$out/metrics-$name.txt" 2>/dev/null
@@ -124,7 +146,7 @@ for be in $run_be; do
     workers=${WORKERS:-256}
   fi
   if start_server "$name" "$be" --no-admission "${flags[@]}"; then
-    timeout $((load_s + 30)) "$L" --port "$port" --map "$map" --rate 400000 --count 1000000 \
+    timeout $((load_s + 30)) "${cpin[@]}" "$L" --port "$port" --map "$map" --rate 400000 --count 1000000 \
       --max-seconds "$load_s" --deadline-ms 1000 --spike-at 0 --spike-len 1000000 \
       --spike-fine 1 --workers "$workers" --threads "${CLIENT_THREADS:-4}" \
       --out "$out/$name.csv" 2>"$out/load-$name.log"
@@ -151,23 +173,28 @@ if [ "${c:-0}" -gt 0 ]; then
   count=$((rate * exp_s * 5 / 4))
   spike_at=$((rate * exp_s * 3 / 8))
   spike_len=$((rate * exp_s / 2))
-  # enough connections to keep 4x capacity in flight for a whole deadline,
-  # within the open-file limit (the server needs as many)
-  xw=$((2 * rate * deadline / 1000 + 64))
+  # open loop: connections opened before the clock for what admission keeps
+  # in flight (the capacity for a whole deadline), more opened as requests
+  # come, up to MAX_CONNS within the open-file limit (the server needs as
+  # many); serve_load says how often the cap was reached
   maxw=$(( $(ulimit -n) - 2000 ))
-  [ "$maxw" -gt 60000 ] && maxw=60000
+  [ "$maxw" -gt "${MAX_CONNS:-60000}" ] && maxw=${MAX_CONNS:-60000}
+  xw=$((rate * deadline / 2000 + 64))
   [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
     sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2"
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
-  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((xw + 1000))"
-  ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw THREADS=${CLIENT_THREADS:-4} \
+  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
+  # the requests' clocks start at serve_load's send (X-Request-Start), so the
+  # controller sees the wait in the sockets too
+  sflags="$sflags --trust-request-start"
+  ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
     SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
     timeout 150 bash "$here/serve_load.sh" "$build" \
     "$map" "$out/experiment" "$rate" "$count" "$deadline" >"$out/experiment.log" 2>&1
-  echo "experiment ($xbe router, 2 x $c = $rate/s offered, 2x step $((exp_s * 3 / 8))-$((exp_s * 5 / 8)) s, $xw connections (open files $(ulimit -n)), deadline $deadline ms, $exp_s s each):"
+  echo "experiment ($xbe router, 2 x $c = $rate/s offered open-loop, 2x step $((exp_s * 3 / 8))-$((exp_s * 5 / 8)) s, $xw connections opened first, up to $maxw (open files $(ulimit -n)), server cores ${SERVER_CPUS:-all}, client cores ${CLIENT_CPUS:-all}, deadline $deadline ms, $exp_s s each):"
   grep '^serve_load:' "$out/experiment.log" | sed 's/^/  /'
 fi
 
@@ -178,19 +205,23 @@ for be in $run_be; do
   echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms (p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
   echo "| >= 100,000 exact routes/s | $be | ${cap[$be]:-?} /s |"
 done
-for mode in with without; do
+modes=$(cd "$out/experiment" 2>/dev/null && ls load-*.log 2>/dev/null | sed 's/^load-//; s/\.log$//' | sort -r)
+for mode in $modes; do
   f="$out/experiment/load-$mode.log"
   [ -f "$f" ] || continue
   srv=$(sed -n 's/.*"answered": *\([0-9]*\).*"deadline_misses": *\([0-9]*\).*/\1 \2/p' "$out/experiment/server-$mode.json" 2>/dev/null |
         awk '$1 > 0 { printf "%.2f%% by the server'"'"'s clock", 100 * ($1 - $2) / $1 }')
   echo "| 2x capacity, $mode admission: >= 99% of admitted within deadline | $xbe | $(field "$f" inside)% of $(field "$f" answered) answered in time by the client's clock (${srv:-?}), $(field "$f" refused) refused, $(field "$f" late) sent late |"
 done
-for mode in with without; do
+for mode in $modes; do
   [ -f "$out/experiment/$mode.csv" ] || continue
+  sp=0.9
+  case $mode in with-*) sp=${mode#with-} ;; with) sp=$(echo "${SETPOINTS:-0.9}" | awk '{print $1}') ;; esac
+  sp=${sp%%[-:]*}
   # bins of 100 ms (column 7 tardiness, 12 requests of the step in the bin):
   # steady state = the bins from 1 s to the step; after the step begins, the
   # first bin back within +-5% of the set-point, in control periods
-  awk -F, -v sp=0.9 -v per="$deadline" -v mode="$mode" '
+  awk -F, -v sp="$sp" -v per="$deadline" -v mode="$mode" '
     /^#/ || $1 == "t" { next }
     { t = $1; td = $7; sp_bin = $12 }
     step == "" && sp_bin > 0 { step = t }

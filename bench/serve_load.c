@@ -6,21 +6,29 @@
  *   serve_load --port P --map FILE [--rate R] [--count N] [--max-seconds S]
  *              [--deadline-ms D] [--spike-at 800] [--spike-len 800]
  *              [--spike-fine 0.8] [--spike-rate 1] [--workers 64] [--threads 4]
- *              [--close 0|1]
+ *              [--max-conns C] [--close 0|1]
  *              [--bin-ms 250] [--seed 1] [--out FILE.csv]
  *   serve_load --map FILE --profile-out PROFILE.csv [--backend cpu|cuda]
  *
  * Arrivals are a Poisson stream of rate R (open loop: each request is sent at
  * its time on a free keep-alive connection, whatever the answers before it;
- * --workers connections over --threads epoll threads); during the
+ * --workers connections opened before the clock starts, over --threads
+ * epoll threads; when all are busy a new one is opened, up to --max-conns
+ * (default: --workers, a closed pool; the summary says how many requests
+ * waited for a connection because the cap was reached); during the
  * spike the rate is multiplied by --spike-rate and a fraction --spike-fine of
  * the requests carry level=0 (exact), the rest only their deadline (the
  * server picks the level). Endpoints are random vertices of the map (the
  * same file the server loaded). Writes one CSV row per bin of send time: t,
- * sent, answered (200), refused (503), errors (other), tardiness (mean
- * response time / deadline of the answered), misses (answered after the
- * deadline), admitted rate (answered per second), quality and level (means
- * of the answered), and a summary on stderr. Run it against `wattgraph serve`
+ * planned send time: t, sent, answered (200), refused (503), errors (other),
+ * tardiness (mean response time / deadline of the answered, the response
+ * time by this client's clock from the request's planned Poisson time to the
+ * last byte of its answer: every wait it saw, for a connection, in the
+ * sockets, in the server), misses (answered after the deadline, same clock),
+ * admitted rate (answered per second), quality and level (means of the
+ * answered), spike (requests of the spike), tardiness_sent (as tardiness,
+ * counted from the actual send), tardiness_p99 (the bin's 99th percentile,
+ * planned clock), and a summary on stderr. Run it against `wattgraph serve`
  * with and without --no-admission for the two sides of the plot
  * (bench/serve_load.sh). */
 #define _GNU_SOURCE
@@ -35,6 +43,7 @@
 #include <netinet/tcp.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -45,8 +54,10 @@
 
 typedef struct item {
   double at;       /* planned send time, s from start */
-  double sent, rt; /* actual send time, response time */
+  double sent, rt; /* actual send time, response time (from the send) */
+  double done;     /* when the answer (or the failure) came, s from start */
   int fine, status, level;
+  int capwait; /* was due while every connection slot of its thread was busy */
   double quality;
   int noroute;
   uint32_t s, t;
@@ -58,6 +69,8 @@ static struct {
   size_t count;
   double start, max_seconds, deadline_ms;
   int threads, close;
+  size_t warm;                 /* connections per thread opened before the clock */
+  uint64_t inflight, inflight_max; /* requests sent and not answered (atomics) */
   pthread_barrier_t ready, go; /* client threads and main: connections open; clock started */
   const double *lon, *lat;
 } G;
@@ -88,9 +101,18 @@ typedef struct lthread {
   pthread_t th;
   int id;
   conn *c;
-  size_t nc;
+  size_t nc, nwarm;    /* connection slots (the cap), opened before the clock */
   uint64_t reconnects;
 } lthread;
+
+static void inflight_add(void) {
+  uint64_t v = __atomic_add_fetch(&G.inflight, 1, __ATOMIC_RELAXED);
+  uint64_t m = __atomic_load_n(&G.inflight_max, __ATOMIC_RELAXED);
+  while (v > m && !__atomic_compare_exchange_n(&G.inflight_max, &m, v, 1, __ATOMIC_RELAXED,
+                                               __ATOMIC_RELAXED)) {
+  }
+}
+static void inflight_sub(void) { __atomic_sub_fetch(&G.inflight, 1, __ATOMIC_RELAXED); }
 
 static int conn_open(int ep, conn *c) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -134,6 +156,8 @@ static void conn_fail(int ep, conn *c) {
     item *it = &G.items[c->item];
     it->status = -1;
     it->rt = wg__now() - c->t0;
+    it->done = now_s();
+    inflight_sub();
   }
   c->item = -1;
   conn_close(ep, c);
@@ -157,11 +181,16 @@ static int conn_send(conn *c) {
 
 static int launch(int ep, conn *c, long i) {
   item *it = &G.items[i];
+  /* X-Request-Start: the send's wall-clock time in microseconds, so that a
+   * server run with --trust-request-start counts the wait in the sockets */
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
   int n = snprintf(c->req, sizeof c->req,
                    "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false&deadline=%g%s "
-                   "HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n",
+                   "HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Start: t=%lld%06ld\r\n%s\r\n",
                    G.lon[it->s], G.lat[it->s], G.lon[it->t], G.lat[it->t], G.deadline_ms,
-                   it->fine ? "&level=0" : "", G.close ? "Connection: close\r\n" : "");
+                   it->fine ? "&level=0" : "", (long long)wall.tv_sec, wall.tv_nsec / 1000,
+                   G.close ? "Connection: close\r\n" : "");
   c->req_len = (size_t)n;
   c->req_off = 0;
   c->item = i;
@@ -170,9 +199,11 @@ static int launch(int ep, conn *c, long i) {
   it->status = -1;
   if (c->fd < 0 && conn_open(ep, c) != 0) {
     it->rt = 0;
+    it->done = it->sent;
     c->item = -1;
     return -1;
   }
+  inflight_add();
   if (!c->connecting) {
     if (conn_send(c) != 0) {
       conn_fail(ep, c);
@@ -209,7 +240,9 @@ static int conn_parse(int ep, conn *c) {
   if (c->len < body + clen) return 0;
   item *it = &G.items[c->item];
   it->rt = wg__now() - c->t0;
+  it->done = it->rt + c->t0 - G.start;
   it->status = status;
+  inflight_sub();
   char *b = c->buf + body;
   char save = b[clen];
   b[clen] = '\0';
@@ -227,8 +260,8 @@ static int conn_parse(int ep, conn *c) {
 
 static void conn_read(int ep, conn *c) {
   for (;;) {
-    if (c->cap - c->len < 4097) {
-      size_t cap = c->cap ? c->cap * 2 : 8192;
+    if (c->cap - c->len < 1025) { /* small first: tens of thousands of connections */
+      size_t cap = c->cap ? c->cap * 2 : 2048;
       if (cap > ((size_t)16 << 20)) {
         conn_fail(ep, c);
         return;
@@ -270,7 +303,7 @@ static void conn_read(int ep, conn *c) {
  * waits up to 10 s for them; those that fail are opened again on demand. */
 static void warm_up(int ep, lthread *L) {
   size_t pending = 0;
-  for (size_t k = 0; k < L->nc; k++)
+  for (size_t k = 0; k < L->nwarm; k++)
     if (conn_open(ep, &L->c[k]) == 0) {
       if (L->c[k].connecting) pending++;
       else L->reconnects++;
@@ -296,7 +329,7 @@ static void warm_up(int ep, lthread *L) {
       epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
     }
   }
-  for (size_t k = 0; k < L->nc; k++)
+  for (size_t k = 0; k < L->nwarm; k++)
     if (L->c[k].connecting) conn_close(ep, &L->c[k]);
 }
 
@@ -313,8 +346,12 @@ static void *lthread_main(void *arg) {
   pthread_barrier_wait(&G.go);
   const size_t T = (size_t)G.threads;
   size_t next = (size_t)L->id; /* the next of this thread's requests to send */
+  size_t scan = next;           /* requests before it marked as waiting for a slot */
+  /* a stack of free slots: the warm ones (0 .. nwarm-1) on top, so a slot
+   * beyond them is opened only when all opened ones are busy */
   size_t *free_list = malloc((L->nc ? L->nc : 1) * sizeof *free_list), nfree = L->nc;
-  for (size_t k = 0; k < L->nc; k++) free_list[k] = L->nc - 1 - k;
+  if (!free_list) nfree = 0;
+  for (size_t k = 0; k < nfree; k++) free_list[k] = L->nc - 1 - k;
   struct epoll_event evs[256];
   const double hard_end = G.max_seconds + 10; /* answers still awaited after the sends stop */
   double last_scan = 0;
@@ -328,7 +365,15 @@ static void *lthread_main(void *arg) {
         next += T;
         continue;
       }
-      if (it->at > now || nfree == 0) break;
+      if (it->at > now) break;
+      if (nfree == 0) { /* every due request now waits for a slot */
+        if (scan < next) scan = next;
+        while (scan < G.count && G.items[scan].at <= now) {
+          G.items[scan].capwait = 1;
+          scan += T;
+        }
+        break;
+      }
       conn *c = &L->c[free_list[--nfree]];
       if (launch(ep, c, (long)next) != 0) free_list[nfree++] = (size_t)(c - L->c);
       next += T;
@@ -493,7 +538,7 @@ static int make_profile(wg_ctx_t *ctx, const wg_graph_t *g, const char *path, in
 int main(int argc, char **argv) {
   double port = 0, rate = 500, count = 3000, maxs = 120, deadline = 100, spike_at = 800,
          spike_len = 800, spike_fine = 0.8, spike_rate = 1, workers = 64, bin_ms = 250,
-         seed = 1, threads = 4, close_each = 0;
+         seed = 1, threads = 4, close_each = 0, max_conns = 0;
   const char *map = NULL, *out = NULL, *profile_out = NULL, *order = NULL;
   int cuda = 0;
   struct {
@@ -505,20 +550,23 @@ int main(int argc, char **argv) {
               {"spike-len", &spike_len, 0, 1e6}, {"spike-fine", &spike_fine, 0, 1},
               {"spike-rate", &spike_rate, 0.01, 100}, {"workers", &workers, 1, 60000},
               {"threads", &threads, 1, 64},     {"close", &close_each, 0, 1},
-              {"bin-ms", &bin_ms, 1, 60000},     {"seed", &seed, 0, 1e15}};
+              {"bin-ms", &bin_ms, 1, 60000},     {"seed", &seed, 0, 1e15},
+              {"max-conns", &max_conns, 0, 1e6}};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       printf("usage: serve_load --port P --map FILE [--rate R] [--count N] [--max-seconds S]\n"
              "  [--deadline-ms D] [--spike-at I] [--spike-len N] [--spike-fine F]\n"
-             "  [--spike-rate X] [--workers W] [--threads T] [--close 0|1] [--bin-ms B]\n"
-             "  [--seed S] [--out FILE.csv]\n"
+             "  [--spike-rate X] [--workers W] [--threads T] [--max-conns C] [--close 0|1]\n"
+             "  [--bin-ms B] [--seed S] [--out FILE.csv]\n"
              "       serve_load --map FILE --profile-out PROFILE.csv [--backend cpu|cuda]\n"
              "                  [--order ORDER.cch]   (the router's saved order)\n"
              "Sends a Poisson stream of route requests to 127.0.0.1:P (loopback only)\n"
              "over W keep-alive connections served by T epoll threads (--close 1: a new\n"
-             "connection per request),\n"
-             "or measures the router's level/batch profile.\n");
+             "connection per request); open loop: each request goes at its planned time,\n"
+             "on a new connection when the W are busy, up to C (default W) in flight.\n"
+             "Response times count from the planned time (every wait included).\n"
+             "The second form measures the router's level/batch profile.\n");
       return 0;
     }
     if (i + 1 >= argc || strncmp(a, "--", 2) != 0) {
@@ -608,8 +656,20 @@ int main(int argc, char **argv) {
   G.threads = (int)threads;
   G.close = close_each != 0;
   if ((size_t)G.threads > G.count) G.threads = (int)G.count;
-  size_t nconn = (size_t)workers;
-  if (nconn < (size_t)G.threads) nconn = (size_t)G.threads;
+  size_t nwarm = (size_t)workers;
+  if (nwarm < (size_t)G.threads) nwarm = (size_t)G.threads;
+  size_t nconn = max_conns > 0 ? (size_t)max_conns : nwarm;
+  if (nconn < nwarm) nconn = nwarm;
+  /* every connection is a descriptor: keep the cap below the process's limit */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      nconn + 64 > (size_t)rl.rlim_cur) {
+    size_t lim = rl.rlim_cur > 64 + (rlim_t)G.threads ? (size_t)rl.rlim_cur - 64 : (size_t)G.threads;
+    fprintf(stderr, "serve_load: %zu connections need more descriptors than the limit %llu: at most %zu\n",
+            nconn, (unsigned long long)rl.rlim_cur, lim);
+    nconn = lim;
+    if (nwarm > nconn) nwarm = nconn;
+  }
   lthread *L = calloc((size_t)G.threads, sizeof *L);
   conn *conns = calloc(nconn, sizeof *conns);
   if (!L || !conns || !G.items) {
@@ -623,6 +683,7 @@ int main(int argc, char **argv) {
     L[i].id = i;
     L[i].c = conns + at;
     L[i].nc = nconn / (size_t)G.threads + ((size_t)i < nconn % (size_t)G.threads);
+    L[i].nwarm = nwarm / (size_t)G.threads + ((size_t)i < nwarm % (size_t)G.threads);
     at += L[i].nc;
   }
   pthread_barrier_init(&G.ready, NULL, (unsigned)G.threads + 1);
@@ -651,25 +712,32 @@ int main(int argc, char **argv) {
              "%zu requests\n", rate, deadline, spike_at, spike_len, spike_fine, spike_rate,
           G.count);
   fprintf(f, "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,"
-             "level,spike\n");
+             "level,spike,tardiness_sent,tardiness_p99\n");
   double bin = bin_ms / 1000.0;
   size_t nb = (size_t)(wall / bin) + 1;
   uint64_t tot_ok = 0, tot_ref = 0, tot_err = 0, tot_miss = 0, unsent = 0, tot_nr = 0;
-  double *lat = malloc(G.count * sizeof *lat);
+  double *lat = malloc(G.count * sizeof *lat), *lat_sent = malloc(G.count * sizeof *lat_sent);
   size_t nlat = 0;
+  if (!lat || !lat_sent) {
+    fprintf(stderr, "serve_load: out of memory\n");
+    return 1;
+  }
   for (size_t b = 0; b < nb; b++) {
     uint64_t sent = 0, ok = 0, ref = 0, err = 0, miss = 0, spike = 0, nr = 0;
-    double tard = 0, qual = 0, lev = 0;
+    double tard = 0, tard_sent = 0, qual = 0, lev = 0;
     uint64_t nq = 0;
+    size_t nbin = 0; /* this bin's tardiness values, in lat (sorted below) */
     for (size_t i = 0; i < G.count; i++) {
       item *it = &G.items[i];
-      if (it->status == 0 || (size_t)(it->sent / bin) != b) continue;
+      if (it->status == 0 || (size_t)(it->at / bin) != b) continue;
       sent++;
       if (i >= (size_t)spike_at && i < (size_t)(spike_at + spike_len)) spike++;
       if (it->status == 200) {
         ok++;
-        double td = it->rt * 1000.0 / deadline;
+        double td = (it->done - it->at) * 1000.0 / deadline; /* every wait */
         tard += td;
+        lat[nbin++] = td;
+        tard_sent += it->rt * 1000.0 / deadline;
         if (td > 1) miss++;
         if (isfinite(it->quality)) qual += it->quality, nq++;
         lev += it->level;
@@ -682,46 +750,66 @@ int main(int argc, char **argv) {
       }
     }
     if (!sent) continue;
-    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.1f,%.4f,%.3f,%llu\n",
+    double p99b = NAN;
+    if (nbin) {
+      qsort(lat, nbin, sizeof *lat, cmp_double);
+      p99b = lat[(size_t)((double)(nbin - 1) * 0.99)];
+    }
+    fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,%.4f,%llu,%.1f,%.4f,%.3f,%llu,%.4f,%.4f\n",
             (double)b * bin, (unsigned long long)sent, (unsigned long long)ok,
             (unsigned long long)ref, (unsigned long long)nr, (unsigned long long)err, ok ? tard / (double)ok : NAN, (unsigned long long)miss,
             (double)ok / bin, nq ? qual / (double)nq : NAN, ok ? lev / (double)ok : NAN,
-            (unsigned long long)spike);
+            (unsigned long long)spike, ok ? tard_sent / (double)ok : NAN, p99b);
     tot_ok += ok, tot_ref += ref, tot_err += err, tot_miss += miss, tot_nr += nr;
   }
   uint64_t late = 0; /* sent more than 10 ms after their planned time */
+  uint64_t cap_waits = 0, cap_unsent = 0;
   for (size_t i = 0; i < G.count; i++) {
+    cap_waits += G.items[i].capwait;
+    cap_unsent += G.items[i].capwait && G.items[i].status == 0;
     if (G.items[i].status == 0) unsent++;
     else if (G.items[i].sent - G.items[i].at > 0.010) late++;
-    if (G.items[i].status == 200) lat[nlat++] = G.items[i].rt;
+    if (G.items[i].status == 200) {
+      lat_sent[nlat] = G.items[i].rt;
+      lat[nlat++] = G.items[i].done - G.items[i].at;
+    }
   }
-  double med = NAN, p99 = NAN;
+  double med = NAN, p99 = NAN, med_sent = NAN, p99_sent = NAN;
   if (nlat) {
     qsort(lat, nlat, sizeof *lat, cmp_double); /* (an insertion sort took minutes at 3e5) */
+    qsort(lat_sent, nlat, sizeof *lat_sent, cmp_double);
     med = lat[nlat / 2];
     p99 = lat[(size_t)((double)(nlat - 1) * 0.99)];
+    med_sent = lat_sent[nlat / 2];
+    p99_sent = lat_sent[(size_t)((double)(nlat - 1) * 0.99)];
   }
   /* answered per second over the time answers came: first send to last answer */
   double first = INFINITY, last = 0;
   for (size_t i = 0; i < G.count; i++)
     if (G.items[i].status == 200) {
       if (G.items[i].sent < first) first = G.items[i].sent;
-      if (G.items[i].sent + G.items[i].rt > last) last = G.items[i].sent + G.items[i].rt;
+      if (G.items[i].done > last) last = G.items[i].done;
     }
   double per_s = nlat && last > first ? (double)nlat / (last - first) : 0;
   fprintf(stderr,
           "serve_load: %.1f s, %llu answered (%.2f%% of them within the deadline), %llu "
           "refused, %llu NoRoute, %llu other errors, %llu not sent (time bound); median "
-          "response %.3f ms, p99 %.3f ms, %.0f answered/s; %llu connections opened, %llu sent "
-          "over 10 ms late (no free connection or a slow client)\n",
+          "response %.3f ms, p99 %.3f ms (from the planned send time; from the actual send: "
+          "median %.3f, p99 %.3f), %.0f answered/s; %llu connections opened, %llu sent "
+          "over 10 ms late (no free connection or a slow client); open loop up to %zu "
+          "connections (%zu opened first): at most %llu requests in flight, %llu requests "
+          "waited for a connection (the cap was reached; %llu of them never sent)\n",
           wall, (unsigned long long)tot_ok,
           tot_ok ? 100.0 * (double)(tot_ok - tot_miss) / (double)tot_ok : 0,
           (unsigned long long)tot_ref, (unsigned long long)tot_nr, (unsigned long long)tot_err,
           (unsigned long long)unsent,
-          med * 1000.0, p99 * 1000.0, per_s, (unsigned long long)connects,
-          (unsigned long long)late);
+          med * 1000.0, p99 * 1000.0, med_sent * 1000.0, p99_sent * 1000.0, per_s,
+          (unsigned long long)connects, (unsigned long long)late, nconn, nwarm,
+          (unsigned long long)G.inflight_max, (unsigned long long)cap_waits,
+          (unsigned long long)cap_unsent);
   if (f != stdout) fclose(f);
   free(lat);
+  free(lat_sent);
   free(L);
   free(conns);
   free(G.items);

@@ -14,7 +14,12 @@
 # wattgraph serve, e.g. "--batchers 2 --max-batch 1024"), WORKERS (serve_load's
 # keep-alive connections, 64), THREADS (its epoll threads, 4), SPIKE_AT (800),
 # SPIKE_LEN (800), SPIKE_RATE (1: the spike's rate multiplier, 2 for a 2x load
-# step), SPIKE_FINE (0.8), BIN_MS (250).
+# step), SPIKE_FINE (0.8), BIN_MS (250), MAX_CONNS (serve_load's open-loop cap
+# on connections, default WORKERS), SETPOINTS (the admission set-points to
+# run, "0.9": the first writes OUT/with.csv, each other OUT/with-SP.csv; an
+# entry SP:noprobe runs wattgraph serve --no-probe, OUT/with-SP-noprobe.csv),
+# SERVER_CPUS and CLIENT_CPUS (taskset core lists for the server and
+# serve_load).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -27,15 +32,30 @@ order_flag=()
 [ -n "${ORDER:-}" ] && order_flag=(--order "$ORDER")
 max_s=${MAX_S:-60}
 read -r -a extra <<<"${SERVE_FLAGS:-}"
+spin=() cpin=()
+[ -n "${SERVER_CPUS:-}" ] && spin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && cpin=(taskset -c "$CLIENT_CPUS")
+read -r -a setpoints <<<"${SETPOINTS:-0.9}"
+modes=(with)
+for sp in "${setpoints[@]:1}"; do modes+=("with-${sp/:/-}"); done
+modes+=(without)
 backend=cpu
 if "$build/wattgraph" --version | grep -q "CUDA backend: built"; then backend=auto; fi
 "$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
   --backend "$([ "$backend" = auto ] && echo cuda || echo cpu)" 2>"$out/profile.log"
 port=$((20000 + RANDOM % 20000))
-for mode in with without; do
+for mode in "${modes[@]}"; do
   flags=()
-  [ "$mode" = without ] && flags+=(--no-admission)
-  "$build/wattgraph" serve "$map" --port "$port" --backend "$backend" \
+  case $mode in
+    without) flags+=(--no-admission) ;;
+    with) e=${setpoints[0]} ;;
+    with-*) e=${mode#with-} ;;
+  esac
+  if [ "$mode" != without ]; then
+    flags+=(--setpoint "${e%%[-:]*}")
+    [[ $e == *noprobe ]] && flags+=(--no-probe)
+  fi
+  "${spin[@]}" "$build/wattgraph" serve "$map" --port "$port" --backend "$backend" \
     --profile "$out/profile.csv" --deadline-ms "$deadline" --period-ms "$deadline" \
     --duration-s $((max_s + 60)) --json "${order_flag[@]}" "${extra[@]}" "${flags[@]}" \
     >"$out/server-$mode.json" 2>"$out/server-$mode.log" &
@@ -44,8 +64,9 @@ for mode in with without; do
     grep -q "serving" "$out/server-$mode.log" 2>/dev/null && break
     sleep 0.1
   done
-  "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
+  "${cpin[@]}" "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
     --deadline-ms "$deadline" --max-seconds "$max_s" --workers "${WORKERS:-64}" \
+    --max-conns "${MAX_CONNS:-${WORKERS:-64}}" \
     --threads "${THREADS:-4}" --spike-at "${SPIKE_AT:-800}" --spike-len "${SPIKE_LEN:-800}" \
     --spike-rate "${SPIKE_RATE:-1}" --spike-fine "${SPIKE_FINE:-0.8}" --bin-ms "${BIN_MS:-250}" \
     --out "$out/$mode.csv" 2>"$out/load-$mode.log"

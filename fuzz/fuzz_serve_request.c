@@ -17,6 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!buf) return 0;
   memcpy(buf, data, size);
   buf[size] = '\0';
+  /* the X-Request-Start parser: a wait in [0, 60] s, whatever the bytes */
+  {
+    const double w = wg_serve_request_start_wait(buf, 1.7e9);
+    if (!(w >= 0 && w <= 60)) __builtin_trap();
+  }
   char *query = strchr(buf, '?');
   if (query) *query++ = '\0';
   const char *keys[64], *values[64];

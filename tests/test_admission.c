@@ -270,6 +270,107 @@ static void unreachable_setpoint_does_not_starve(void **state) {
   }
 }
 
+/* ---- the plant the H200 showed (session 5): the HTTP stage saturates ----
+ *
+ * Requests wait in the sockets (FIFO) until an HTTP stage reads them; it has
+ * one second of work a second, reading and deciding costs r a request,
+ * answering an admitted one a more (a = 9 r: the exact-answer capacity is
+ * c = 1 / (r + a) = 10,000/s, and a refusal costs a tenth of an answer). The
+ * token bucket admits at most rate x D a period of what was read. The
+ * batching stage (the GPU) idles. A request's response time is its wait in
+ * the sockets (the queue over the read rate) plus s0 = 0.1 D; the server's
+ * clock sees only s0 unless X-Request-Start tells it the wait (trust). The
+ * control tick is the server's: wg_admit_capacity_sample, then
+ * wg_admit_update. */
+typedef struct sock_plant {
+  double D, r, a, s0, lambda, sock;
+  int trust;
+  wg__rng rng;
+  double read, admitted, refused, client_tard, server_tard, prewait;
+} sock_plant;
+
+static void sock_step(sock_plant *p, double rate) {
+  double mean = p->lambda * p->D;
+  double n = floor(mean + sqrt(mean) * gauss(&p->rng) + 0.5);
+  if (n < 0) n = 0;
+  const double s0q = p->sock, avail = p->sock + n, tokens = floor(rate * p->D);
+  /* k read: k r + min(k, tokens) a = D */
+  double k = p->D / (p->r + p->a);
+  if (k > tokens) k = tokens + (p->D - tokens * (p->r + p->a)) / p->r;
+  k = floor(fmin(k, avail));
+  p->read = k;
+  p->admitted = fmin(k, tokens);
+  p->refused = k - p->admitted;
+  p->sock = avail - k;
+  const double read_rate = k / p->D;
+  const double wait = read_rate > 0 ? 0.5 * (s0q + p->sock) / read_rate : p->D;
+  p->client_tard = (wait + p->s0) / p->D;
+  p->prewait = p->trust ? wait / p->D : 0;
+  p->server_tard = (p->trust ? wait + p->s0 : p->s0) / p->D;
+}
+
+static double sock_run(sock_plant *p, wg_admit *a, int periods, int step_at, double *ct) {
+  double r = a->rate;
+  for (int k = 0; k < periods; k++) {
+    if (k == step_at) p->lambda *= 2;
+    sock_step(p, r);
+    wg_admit_period per = {.seconds = p->D,
+                           .busy = 0.2 * p->D,
+                           .answered = p->admitted,
+                           .tardiness = p->admitted > 0 ? p->server_tard : -1,
+                           .prewait = p->prewait,
+                           .inflight_growth = 0,
+                           .refused = p->refused};
+    r = wg_admit_update(a, per.tardiness, wg_admit_capacity_sample(a, &per, 1));
+    ct[k] = p->client_tard;
+    if (tracing())
+      printf("period %3d read %5.0f admitted %5.0f refused %5.0f sockets %6.0f tardiness "
+             "client %.3f server %.3f rate %.0f\n",
+             k, p->read, p->admitted, p->refused, p->sock, p->client_tard, p->server_tard, r);
+  }
+  return r;
+}
+
+static void socket_queue_needs_the_request_start(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    for (int trust = 0; trust <= 1; trust++) {
+      wg_admit a;
+      wgt_assert_status(NULL, wg_admit_init(NULL, &a, NULL), WG_OK);
+      sock_plant p;
+      memset(&p, 0, sizeof p);
+      p.D = 0.2, p.r = 1e-5, p.a = 9e-5, p.s0 = 0.02, p.lambda = 20000, p.trust = trust;
+      wg__rng_seed(&p.rng, seed);
+      double ct[PERIODS];
+      double r = sock_run(&p, &a, PERIODS, 200, ct);
+      double m = mean_of(ct, 100, 200);
+      int in = 0;
+      for (int k = 100; k < 200; k++) in += fabs(ct[k] - 0.9) <= 0.05 * 0.9;
+      int back = 200;
+      while (back < PERIODS && fabs(ct[back] - 0.9) > 0.05 * 0.9) back++;
+      double peak = 0;
+      for (int k = 200; k < 215; k++) peak = fmax(peak, ct[k]);
+      print_message("seed %llu, %s X-Request-Start: client tardiness steady %.3f (%d of 100 "
+                    "periods within 5%% of 0.9), after a 2x step peak %.3f, back after %d "
+                    "periods; admitted rate %.0f/s, sockets %.0f at the end\n",
+                    (unsigned long long)seed, trust ? "with" : "without", m, in, peak,
+                    back - 200, r, p.sock);
+      if (!trust) {
+        /* the server's clock never sees the overload: nothing is refused
+         * and the wait in the sockets grows without bound (the H200 run) */
+        assert_true(ct[PERIODS - 1] > 10);
+        continue;
+      }
+      if (fabs(m - 0.9) > 0.05 * 0.9) fail_msg("steady client tardiness %g, not 0.9 +- 5%%", m);
+      if (in < 90) fail_msg("only %d of 100 steady periods within 5%%", in);
+      if (back - 200 > 10) fail_msg("back within 5%% only after %d periods", back - 200);
+      /* bounded: what the set-point's wait holds at the read rate (the
+       * refused are read too), not a queue that grows */
+      assert_true(p.sock < p.lambda * p.D);
+    }
+  }
+}
+
 static void options_are_checked(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -340,6 +441,7 @@ int main(void) {
       cmocka_unit_test(back_within_10_periods_after_2x_step),
       cmocka_unit_test(underload_admits_everything_and_winds_up_nothing),
       cmocka_unit_test(unreachable_setpoint_does_not_starve),
+      cmocka_unit_test(socket_queue_needs_the_request_start),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -674,6 +675,50 @@ static void admission_refuses_with_retry_after(void **state) {
   wg_server_stop(&f->s);
 }
 
+/* X-Request-Start: the parser on its own (units by size, bad values give 0),
+ * then a server with trust_request_start counts a request sent 0.5 s before
+ * it read it as a deadline miss (deadline 100 ms), one without does not. */
+static void request_start_header_starts_the_clock(void **state) {
+  fixture *f = *state;
+  const double now = 1700000000.75;
+  const struct {
+    const char *h;
+    double wait;
+  } cases[] = {{"t=1700000000.5", 0.25},     {"1700000000.5", 0.25},
+               {"t=1700000000500", 0.25},    {"t=1700000000500000", 0.25},
+               {"t=1700000000", 0.75},       {"t=1700000001", 0},      /* future */
+               {"t=1699999000", 0},          /* 1000 s: clocks apart, not a wait */
+               {"", 0},  {"t=", 0},  {"t=abc", 0},  {"t=1.2.3", 0},  {"-5", 0},
+               {"1e9", 0},  {"t= 1700000000", 0},  {"t=17000000000000000000000000", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    double w = wg_serve_request_start_wait(cases[i].h, now);
+    if (fabs(w - cases[i].wait) > 1e-6)
+      fail_msg("X-Request-Start '%s': wait %.6f, expected %.6f", cases[i].h, w, cases[i].wait);
+  }
+  assert_true(wg_serve_request_start_wait(NULL, now) == 0);
+  for (int trust = 0; trust <= 1; trust++) {
+    wg_server_opts o;
+    opts_for_test(&o);
+    o.trust_request_start = trust;
+    start(f, &o);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char hdr[96];
+    snprintf(hdr, sizeof hdr, "X-Request-Start: t=%.6f\r\n", (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - 0.5);
+    reply r = request(f->port, "GET", "/route/v1/driving/7.4166,43.7318;7.4246,43.7384?deadline=100",
+                      hdr, NULL);
+    assert_int_equal(r.status, 200);
+    reply_free(&r);
+    wg_server_stats st;
+    wg_server_get_stats(f->s, &st);
+    print_message("trust_request_start %d: %llu answered, %llu deadline misses\n", trust,
+                  (unsigned long long)st.answered, (unsigned long long)st.deadline_misses);
+    assert_int_equal(st.answered, 1);
+    assert_int_equal(st.deadline_misses, (uint64_t)trust);
+    wg_server_stop(&f->s);
+  }
+}
+
 static void weights_swap_between_batches(void **state) {
   fixture *f = *state;
   wg_server_opts o;
@@ -1148,6 +1193,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(deadline_picks_the_level, setup, teardown),
       cmocka_unit_test_setup_teardown(admission_refuses_with_retry_after, setup, teardown),
       cmocka_unit_test_setup_teardown(weights_swap_between_batches, setup, teardown),
+      cmocka_unit_test_setup_teardown(request_start_header_starts_the_clock, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_clients_are_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(evaluator_rejects_broken_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(several_batchers_match_the_oracle, setup, teardown),

@@ -605,6 +605,34 @@ int wg_bucket_take(wg_bucket *b, double now);
 /* Seconds until a token is there (0 when one is). */
 double wg_bucket_wait(const wg_bucket *b, double now);
 
+/* ---- admission: a period's capacity sample (session 5) ------------------- */
+
+/* What a server saw in one control period, in plain numbers. */
+typedef struct wg_admit_period {
+  double seconds;    /* the period's length (> 0) */
+  double busy;       /* seconds its batching stage worked (summed over the
+                        threads / their number) */
+  double answered;   /* requests answered in it */
+  double tardiness;  /* their mean tardiness by the server's clock (< 0: none) */
+  double prewait;    /* their mean share of the deadline spent before the
+                        server read them (X-Request-Start; 0: unknown) */
+  double inflight_growth; /* requests admitted and not answered: end - start */
+  double refused;    /* refused above the admitted rate */
+} wg_admit_period;
+
+/* The capacity sample to feed wg_admit_update for period p (0: none):
+ *  - busy at least 80% of the period: answered / busy;
+ *  - else saturated outside the batching stage: tardiness above the
+ *    set-point and the requests in flight grew by more than a tenth of the
+ *    period's answers, or the answers waited more than a tenth of their
+ *    deadline before the server read them: answered / seconds;
+ *  - else, with probe != 0, limited by admission and not by the server
+ *    (refusals, answered / seconds at least 90% of the admitted rate,
+ *    tardiness below the set-point): answered / seconds x (1 + kp x the
+ *    relative error), which raises a capacity estimate left low by a slower
+ *    stretch (docs/serve.md, "Admission"). */
+double wg_admit_capacity_sample(const wg_admit *a, const wg_admit_period *p, int probe);
+
 #ifdef __cplusplus
 }
 #endif

@@ -159,7 +159,26 @@ typedef struct wg_server_opts {
                                 no hand-off), when the backend is concurrent
                                 (the CPU router); otherwise, and with 0,
                                 requests are batched */
+  int no_probe;              /* 1: never raise the admission controller's
+                                capacity estimate in a period that admission,
+                                not the server, limited (refusals, idle
+                                batchers, tardiness below the set-point);
+                                0 (default): probe upwards (docs/serve.md) */
+  int trust_request_start;   /* 1: a request's X-Request-Start header (the
+                                time its sender or a proxy in front sent it:
+                                "t=" and seconds, milliseconds or
+                                microseconds since the epoch) starts its
+                                clock, so its response time and tardiness
+                                include the wait in the sockets before an
+                                HTTP thread read it; 0 (default): ignored */
 } wg_server_opts;
+
+/* How long ago (seconds, in [0, 60]) the X-Request-Start value `h` says the
+ * request was sent, at wall-clock time `now` (seconds since the epoch): 0
+ * when h is not "t=NUMBER" or "NUMBER" (a plain decimal; by its size
+ * seconds below 1e11, milliseconds below 1e14, else microseconds), lies in
+ * the future, or is more than 60 s old (a clock apart, not a wait). */
+double wg_serve_request_start_wait(const char *h, double now);
 
 void wg_server_opts_defaults(wg_server_opts *o);
 

@@ -157,3 +157,14 @@ double wg_bucket_wait(const wg_bucket *b, double now) {
   if (b->rate <= 0) return INFINITY;
   return (1.0 - tokens) / b->rate;
 }
+
+double wg_admit_capacity_sample(const wg_admit *a, const wg_admit_period *p, int probe) {
+  if (!a || !p || !(p->seconds > 0) || !(p->answered > 0)) return 0;
+  if (p->busy >= 0.8 * p->seconds && p->busy > 0) return p->answered / p->busy;
+  const double sp = a->o.setpoint, rate = p->answered / p->seconds;
+  const int late = p->tardiness > sp;
+  if (late && (p->inflight_growth > 0.1 * p->answered || p->prewait > 0.1)) return rate;
+  if (probe && !late && p->tardiness >= 0 && p->refused > 0 && rate >= 0.9 * a->rate)
+    return rate * (1.0 + a->o.kp * (sp - p->tardiness) / sp);
+  return 0;
+}

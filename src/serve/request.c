@@ -356,3 +356,36 @@ size_t wg_serve_polyline(const double *lon, const double *lat, size_t n, int pre
   if (cap) out[at < cap ? at : cap - 1] = '\0';
   return at;
 }
+
+/* X-Request-Start (as New Relic and Heroku read it, and nginx writes it with
+ * "t=${msec}"): an optional "t=", then a plain decimal (digits, at most one
+ * point, at most 24 characters), its unit told by its size. */
+double wg_serve_request_start_wait(const char *h, double now) {
+  if (!h) return 0;
+  if (h[0] == 't' && h[1] == '=') h += 2;
+  double v = 0, scale = 0;
+  size_t n = 0;
+  int digits = 0;
+  for (; h[n]; n++) {
+    if (n >= 24) return 0;
+    const char ch = h[n];
+    if (ch >= '0' && ch <= '9') {
+      digits++;
+      if (scale == 0) {
+        v = v * 10 + (ch - '0');
+      } else {
+        v += (ch - '0') * scale;
+        scale /= 10;
+      }
+    } else if (ch == '.' && scale == 0) {
+      scale = 0.1;
+    } else {
+      return 0;
+    }
+  }
+  if (!digits || !isfinite(now)) return 0;
+  if (v >= 1e14) v /= 1e6;
+  else if (v >= 1e11) v /= 1e3;
+  const double w = now - v;
+  return w >= 0 && w <= 60 ? w : 0;
+}

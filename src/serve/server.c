@@ -64,6 +64,8 @@ typedef struct job {
   int dispatched;      /* queued (connection suspended) */
   int done;
   double arrival, deadline; /* wg__now() seconds */
+  double prewait;           /* seconds it waited before the server read it
+                               (X-Request-Start, with o.trust_request_start) */
   double t_batch, t_resume;  /* its batch began; it was handed back */
   wg_serve_request req;
   /* POST body */
@@ -132,6 +134,8 @@ struct wg_server {
   wg_ctx_t **inline_ctx;
   size_t ninline_ctx, inline_ctx_cap;
   uint64_t period_answered;
+  uint64_t period_refused; /* refused above the admitted rate this period */
+  double period_prewait;   /* sum of prewait / deadline of the period's answers */
   /* stats (under mu) */
   wg_server_stats st;
   uint64_t batch_size_hist[12]; /* <= 1, 2, 4, ... 2048, more */
@@ -962,17 +966,29 @@ static void control_tick(wg_server_t *s, double now) {
                                   : s->period_backend) +
                 s->period_busy_inline / (double)(s->o.threads ? s->o.threads : 1);
   double tard = s->period_answered ? s->period_tard_sum / (double)s->period_answered : -1;
-  double cap = busy >= 0.8 * len && busy > 0 ? (double)s->period_answered / busy : 0;
-  /* saturated outside the batching threads (the HTTP threads, the cores,
-   * inline answers): tardiness above the set-point and the requests in
-   * flight grew by more than a tenth of the period's answers. What it
-   * answered then is what it can: a capacity sample, so the controller
-   * throttles (without it a server whose batchers idle never refused) */
+  /* the share of the deadline the period's answers waited before an HTTP
+   * thread read them (known from X-Request-Start only) */
+  const double prewait = s->period_answered ? s->period_prewait / (double)s->period_answered : 0;
+  /* the capacity sample (wg_admit_capacity_sample, control.h): busy
+   * throughput; or, saturated outside the batching threads (the HTTP
+   * threads, the cores, inline answers: tardiness above the set-point and
+   * the requests in flight grew, or the requests waited over a tenth of
+   * their deadline in the sockets before an HTTP thread read them; the H200
+   * run at 0205285 on 8 cores: 86,000 answers/s, and that wait was most of
+   * the response time), what it answered; or, limited by admission and not
+   * by the server, a probe upwards (the H200 run at 95e8940 held tardiness
+   * at 0.69 against 0.9: a capacity estimate left low held the rate) */
   const double inflight = (double)(s->st.admitted - s->st.answered);
-  if (cap == 0 && tard > s->o.admit.setpoint && s->period_answered > 0 &&
-      inflight > s->period_inflight0 + 0.1 * (double)s->period_answered)
-    cap = (double)s->period_answered / len;
+  const wg_admit_period per = {.seconds = len,
+                               .busy = busy,
+                               .answered = (double)s->period_answered,
+                               .tardiness = tard,
+                               .prewait = prewait,
+                               .inflight_growth = inflight - s->period_inflight0,
+                               .refused = (double)s->period_refused};
   s->period_inflight0 = inflight;
+  const double cap =
+      s->o.admission ? wg_admit_capacity_sample(&s->admit, &per, !s->o.no_probe) : 0;
   double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
   if (s->o.admission) {
     wg_bucket_set_rate(&s->bucket, rate, now);
@@ -987,7 +1003,8 @@ static void control_tick(wg_server_t *s, double now) {
   s->st.admitted_rate = s->o.admission ? rate : 0;
   s->period_start = now;
   s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
-  s->period_answered = 0;
+  s->period_answered = s->period_refused = 0;
+  s->period_prewait = 0;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1103,6 +1120,7 @@ static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j)
   s->st.answered++;
   if (tard > 1) s->st.deadline_misses++;
   s->period_tard_sum += tard;
+  if (dl > 0) s->period_prewait += j->prewait / dl;
   s->period_answered++;
   s->ph_encode += t_sent0 - t_enc;
   s->ph_snap += j->snap_s;
@@ -1266,6 +1284,12 @@ static void enqueue(wg_server_t *s, job *j) {
   pthread_cond_signal(&s->cv);
 }
 
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version,
                                const char *upload, size_t *upload_size, void **con_cls) {
@@ -1277,6 +1301,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (!j) return MHD_NO;
     j->conn = c;
     j->arrival = wg__now();
+    if (s->o.trust_request_start) {
+      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Start");
+      double w = h ? wg_serve_request_start_wait(h, wall_now()) : 0;
+      j->prewait = w;
+      j->arrival -= w;
+    }
     *con_cls = j;
     pthread_mutex_lock(&s->mu);
     s->st.requests++;
@@ -1383,6 +1413,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   if (full || (s->o.admission && !wg_bucket_take(&s->bucket, now))) {
     double wait = full ? period_s(s) : wg_bucket_wait(&s->bucket, now);
     s->st.refused++;
+    if (!full) s->period_refused++;
     s->st.errors++; /* count_error's, under the lock held here */
     s->errors_by_http[5]++;
     pthread_mutex_unlock(&s->mu);

@@ -20,6 +20,7 @@ int cmd_serve(int argc, char **argv) {
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
          burst = 64, duration = 0, snap = 2000;
+  int no_probe = 0, trust_start = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
   const cli_opt opts[] = {
       CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
@@ -64,6 +65,13 @@ int cmd_serve(int argc, char **argv) {
       {"no-watchdog", 0, OPT_FLAG, &no_watchdog, NULL,
        "never drop a running batch to a coarser level (with --profile, a batch that runs "
        "past its projection does)", NULL, 0, 0, NULL},
+      {"no-probe", 0, OPT_FLAG, &no_probe, NULL,
+       "admission: never raise the capacity estimate when refusals, not the server, limit "
+       "(idle batchers, tardiness below the set-point)", NULL, 0, 0, NULL},
+      {"trust-request-start", 0, OPT_FLAG, &trust_start, NULL,
+       "start a request's clock at its X-Request-Start header (t= seconds, ms or us since "
+       "the epoch, from a trusted proxy or load generator): tardiness then includes the "
+       "wait before an HTTP thread read it", NULL, 0, 0, NULL},
       {"inline", 0, OPT_FLAG, &inline_answer, NULL,
        "answer each request on the HTTP thread that admits it (no batching thread, no "
        "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
@@ -153,6 +161,8 @@ int cmd_serve(int argc, char **argv) {
   so.per_ip_limit = per_ip;
   so.batchers = batchers;
   so.no_watchdog = no_watchdog;
+  so.no_probe = no_probe;
+  so.trust_request_start = trust_start;
   so.inline_answer = inline_answer;
   /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
    * receives them with sigtimedwait */
