@@ -983,20 +983,9 @@ unsigned grid_for(uint64_t n, unsigned threads) {
   return (unsigned)(b < 65535 * 16 ? (b ? b : 1) : 65535 * 16);
 }
 
-/* An exclusive sum of n u64 items (in != out) with temporary storage. */
-cudaError_t scan_u64(const uint64_t *in, uint64_t *out, uint64_t n, cudaStream_t s) {
-  size_t tb = 0;
-  cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, tb, in, out, n, s);
-  if (e != cudaSuccess) return e;
-  void *t = NULL;
-  if ((e = cudaMalloc(&t, tb ? tb : 1)) != cudaSuccess) return e;
-  e = cub::DeviceScan::ExclusiveSum(t, tb, in, out, n, s);
-  cudaError_t f = cudaStreamSynchronize(s);
-  cudaFree(t);
-  return e != cudaSuccess ? e : f;
-}
-
-cudaError_t scan_u32(const uint32_t *in, uint32_t *out, uint64_t n, cudaStream_t s) {
+/* An exclusive sum of n items (in != out) with temporary storage. */
+template <typename T>
+cudaError_t scan_exclusive(const T *in, T *out, uint64_t n, cudaStream_t s) {
   size_t tb = 0;
   cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, tb, in, out, n, s);
   if (e != cudaSuccess) return e;
@@ -1051,7 +1040,7 @@ extern "C" wg_status wg__cuda_traffic_round_pick(wg__cuda_traffic *h,
   if (nveh == 0) return WG_OK;
   k_rr_flag<<<grid_for(nveh, 256), 256, 0, h->stream>>>(k, nveh, p, flag);
   WG_CK(cudaGetLastError());
-  WG_CK(scan_u32(flag, pos, nveh, h->stream));
+  WG_CK(scan_exclusive(flag, pos, nveh, h->stream));
   WG_CK(down(&last[0], pos + nveh - 1, 1, h->stream));
   WG_CK(down(&last[1], flag + nveh - 1, 1, h->stream));
   WG_CK(cudaStreamSynchronize(h->stream));
@@ -1139,7 +1128,7 @@ extern "C" wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t
   WG_CK(cudaMemsetAsync(d_ref, 0, 8, h->stream));
   k_rr_widen<<<grid_for(nq + 1, 256), 256, 0, h->stream>>>(h->r_plen, nq, w);
   WG_CK(cudaGetLastError());
-  WG_CK(scan_u64(w, foff, nq + 1, h->stream));
+  WG_CK(scan_exclusive(w, foff, nq + 1, h->stream));
   WG_CK(down(&tot[0], foff + nq, 1, h->stream));
   WG_CK(cudaStreamSynchronize(h->stream));
   cudaFree(w);
@@ -1156,7 +1145,7 @@ extern "C" wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t
   k_rr_sizes<<<grid_for(nveh + 1, 256), 256, 0, h->stream>>>(k, nveh, qidx, h->r_plen,
                                                              h->r_keep, sz);
   WG_CK(cudaGetLastError());
-  WG_CK(scan_u64(sz, roff, nveh + 1, h->stream));
+  WG_CK(scan_exclusive(sz, roff, nveh + 1, h->stream));
   cudaFree(sz);
   sz = NULL;
   WG_CK(down(&tot[1], roff + nveh, 1, h->stream));
