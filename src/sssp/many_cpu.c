@@ -7,10 +7,11 @@
  * the parallelism, and per core the serial Dijkstra does the least work
  * (every vertex settled once, no re-expansion, no barriers). Measured with
  * callgrind on NY (264k vertices, weights [1, 255]), one thread, one source:
- * docs/sssp-many.md, "Design in brief" (the CPU paragraph). Each thread keeps its own distance array
- * and heap for all its sources (no allocation per source) and finishes each
- * source itself: reductions (wg__many_reduce_row) and the caller's callback,
- * so the distances of at most `threads` sources exist at once.
+ * docs/sssp-many.md, "Design in brief" (the CPU paragraph). Each thread
+ * keeps its own distance array and heap for all its sources (no allocation
+ * per source) and finishes each source itself: reductions
+ * (wg__many_reduce_row) and the caller's callback, so the distances of at
+ * most `threads` sources exist at once.
  *
  * The heap is the oracle's (src/sssp/dijkstra.c): an indexed binary heap of
  * (distance, vertex) entries, decrease-key by sift-up, Floyd's bottom-up
