@@ -63,6 +63,24 @@ uint32_t wg__sim_arc(const wg_sim_t *s, uint32_t u, uint32_t v) {
 /* Routes for n pairs through the router, in batches of route_batch. Arcs are
  * appended to s->route; prefix[i] (may be WG_SIM_NONE) is an arc put before
  * path i (re-routing keeps the current arc). */
+/* One call of the simulation's router: timed and counted in the run's
+ * statistics; an answer for fewer queries than asked is refused (the
+ * batch freed). */
+static wg_status router_call(wg_sim_t *s, const wg_sim_router *r, const wg_route_query *q,
+                             size_t n, wg_route_batch *b) {
+  const double t0 = wg__now();
+  wg_status st = r->query(r->user, s->ctx, q, n, b);
+  s->st.route_seconds += wg__now() - t0;
+  if (st != WG_OK) return st;
+  s->st.routes += n;
+  if (b->count != n) {
+    st = wg__error(s->ctx, WG_EINVAL, "traffic: the router answered %zu of %zu queries",
+                   b->count, n);
+    if (r->free_batch) r->free_batch(r->user, b);
+  }
+  return st;
+}
+
 static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *dest,
                              const uint32_t *prefix, size_t n, uint64_t *first,
                              uint32_t *len, uint8_t *why) {
@@ -100,17 +118,7 @@ static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *
     if (nq == 0) continue;
     wg_route_batch b;
     memset(&b, 0, sizeof b);
-    const double t0 = wg__now();
-    st = r->query(r->user, s->ctx, q, nq, &b);
-    s->st.route_seconds += wg__now() - t0;
-    if (st != WG_OK) goto done;
-    s->st.routes += nq;
-    if (b.count != nq) {
-      st = wg__error(s->ctx, WG_EINVAL, "traffic: the router answered %zu of %zu queries",
-                     b.count, nq);
-      if (r->free_batch) r->free_batch(r->user, &b);
-      goto done;
-    }
+    if ((st = router_call(s, r, q, nq, &b)) != WG_OK) goto done;
     /* the vertex paths to arcs: checked and sized here, converted on the
      * context's threads (a million routes of 60 arcs are 60 million
      * look-ups), then kept; a path with a step that is no arc is refused
@@ -447,19 +455,7 @@ wg_status wg__sim_reroute_dev(wg_sim_t *s) {
     for (uint64_t k = 0; k < span; k++) plen[k] = 0, pfirst[k] = 0;
     wg_route_batch b;
     memset(&b, 0, sizeof b);
-    if (n) {
-      const double t0 = wg__now();
-      st = r->query(r->user, s->ctx, qs, n, &b);
-      s->st.route_seconds += wg__now() - t0;
-      if (st != WG_OK) goto done;
-      s->st.routes += n;
-      if (b.count != n) {
-        st = wg__error(s->ctx, WG_EINVAL, "traffic: the router answered %zu of %zu queries",
-                       b.count, n);
-        if (r->free_batch) r->free_batch(r->user, &b);
-        goto done;
-      }
-    }
+    if (n && (st = router_call(s, r, qs, n, &b)) != WG_OK) goto done;
     for (size_t k = 0; k < n; k++) {
       const size_t j = idx[k];
       const wg_route_result *res = &b.results[k];
