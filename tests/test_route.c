@@ -684,7 +684,7 @@ static void small_budgets(void **state) {
  * less detail on a road graph, expansion refused after a weight update, for
  * a bad index, and for a pair that is no hierarchy arc. */
 /* The transit level (level 3, src/route/transit.c) on a road graph: with
- * K = 8 and no rank capped (every undominated access entry kept) its table
+ * K = 32 no rank is capped (every undominated access entry kept) and its table
  * answers must equal Dijkstra's (the formula is exact then); with K = 1
  * (capped) they may be longer but are real paths of exactly their length
  * (rc_check, every level, shortcut expansion included), and both kinds of
