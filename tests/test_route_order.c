@@ -173,61 +173,17 @@ static void grid_separator(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
-static void regions_routes(void **state) {
-  (void)state;
-  wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *g = road(ctx, ORD_SANITIZED ? 6000 : 30000, WG_ROAD_REGIONS);
-  wg_router_t *r = router_by(ctx, g, WG_ROUTE_ORDER_INERTIAL, 256, "regions (inertial)");
-  check_routes(ctx, r, g, "regions (inertial)", ORD_NS(3), ORD_NT(0));
+/* The per-map check: g's router built from the order of `method` (leaf as
+ * given), its routes against Dijkstra (check_routes: ns sources x nt
+ * sampled targets, 0 for all, before and after a weight update); frees
+ * the router and g. */
+static void routes_on(wg_ctx_t *ctx, wg_graph_t *g, int method, uint32_t leaf, const char *what,
+                      size_t ns, size_t nt) {
+  assert_non_null(g);
+  wg_router_t *r = router_by(ctx, g, method, leaf, what);
+  check_routes(ctx, r, g, what, ns, nt);
   wg_router_destroy(&r);
   wg_graph_destroy(&g);
-  wg_ctx_destroy(&ctx);
-}
-
-static wg_graph_t *load_osm(wg_ctx_t *ctx, char *path);
-
-static void reduced_routes(void **state) {
-  (void)state;
-  wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *g = road(ctx, ORD_SANITIZED ? 6000 : 30000, WG_ROAD_REGIONS);
-  /* leaf 512: METIS's separators run on the reduced graph's parts too */
-  wg_router_t *r = router_by(ctx, g, WG_ROUTE_ORDER_REDUCED, 512, "regions (reduced)");
-  check_routes(ctx, r, g, "regions (reduced)", ORD_NS(3), ORD_NT(0));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
-  g = load_osm(ctx, wgt_repo("data/monaco.osm.pbf"));
-  if (g) {
-    r = router_by(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "monaco (reduced)");
-    check_routes(ctx, r, g, "monaco (reduced)", ORD_NS(4), ORD_NT(0));
-    wg_router_destroy(&r);
-    wg_graph_destroy(&g);
-  }
-  /* a 3 x 400 grid (long rows of degree <= 3) and a Kronecker graph
-   * without coordinates (many dead ends) */
-  wg_gen_opts go;
-  wg_gen_opts_defaults(&go);
-  wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 3, 400, &go), WG_OK);
-  r = router_by(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "grid 3x400 (reduced)");
-  check_routes(ctx, r, g, "grid 3x400 (reduced)", ORD_NS(3), ORD_NT(0));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
-  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 11, 2, &go), WG_OK);
-  r = router_by(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "kronecker 2^11 (reduced)");
-  check_routes(ctx, r, g, "kronecker 2^11 (reduced)", ORD_NS(3), ORD_NT(0));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
-  wg_ctx_destroy(&ctx);
-}
-
-static void lattice_routes(void **state) {
-  (void)state;
-  wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *g = road(ctx, ORD_SANITIZED ? 5000 : 20000, WG_ROAD_LATTICE);
-  wg_router_t *r = router_by(ctx, g, WG_ROUTE_ORDER_INERTIAL, 200, "lattice (inertial)");
-  check_routes(ctx, r, g, "lattice (inertial)", ORD_NS(3), ORD_NT(0));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
-  wg_ctx_destroy(&ctx);
 }
 
 static wg_graph_t *load_osm(wg_ctx_t *ctx, char *path) {
@@ -239,6 +195,44 @@ static wg_graph_t *load_osm(wg_ctx_t *ctx, char *path) {
   return st == WG_OK ? g : NULL;
 }
 
+static void regions_routes(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  routes_on(ctx, road(ctx, ORD_SANITIZED ? 6000 : 30000, WG_ROAD_REGIONS),
+            WG_ROUTE_ORDER_INERTIAL, 256, "regions (inertial)", ORD_NS(3), ORD_NT(0));
+  wg_ctx_destroy(&ctx);
+}
+
+static void reduced_routes(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  /* leaf 512: METIS's separators run on the reduced graph's parts too */
+  routes_on(ctx, road(ctx, ORD_SANITIZED ? 6000 : 30000, WG_ROAD_REGIONS),
+            WG_ROUTE_ORDER_REDUCED, 512, "regions (reduced)", ORD_NS(3), ORD_NT(0));
+  wg_graph_t *g = load_osm(ctx, wgt_repo("data/monaco.osm.pbf"));
+  if (g) routes_on(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "monaco (reduced)", ORD_NS(4), ORD_NT(0));
+  /* a 3 x 400 grid (long rows of degree <= 3) and a Kronecker graph
+   * without coordinates (many dead ends) */
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  g = NULL;
+  wgt_assert_status(ctx, wg_gen_grid(ctx, &g, 3, 400, &go), WG_OK);
+  routes_on(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "grid 3x400 (reduced)", ORD_NS(3), ORD_NT(0));
+  g = NULL;
+  wgt_assert_status(ctx, wg_gen_kronecker(ctx, &g, 11, 2, &go), WG_OK);
+  routes_on(ctx, g, WG_ROUTE_ORDER_REDUCED, 0, "kronecker 2^11 (reduced)", ORD_NS(3),
+            ORD_NT(0));
+  wg_ctx_destroy(&ctx);
+}
+
+static void lattice_routes(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = new_ctx();
+  routes_on(ctx, road(ctx, ORD_SANITIZED ? 5000 : 20000, WG_ROAD_LATTICE),
+            WG_ROUTE_ORDER_INERTIAL, 200, "lattice (inertial)", ORD_NS(3), ORD_NT(0));
+  wg_ctx_destroy(&ctx);
+}
+
 static void monaco_routes(void **state) {
   (void)state;
   wg_ctx_t *ctx = new_ctx();
@@ -247,10 +241,7 @@ static void monaco_routes(void **state) {
     wg_ctx_destroy(&ctx);
     skip();
   }
-  wg_router_t *r = router_by(ctx, g, WG_ROUTE_ORDER_INERTIAL, 128, "monaco (inertial)");
-  check_routes(ctx, r, g, "monaco (inertial)", ORD_NS(4), ORD_NT(0));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
+  routes_on(ctx, g, WG_ROUTE_ORDER_INERTIAL, 128, "monaco (inertial)", ORD_NS(4), ORD_NT(0));
   wg_ctx_destroy(&ctx);
 }
 
@@ -259,12 +250,8 @@ static void andorra_routes(void **state) {
   char *path = wgt_shared("osm-andorra.graphhopper.osm.pbf");
   if (!path) skip();
   wg_ctx_t *ctx = new_ctx();
-  wg_graph_t *g = load_osm(ctx, path);
-  assert_non_null(g);
-  wg_router_t *r = router_by(ctx, g, WG_ROUTE_ORDER_INERTIAL, 512, "andorra (inertial)");
-  check_routes(ctx, r, g, "andorra (inertial)", ORD_NS(3), ORD_NT(2000));
-  wg_router_destroy(&r);
-  wg_graph_destroy(&g);
+  routes_on(ctx, load_osm(ctx, path), WG_ROUTE_ORDER_INERTIAL, 512, "andorra (inertial)",
+            ORD_NS(3), ORD_NT(2000));
   wg_ctx_destroy(&ctx);
 }
 
