@@ -1214,14 +1214,38 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
     snprintf(why, why_cap, "route queries on the GPU: paths asked for without output pointers");
     return WG_EINVAL;
   }
-  for (uint32_t i = 0; i < nq; ++i) {
-    if (source[i] >= c->n) return bad_query(i, "source", source[i], c->n, why, why_cap);
-    if (target[i] >= c->n) return bad_query(i, "target", target[i], c->n, why, why_cap);
-    if (level[i] < -1 || level[i] >= c->num_levels)
+  {
+    /* the first bad query, found on the host workers for a large batch */
+    uint64_t first_bad[kHostWorkers];
+    for (int k = 0; k < kHostWorkers; ++k) first_bad[k] = nq;
+    par_ranges(nq, [&](uint64_t lo, uint64_t hi, int wk) {
+      for (uint64_t i = lo; i < hi; ++i)
+        if (source[i] >= c->n || target[i] >= c->n || level[i] < -1 ||
+            level[i] >= c->num_levels) {
+          first_bad[wk] = i;
+          break;
+        }
+    });
+    uint64_t bad = nq;
+    for (int k = 0; k < kHostWorkers; ++k) bad = first_bad[k] < bad ? first_bad[k] : bad;
+    if (bad < nq) {
+      const uint32_t i = (uint32_t)bad;
+      if (source[i] >= c->n) return bad_query(i, "source", source[i], c->n, why, why_cap);
+      if (target[i] >= c->n) return bad_query(i, "target", target[i], c->n, why, why_cap);
       return bad_query(i, "level", (uint32_t)level[i], (uint32_t)c->num_levels, why, why_cap);
+    }
   }
   if (want_path) {
-    pf = (uint64_t *)malloc(((size_t)nq + 1) * sizeof *pf);
+    /* the caller's offsets: huge pages when large (its first touch below) */
+    const size_t bytes = ((size_t)nq + 1) * sizeof *pf;
+    if (bytes >= (4u << 20)) {
+      void *p = nullptr;
+      if (posix_memalign(&p, 2u << 20, bytes) != 0) p = nullptr;
+      pf = (uint64_t *)p;
+      if (pf) advise_huge(pf, bytes);
+    } else {
+      pf = (uint64_t *)malloc(bytes);
+    }
     if (!pf) return WG_ENOMEM;
     pf[0] = 0;
   }
@@ -1279,9 +1303,11 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       }
       const uint32_t qc = q1 - q0;
       uint32_t *h32 = (uint32_t *)w->h_in;
-      memcpy(h32, source + q0, (size_t)qc * 4);
-      memcpy(h32 + qc, target + q0, (size_t)qc * 4);
-      memcpy(h32 + 2 * (size_t)qc, level + q0, (size_t)qc * 4);
+      par_ranges(qc, [&](uint64_t lo, uint64_t hi, int) {
+        memcpy(h32 + lo, source + q0 + lo, (size_t)(hi - lo) * 4);
+        memcpy(h32 + qc + lo, target + q0 + lo, (size_t)(hi - lo) * 4);
+        memcpy(h32 + 2 * (size_t)qc + lo, level + q0 + lo, (size_t)(hi - lo) * 4);
+      });
       const size_t off_in = align8((size_t)qc * 12);
       if (want_path && qc < qmax) /* the slots sit after this chunk's ids */
         memmove(w->h_in + off_in, h_chain_off, (size_t)qc * 8);
@@ -1342,7 +1368,9 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       WG_CK(cudaMemcpyAsync((int *)level + q0, d_level, (size_t)qc * sizeof(int),
                             cudaMemcpyDeviceToHost, w->stream));
     WG_CK(cudaStreamSynchronize(w->stream));
-    memcpy(dist + q0, w->h_out, (size_t)qc * 8);
+    par_ranges(qc, [&](uint64_t lo, uint64_t hi, int) {
+      memcpy(dist + q0 + lo, w->h_out + lo, (size_t)(hi - lo) * 8);
+    });
     lap(1);
     if (want_path) {
       const ull *h_count = w->h_out + qc;
