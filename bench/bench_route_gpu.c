@@ -9,7 +9,9 @@
  *     every weight;
  *   - exact queries, N random pairs (WG_BENCH_ROUTE_N, default 1000000):
  *     distance only and with full node paths, median of 5 batches, as
- *     queries/s (the batch's wall time, transfers included);
+ *     queries/s (the batch's wall time, transfers included); then the
+ *     device batch (ids in device memory, answers left there: the traffic
+ *     simulator's call), checked against the host batch;
  *   - latency: batches of 1, 16 and 64 random pairs (distances, exact
  *     paths, level-1 shortcut paths), median and p99 microseconds per
  *     batch (WG_BENCH_ROUTE_LATENCY_REPS batches each, default 300), for
@@ -61,6 +63,7 @@ static void random_queries(wg_route_query *q, size_t n, uint32_t nv, int level, 
 }
 
 static uint64_t g_last_path_total; /* path vertices of the last timed batch */
+static uint64_t g_mismatch; /* wrong answers seen (exit status 1) */
 
 /* Median seconds of `reps` batches of q. */
 static double time_batch(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q, size_t n,
@@ -93,12 +96,87 @@ static void print_phases(const char *name, const char *what, const wg_router_t *
          ph[4] * 1e3, ph[5] * 1e3, (wall - ph[5]) * 1e3);
 }
 
+/* The device batch (route_internal.h, wg__router_query_device: ids in
+ * device memory, exact full paths left there, as the traffic simulator's
+ * re-routing round asks): median of 5 calls with the ids uploaded once,
+ * then its answers copied back and compared with a host batch of the same
+ * pairs, element by element (distances, offsets, path vertices); a
+ * mismatch counts in g_mismatch. */
+static void device_batch_bench(wg_ctx_t *ctx, wg_router_t *r, const char *name,
+                               const wg_route_query *q, size_t n, double t_host_paths) {
+  char why[256] = "";
+  uint32_t *s = malloc(n * 4), *t = malloc(n * 4);
+  void *d_s = NULL, *d_t = NULL;
+  if (!s || !t || wg__cuda_front_alloc(r->device, n * 4, &d_s, why, sizeof why) != WG_OK ||
+      wg__cuda_front_alloc(r->device, n * 4, &d_t, why, sizeof why) != WG_OK) {
+    printf("%s: device batch: no memory (%s)\n", name, why);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) s[i] = q[i].source, t[i] = q[i].target;
+  if (wg__cuda_front_copy(d_s, s, n * 4, NULL, why, sizeof why) != WG_OK ||
+      wg__cuda_front_copy(d_t, t, n * 4, NULL, why, sizeof why) != WG_OK) {
+    printf("%s: device batch: upload: %s\n", name, why);
+    goto out;
+  }
+  double tt[5];
+  wg__device_paths dp;
+  for (int k = 0; k < 5; k++) {
+    const double t0 = wg__now();
+    if (wg__router_query_device(ctx, r, d_s, d_t, n, &dp) != WG_OK) {
+      printf("%s: device batch: %s\n", name, wg_ctx_last_error(ctx));
+      g_mismatch++;
+      goto out;
+    }
+    tt[k] = wg__now() - t0;
+  }
+  const double td = bench_median(tt, 5);
+  /* check against the host batch */
+  wg_route_batch b = {0};
+  uint64_t *dist = malloc(n * 8), *first = malloc((n + 1) * 8);
+  uint32_t *path = malloc((dp.path_total ? dp.path_total : 1) * 4);
+  uint64_t bad = 0;
+  if (!dist || !first || !path || wg_router_query(ctx, r, q, n, WG_ROUTE_PATH, &b) != WG_OK ||
+      wg__cuda_front_copy(dist, dp.dist, n * 8, NULL, why, sizeof why) != WG_OK ||
+      wg__cuda_front_copy(first, dp.first, (n + 1) * 8, NULL, why, sizeof why) != WG_OK ||
+      wg__cuda_front_copy(path, dp.path, dp.path_total * 4, NULL, why, sizeof why) != WG_OK) {
+    printf("%s: device batch: the check could not run (%s %s)\n", name, why,
+           wg_ctx_last_error(ctx));
+    bad = 1;
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      const wg_route_result *a = &b.results[i];
+      const uint64_t len = first[i + 1] - first[i];
+      if (dist[i] != a->distance || len != a->path_len ||
+          (len && memcmp(path + first[i], b.path + a->path_first, len * 4) != 0)) {
+        if (bad++ < 5)
+          printf("%s: device batch query %zu: %llu (%llu vertices), host %llu (%u)\n", name, i,
+                 (unsigned long long)dist[i], (unsigned long long)len,
+                 (unsigned long long)a->distance, a->path_len);
+      }
+    }
+  }
+  g_mismatch += bad;
+  printf("%s: device batch (ids and answers on the device), %zu pairs, exact paths: %.1f ms, "
+         "%.3f M queries/s (host batch with paths %.3f M/s); %llu path vertices; %llu differ "
+         "from the host batch\n",
+         name, n, td * 1e3, n / td / 1e6, n / t_host_paths / 1e6,
+         (unsigned long long)dp.path_total, (unsigned long long)bad);
+  wg_route_batch_free(&b);
+  free(dist);
+  free(first);
+  free(path);
+out:
+  free(s);
+  free(t);
+  if (d_s) wg__cuda_front_free(d_s);
+  if (d_t) wg__cuda_front_free(d_t);
+}
+
 static int cmp_d(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-static uint64_t g_mismatch; /* wrong answers seen (exit status 1) */
 static int g_latency_only; /* argument "latency": only the latency section */
 static int g_coarse_only;  /* argument "coarse": only bench_coarse */
 
@@ -427,6 +505,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *name, wg_graph_t *g) {
   printf("%s: exact, %zu pairs: distance %.3f M queries/s, paths %.3f M queries/s (%.1f "
          "vertices a path)\n",
          name, N, N / td / 1e6, N / tp / 1e6, (double)g_last_path_total / (double)N);
+  device_batch_bench(ctx, r, name, q, N, tp);
 
   const double vert_exact = (double)g_last_path_total / (double)N;
 

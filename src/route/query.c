@@ -47,10 +47,12 @@
  * in the bucket of every rank x it reached; each source's forward search
  * then scans the buckets on its tree path.
  */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "route/route_internal.h"
 
@@ -422,7 +424,23 @@ reset:
 
 static wg_status check_queries(wg_ctx_t *ctx, const wg_router_t *r,
                                const wg_route_query *q, size_t n) {
-  for (size_t i = 0; i < n; i++) {
+  /* a large batch is scanned on the context's threads for its first bad
+   * query (a million queries: milliseconds on one thread), which the loop
+   * below then names */
+  size_t first = 0;
+  if (n >= 65536) {
+    size_t bad = n;
+    const uint32_t nv = r->h.n;
+    const int levels = r->num_levels;
+#pragma omp parallel for num_threads(wg__threads(ctx)) schedule(static) reduction(min : bad)
+    for (size_t i = 0; i < n; i++)
+      if (q[i].source >= nv || q[i].target >= nv ||
+          (q[i].level != WG_ROUTE_LEVEL_AUTO && (q[i].level < 0 || q[i].level >= levels)))
+        bad = i < bad ? i : bad;
+    if (bad == n) return WG_OK;
+    first = bad;
+  }
+  for (size_t i = first; i < n; i++) {
     if (q[i].source >= r->h.n || q[i].target >= r->h.n)
       return wg__error(ctx, WG_EINVAL,
                        "route query %zu: %s %u is out of range (the graph has %u vertices)",
@@ -457,6 +475,8 @@ static wg_status fall_back_cuda(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *s
                                 const uint32_t *dst, int *lvl, size_t n, uint64_t *dist,
                                 uint64_t **first, uint32_t **path) {
   size_t nf = 0;
+#pragma omp parallel for num_threads(wg__threads(ctx)) schedule(static) reduction(+ : nf) \
+    if (n >= 65536)
   for (size_t i = 0; i < n; i++) nf += dist[i] == INF && lvl[i] != 0;
   if (nf == 0) return WG_OK;
   wg_status st = WG_OK;
@@ -563,9 +583,103 @@ static wg_status transit_to_device(wg_ctx_t *ctx, wg_router_t *r, const wg_route
   return WG_OK;
 }
 
+/* Host memory for a large array of a CUDA batch: 2 MB aligned and advised
+ * to use huge pages, so that its first touch faults once per 2 MB instead
+ * of once per 4 KB (a million results are 40 MB: 10,000 faults, most of
+ * the host's time around the GPU search). Freed with free(); below 4 MB,
+ * wg__alloc. Contents undefined. */
+#define BIG_PAGE ((size_t)2 << 20)
+static wg_status alloc_big(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
+                           const char *what) {
+  if (size && count > SIZE_MAX / size)
+    return wg__error(ctx, WG_EOVERFLOW, "%s: %llu elements of %llu bytes overflow", what,
+                     (unsigned long long)count, (unsigned long long)size);
+  const size_t bytes = (size_t)(count * size);
+  if (bytes < 2 * BIG_PAGE) return wg__alloc(ctx, ptr, count, size, what);
+  wg_status st = wg__mem_need(ctx, bytes, what);
+  if (st != WG_OK) return st;
+  void *p = NULL;
+  if (posix_memalign(&p, BIG_PAGE, bytes) != 0 || !p)
+    return wg__error(ctx, WG_ENOMEM, "%s: out of memory for %llu bytes", what,
+                     (unsigned long long)bytes);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, bytes & ~(BIG_PAGE - 1), MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+  *(void **)ptr = p;
+  return WG_OK;
+}
+
+static void cq_free(wg__cuda_qscratch *s) {
+  if (!s) return;
+  free(s->src);
+  free(s->dst);
+  free(s->lvl);
+  free(s->answered);
+  free(s->dist);
+  free(s->exact);
+  free(s);
+}
+
+void wg__route_cq_free_all(wg_router_t *r) {
+  while (r->cq_pool) {
+    wg__cuda_qscratch *s = r->cq_pool;
+    r->cq_pool = s->next;
+    cq_free(s);
+  }
+}
+
+/* A scratch of at least n queries from the router's pool (the first that
+ * holds n, else one grown), or a new one. */
+static wg_status cq_get(wg_ctx_t *ctx, wg_router_t *r, size_t n, wg__cuda_qscratch **out) {
+  wg__cuda_qscratch *s = NULL, **pp;
+  pthread_mutex_lock(&r->lock);
+  for (pp = &r->cq_pool; *pp && (*pp)->cap < n; pp = &(*pp)->next) {
+  }
+  if (!*pp) pp = &r->cq_pool;
+  if (*pp) {
+    s = *pp;
+    *pp = s->next;
+    s->next = NULL;
+  }
+  pthread_mutex_unlock(&r->lock);
+  if (!s && !(s = calloc(1, sizeof *s)))
+    return wg__error(ctx, WG_ENOMEM, "route batch: out of memory for its scratch");
+  if (s->cap < n) {
+    free(s->src), free(s->dst), free(s->lvl), free(s->answered), free(s->dist), free(s->exact);
+    memset(s, 0, sizeof *s);
+    wg_status st;
+    if ((st = alloc_big(ctx, &s->src, n, sizeof *s->src, "route batch")) ||
+        (st = alloc_big(ctx, &s->dst, n, sizeof *s->dst, "route batch")) ||
+        (st = alloc_big(ctx, &s->lvl, n, sizeof *s->lvl, "route batch")) ||
+        (st = alloc_big(ctx, &s->answered, n, sizeof *s->answered, "route batch")) ||
+        (st = alloc_big(ctx, &s->dist, n, sizeof *s->dist, "route batch")) ||
+        (st = alloc_big(ctx, &s->exact, n, sizeof *s->exact, "route batch"))) {
+      cq_free(s);
+      return st;
+    }
+    s->cap = n;
+  }
+  *out = s;
+  return WG_OK;
+}
+
+/* Back to the pool, or freed when larger than WG__CUDA_SCRATCH_KEEP. */
+static void cq_put(wg_router_t *r, wg__cuda_qscratch *s) {
+  if (!s) return;
+  if (s->cap > WG__CUDA_SCRATCH_KEEP) {
+    cq_free(s);
+    return;
+  }
+  pthread_mutex_lock(&r->lock);
+  s->next = r->cq_pool;
+  r->cq_pool = s;
+  pthread_mutex_unlock(&r->lock);
+}
+
 static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query *q,
                             size_t n, unsigned flags, wg_route_batch *out) {
   wg_status st = WG_OK;
+  wg__cuda_qscratch *cs = NULL;
   uint32_t *src = NULL, *dst = NULL;
   int *lvl = NULL, *answered = NULL;
   uint64_t *dist = NULL, *exact = NULL, *first = NULL;
@@ -574,13 +688,16 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   if (n > UINT32_MAX)
     return wg__error(ctx, WG_EINVAL, "router: a CUDA batch holds at most %u queries",
                      UINT32_MAX);
-  if ((st = wg__alloc(ctx, &src, n, sizeof *src, "route batch")) ||
-      (st = wg__alloc(ctx, &dst, n, sizeof *dst, "route batch")) ||
-      (st = wg__alloc(ctx, &lvl, n, sizeof *lvl, "route batch")) ||
-      (st = wg__alloc(ctx, &answered, n, sizeof *answered, "route batch")) ||
-      (st = wg__alloc(ctx, &dist, n, sizeof *dist, "route batch")) ||
-      (st = wg__calloc(ctx, &out->results, n, sizeof *out->results, "route results")))
+  /* the ids, levels and distances in the router's kept scratch; the
+   * results (the caller's) in huge pages, every field written below */
+  if ((st = cq_get(ctx, r, n, &cs)) ||
+      (st = alloc_big(ctx, &out->results, n, sizeof *out->results, "route results")))
     goto done;
+  src = cs->src;
+  dst = cs->dst;
+  lvl = cs->lvl;
+  answered = cs->answered;
+  dist = cs->dist;
   /* the host loops run on the context's threads: on a million queries
    * their first touches of fresh pages (results above all) cost tens of
    * milliseconds on one thread, next to a GPU batch of about 100 ms; a
@@ -609,7 +726,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
    * is never reported unreachable; the answer is then level 0's. */
   if ((st = fall_back_cuda(ctx, r, src, dst, lvl, n, dist, &first, &path))) goto done;
   if (flags & WG_ROUTE_MEASURE_QUALITY) {
-    if ((st = wg__alloc(ctx, &exact, n, sizeof *exact, "route batch"))) goto done;
+    exact = cs->exact;
     for (size_t i = 0; i < n; i++) answered[i] = lvl[i];
     for (size_t i = 0; i < n; i++) lvl[i] = 0;
     st = wg__cuda_cch_query(r->cuda, src, dst, lvl, (uint32_t)n, 0, exact, NULL, NULL, why,
@@ -627,11 +744,10 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     res->quality = res->level == 0 && dist[i] != INF ? 1.0
                    : exact                          ? quality_of(exact[i], dist[i])
                                                     : NAN;
-    if (first) {
-      res->path_first = first[i];
-      res->path_len = (uint32_t)(first[i + 1] - first[i]);
-      res->shortcuts = path_mode == WG__CCH_PATH_SHORTCUTS && res->level >= 1 && res->path_len;
-    }
+    res->path_first = first ? first[i] : 0;
+    res->path_len = first ? (uint32_t)(first[i + 1] - first[i]) : 0;
+    res->shortcuts = first && path_mode == WG__CCH_PATH_SHORTCUTS && res->level >= 1 &&
+                     res->path_len;
   }
   out->count = n;
   out->metric = r->metric_version;
@@ -641,16 +757,30 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
     path = NULL;
   }
 done:
-  free(src);
-  free(dst);
-  free(lvl);
-  free(answered);
-  free(dist);
-  free(exact);
+  cq_put(r, cs);
   free(first);
   free(path);
   if (st != WG_OK) wg_route_batch_free(out);
   return st;
+}
+
+wg_status wg__router_query_device(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *d_sources,
+                                  const uint32_t *d_targets, size_t n, wg__device_paths *out) {
+  if (!out) return wg__error(ctx, WG_EINVAL, "wg__router_query_device: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg__router_query_device: not a router");
+  if (r->backend != WG_ROUTE_BACKEND_CUDA || !r->cuda)
+    return wg__error(ctx, WG_ENOTSUP,
+                     "router: a device batch needs the CUDA backend (this router runs on "
+                     "the CPU)");
+  if (n && (!d_sources || !d_targets))
+    return wg__error(ctx, WG_EINVAL, "wg__router_query_device: sources or targets NULL");
+  char why[256] = "";
+  const wg_status st =
+      wg__cuda_cch_query_device(r->cuda, d_sources, d_targets, (uint64_t)n, out, why, sizeof why);
+  if (st != WG_OK) return wg__error(ctx, st, "router (cuda, device batch): %s", why);
+  return WG_OK;
 }
 
 typedef struct thread_paths {

@@ -102,6 +102,20 @@ typedef struct wg__snap_index {
   uint8_t *axis;    /* split axis per entry */
 } wg__snap_index;
 
+/* The CUDA backend's host arrays of a batch (query.c, query_cuda): ids,
+ * levels and distances handed to the gateway, kept in a pool on the router
+ * (under its lock) so that a large batch does not fault in fresh pages
+ * every time; a scratch above WG__CUDA_SCRATCH_KEEP queries is freed after
+ * its batch instead. */
+#define WG__CUDA_SCRATCH_KEEP (1u << 22)
+typedef struct wg__cuda_qscratch {
+  uint32_t *src, *dst;
+  int *lvl, *answered;
+  uint64_t *dist, *exact;
+  size_t cap;
+  struct wg__cuda_qscratch *next;
+} wg__cuda_qscratch;
+
 struct wg_router {
   uint32_t magic;
   const wg_graph_t *g;
@@ -128,6 +142,7 @@ struct wg_router {
   int transit_level;        /* the level it answers, -1: none */
   uint32_t transit_T, transit_K; /* requested sizes, 0: defaults */
   uint64_t transit_dev;     /* CUDA: metric_version + 1 of the device copy, 0: none */
+  wg__cuda_qscratch *cq_pool; /* CUDA batches' host arrays (under lock) */
 };
 
 /* ---- cch.c ---------------------------------------------------------------- */
@@ -172,6 +187,8 @@ wg_status wg__route_scratch_get(wg_ctx_t *ctx, wg_router_t *r,
                                 wg__route_scratch **out);
 void wg__route_scratch_put(wg_router_t *r, wg__route_scratch *s);
 void wg__route_scratch_free_all(wg_router_t *r);
+/* Frees the CUDA batches' host scratch pool (router destroy). */
+void wg__route_cq_free_all(wg_router_t *r);
 
 /* One query by rank with a row budget; *dist gets the length or
  * UINT64_MAX. With steps != NULL, the path's vertices (internal ids,
@@ -193,6 +210,24 @@ wg_status wg__router_host_metric(wg_ctx_t *ctx, wg_router_t *r);
  * UINT32_MAX; n in [2, WG__ROUTE_LEVELS]. */
 wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
                                 const uint32_t *budgets, int n);
+
+/* The device batch (the traffic simulator's re-routing round): exact
+ * (level 0) full paths for n queries whose sources and targets (internal
+ * vertex ids, as wg_route_query's) are already in device memory on the
+ * router's device (r->device), written and synchronised by the
+ * caller. On WG_OK *out holds the answers in device memory (extra.h,
+ * wg__device_paths: per query the distance, WG_ROUTE_INF when unreachable;
+ * the n + 1 path offsets; the paths' vertex ids) and out->path_total on
+ * the host; the device work is finished. The arrays are OWNED BY THE
+ * ROUTER: reused (overwritten) by its next device batch, freed by
+ * wg_router_destroy; copy out what must outlive that. A batch larger than
+ * the device's free memory allows is answered in chunks (only the answers
+ * must fit). Errors: WG_ENOTSUP on a CPU router, WG_EINVAL naming the first
+ * query with an id out of range, WG_ENOMEM when the answers do not fit the
+ * device. Thread-safe as wg_router_query (one device call at a time).
+ * (query.c) */
+wg_status wg__router_query_device(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *d_sources,
+                                  const uint32_t *d_targets, size_t n, wg__device_paths *out);
 
 /* ---- transit.c ------------------------------------------------------------------ */
 

@@ -209,6 +209,7 @@ void wg_router_destroy(wg_router_t **rp) {
     wg__free(&r->bwd);
     wg__cch_pruned_free(&r->pr);
     wg__route_scratch_free_all(r);
+    wg__route_cq_free_all(r);
     wg__snap_free(&r->snap);
     pthread_mutex_destroy(&r->lock);
     wg__route_transit_free(r->transit);
