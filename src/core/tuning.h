@@ -42,7 +42,7 @@ extern "C" {
   X(MEMORY_LIMIT_MB, INT, 0, 1, INT64_C(1) << 40, "", "docs/core.md",                           \
     "cap in MiB on any one allocation sized by input; 0: 90% of RAM "                           \
     "(wg_ctx_set_memory_limit sets it in bytes)",                                               \
-    "option: a user's guard against lying headers; wattgraph --memory-limit MB sets it, "       \
+    "option: a user's guard against lying headers; each command's --memory-limit MB sets it, "  \
     "the variable is the fallback")                                                             \
   X(FIT_TIES, TIES, 4, 0, 1024, "split|keep|short|shortK", "docs/control.md",                   \
     "self-tuning's frontier fit: what to do with the vertices at its cut distance "             \

@@ -21,7 +21,7 @@ int cmd_gen(int argc, char **argv) {
        1, 1024, NULL},
       {"rows", 0, OPT_U32, &rows, "R", "grid: rows", "1000", 1, 4294967294.0, NULL},
       {"cols", 0, OPT_U32, &cols, "C", "grid: columns", "1000", 1, 4294967294.0, NULL},
-      {"vertices", 'n', OPT_U32, &vertices, "N", "road: about N vertices",
+      {"vertices", 'n', OPT_U32, &vertices, "N", "road: N vertices",
        "1000000", 1, 4294967294.0, NULL},
       {"model", 0, OPT_STRING, &model, "M",
        "road: lattice (grid-like) or regions (nested regions joined by few roads, "
@@ -39,7 +39,7 @@ int cmd_gen(int argc, char **argv) {
       "gen", "kron|grid|road [N] -o FILE [options]", "Generate a synthetic graph.",
       "kron  Graph500 Kronecker (R-MAT a=0.57 b=0.19 c=0.19), undirected, as "
       "GAP uses\ngrid  rows x cols 4-neighbour lattice, undirected\nroad  "
-      "road-like planar graph with coordinates, degree 2 to 4, connected\n"
+      "road-like planar graph with coordinates, degree 1 to 4, connected\n"
       "      --model regions: nested regions joined by few faster roads, degree 1 to 7,\n"
       "      close to planar, road classes; `gen road N` is `gen road -n N`",
       opts, 1, 2};
