@@ -438,3 +438,13 @@ wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char 
   (void)c, (void)t;
   return absent(why, why_cap);
 }
+
+wg_status wg__cuda_cch_query_device(wg__cuda_cch *c, const uint32_t *d_source,
+                                    const uint32_t *d_target, uint64_t n,
+                                    wg__device_paths *out, char *why, size_t why_cap) {
+  (void)c, (void)d_source, (void)d_target, (void)n;
+  if (out) *out = (wg__device_paths){0};
+  return absent(why, why_cap);
+}
+
+void wg__cuda_cch_set_device_chunk(uint32_t max_queries) { (void)max_queries; }

@@ -653,6 +653,25 @@ done:
   return st;
 }
 
+wg_status wg__router_query_device(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *d_sources,
+                                  const uint32_t *d_targets, size_t n, wg__device_paths *out) {
+  if (!out) return wg__error(ctx, WG_EINVAL, "wg__router_query_device: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg__router_query_device: not a router");
+  if (r->backend != WG_ROUTE_BACKEND_CUDA || !r->cuda)
+    return wg__error(ctx, WG_ENOTSUP,
+                     "router: a device batch needs the CUDA backend (this router runs on "
+                     "the CPU)");
+  if (n && (!d_sources || !d_targets))
+    return wg__error(ctx, WG_EINVAL, "wg__router_query_device: sources or targets NULL");
+  char why[256] = "";
+  const wg_status st =
+      wg__cuda_cch_query_device(r->cuda, d_sources, d_targets, (uint64_t)n, out, why, sizeof why);
+  if (st != WG_OK) return wg__error(ctx, st, "router (cuda, device batch): %s", why);
+  return WG_OK;
+}
+
 typedef struct thread_paths {
   uint32_t *v;
   uint64_t len, cap;

@@ -194,6 +194,24 @@ wg_status wg__router_host_metric(wg_ctx_t *ctx, wg_router_t *r);
 wg_status wg__router_set_levels(wg_ctx_t *ctx, wg_router_t *r,
                                 const uint32_t *budgets, int n);
 
+/* The device batch (the traffic simulator's re-routing round): exact
+ * (level 0) full paths for n queries whose sources and targets (internal
+ * vertex ids, as wg_route_query's) are already in device memory on the
+ * router's device (r->device), written and synchronised by the
+ * caller. On WG_OK *out holds the answers in device memory (extra.h,
+ * wg__device_paths: per query the distance, WG_ROUTE_INF when unreachable;
+ * the n + 1 path offsets; the paths' vertex ids) and out->path_total on
+ * the host; the device work is finished. The arrays are OWNED BY THE
+ * ROUTER: reused (overwritten) by its next device batch, freed by
+ * wg_router_destroy; copy out what must outlive that. A batch larger than
+ * the device's free memory allows is answered in chunks (only the answers
+ * must fit). Errors: WG_ENOTSUP on a CPU router, WG_EINVAL naming the first
+ * query with an id out of range, WG_ENOMEM when the answers do not fit the
+ * device. Thread-safe as wg_router_query (one device call at a time).
+ * (query.c) */
+wg_status wg__router_query_device(wg_ctx_t *ctx, wg_router_t *r, const uint32_t *d_sources,
+                                  const uint32_t *d_targets, size_t n, wg__device_paths *out);
+
 /* ---- transit.c ------------------------------------------------------------------ */
 
 /* The transit level (docs/route.md, "Levels"): the top T ranks of the

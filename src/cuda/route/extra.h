@@ -84,6 +84,41 @@ void wg__cuda_cch_tri_stats(const wg__cuda_cch *c, uint64_t *listed, uint64_t *t
 wg_status wg__cuda_cch_transit(wg__cuda_cch *c, const wg__cuda_transit *t, char *why,
                                size_t why_cap);
 
+/* A device batch's answers (wg__cuda_cch_query_device, and the router's
+ * wg__router_query_device in src/route/route_internal.h): exact full paths
+ * left in device memory on the router's device. The three arrays belong to
+ * the router's query workspace: grown on demand, reused by the next device
+ * batch of the same router (which overwrites them) and freed with the
+ * router; the caller never frees them and copies out what it keeps before
+ * its next device batch. */
+typedef struct wg__device_paths {
+  size_t count;           /* queries answered */
+  const uint64_t *dist;   /* device, count: the length, WG_ROUTE_INF (UINT64_MAX)
+                           * when unreachable */
+  const uint64_t *first;  /* device, count + 1: exclusive sum of the path
+                           * lengths; query i's path is path[first[i] .. first[i + 1]) */
+  const uint32_t *path;   /* device, path_total internal vertex ids, each path
+                           * source..target (1 vertex when s = t, none when
+                           * unreachable) */
+  uint64_t path_total;    /* host: first[count] */
+} wg__device_paths;
+
+/* Exact (level 0) full paths for n queries whose sources and targets
+ * (internal vertex ids) are in device memory on the router's device,
+ * written by the caller before the call (synchronised). On return every
+ * answer is in *out (device memory, see wg__device_paths) and the device
+ * work is finished. A batch larger than the device's free memory allows is
+ * answered in chunks; only the answers themselves (16 bytes per query, 4
+ * per path vertex) must fit beside the graph. An id out of range
+ * fails with WG_EINVAL naming the first such query. Defined in query.cu. */
+wg_status wg__cuda_cch_query_device(wg__cuda_cch *c, const uint32_t *d_source,
+                                    const uint32_t *d_target, uint64_t n,
+                                    wg__device_paths *out, char *why, size_t why_cap);
+/* Test hook: the next device batches of the process answer at most
+ * max_queries queries a chunk (0: the default, 2^22 or what the memory
+ * budget allows), to exercise the split on small graphs. */
+void wg__cuda_cch_set_device_chunk(uint32_t max_queries);
+
 #ifdef __cplusplus
 }
 #endif

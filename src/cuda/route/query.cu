@@ -73,6 +73,7 @@
  * paths into pieces that fit, so a batch larger than the device is split,
  * not failed.
  */
+#include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -120,6 +122,18 @@ struct wg__cch_qws {
   ull *tr_table;
   uint32_t *tr_meet, *tr_aoff, *tr_fpred, *tr_bpred;
   size_t tr_bytes;
+  /* the device batch (wg__cuda_cch_query_device): its answers (x_dist,
+   * x_first, x_path, handed out in wg__device_paths) and a chunk's
+   * levels (zeros), path counts, chain sizes and offsets, scan scratch */
+  ull *x_dist;          size_t x_dist_cap;
+  ull *x_first;         size_t x_first_cap;
+  uint32_t *x_path;     size_t x_path_cap;
+  int *x_level;         size_t x_level_cap;
+  ull *x_count;         size_t x_count_cap;
+  ull *x_csize;         size_t x_csize_cap;
+  ull *x_coff;          size_t x_coff_cap;
+  ull *x_scan;          size_t x_scan_cap;
+  void *x_tmp;          size_t x_tmp_cap;
 };
 
 namespace {
@@ -1113,6 +1127,44 @@ bool plan_fits(const wg__cuda_cch *c, const wg__cch_qws *w, const Plan &p, int w
   return ok;
 }
 
+/* The search launch of a chunk of qc queries (A filled in): a block per
+ * query for the smallest batches, a warp per query with shared-memory
+ * scratch for small ones, else the persistent grid of `warps` warps. */
+wg_status launch_search(wg__cuda_cch *c, wg__cch_qws *w, const SearchArgs &A, uint32_t qc,
+                        uint64_t warps, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint32_t D = A.D;
+  (void)c;
+  uint64_t wq = warps < qc ? warps : qc;
+  const size_t bsm = block_smem_bytes(D);
+  if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
+    /* a block per query (the latency path) */
+    if (!w->block_ready) {
+      WG_CK(cudaFuncSetAttribute(search_block_kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bsm));
+      w->block_ready = 1;
+    }
+    search_block_kernel<<<qc, kBlockThreads, bsm, w->stream>>>(A, w->d_jump);
+  } else if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
+    /* small batch: a warp per query, its scratch in shared memory */
+    const uint32_t wpb = qc < (uint32_t)kWarpsPerBlock ? qc : (uint32_t)kWarpsPerBlock;
+    const size_t sm = (size_t)wpb * D * 32;
+    if (!w->smem_ready) {
+      WG_CK(cudaFuncSetAttribute(search_kernel<true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)kSmemBytes));
+      w->smem_ready = 1;
+    }
+    search_kernel<true><<<(qc + wpb - 1) / wpb, wpb * 32, sm, w->stream>>>(A);
+  } else {
+    const unsigned blocks = (unsigned)((wq + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    search_kernel<false><<<blocks, kWarpsPerBlock * 32, 0, w->stream>>>(A);
+  }
+  WG_CK(cudaGetLastError());
+done:
+  return st;
+}
+
 } // namespace
 
 void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
@@ -1120,7 +1172,9 @@ void wg__cuda_cch_qws_free(wg__cuda_cch *c) {
   if (!w) return;
   void *dev[] = {w->d_in, w->d_out, w->d_off, w->d_chain, w->d_chain_len, w->d_scratch,
                  w->d_stack, w->d_path, w->d_jump, w->d_bstack, w->tr_sub, w->tr_fw,
-                 w->tr_bw, w->tr_table, w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred};
+                 w->tr_bw, w->tr_table, w->tr_meet, w->tr_aoff, w->tr_fpred, w->tr_bpred,
+                 w->x_dist, w->x_first, w->x_path, w->x_level, w->x_count, w->x_csize,
+                 w->x_coff, w->x_scan, w->x_tmp};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) cudaFree(dev[i]);
   void *host[] = {w->h_in, w->h_out, w->h_off, w->h_path, w->h_flag};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; ++i) cudaFreeHost(host[i]);
@@ -1279,32 +1333,7 @@ wg_status wg__cuda_cch_query(wg__cuda_cch *c, const uint32_t *source, const uint
       A.tr.T = w->tr_T;
       A.tr.K = w->tr_K;
       A.tr.level = w->tr_level;
-      uint64_t wq = P.warps < qc ? P.warps : qc;
-      const size_t bsm = block_smem_bytes(D);
-      if (qc <= kBlockQueries && D <= 64 * kJump && bsm <= kSmemBytes) {
-        /* a block per query (the latency path) */
-        if (!w->block_ready) {
-          WG_CK(cudaFuncSetAttribute(search_block_kernel,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bsm));
-          w->block_ready = 1;
-        }
-        search_block_kernel<<<qc, kBlockThreads, bsm, w->stream>>>(A, w->d_jump);
-      } else if (qc <= kSmemQueries && (size_t)D * 32 * kWarpsPerBlock <= kSmemBytes) {
-        /* small batch: a warp per query, its scratch in shared memory */
-        const uint32_t wpb = qc < (uint32_t)kWarpsPerBlock ? qc : (uint32_t)kWarpsPerBlock;
-        const size_t sm = (size_t)wpb * D * 32;
-        if (!w->smem_ready) {
-          WG_CK(cudaFuncSetAttribute(search_kernel<true>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)kSmemBytes));
-          w->smem_ready = 1;
-        }
-        search_kernel<true><<<(qc + wpb - 1) / wpb, wpb * 32, sm, w->stream>>>(A);
-      } else {
-        const unsigned blocks = (unsigned)((wq + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        search_kernel<false><<<blocks, kWarpsPerBlock * 32, 0, w->stream>>>(A);
-      }
-      WG_CK(cudaGetLastError());
+      if ((st = launch_search(c, w, A, qc, P.warps, why, why_cap)) != WG_OK) goto done;
     }
     /* distances (and counts, right after them) in one copy */
     WG_CK(cudaMemcpyAsync(w->h_out, d_dist, (size_t)qc * (want_path ? 16 : 8),
@@ -1449,6 +1478,275 @@ done:
   free(pv);
   return st;
 }
+
+/* ---- the device batch (extra.h, wg__cuda_cch_query_device) ----------------
+ * Exact full paths with the ids and the answers in device memory, for the
+ * traffic simulator's re-routing round: per chunk, the chain slots are
+ * sized on the device (depth(s) + depth(t)) and summed by a device scan,
+ * the search writes the distances straight into the answer array, the
+ * path counts are summed by a second scan into the answer offsets (plus
+ * the paths of earlier chunks), and the unpack kernel writes the paths
+ * into the answer path array. The host reads 8 bytes a scan (the chain
+ * and path totals, to size buffers) and the flags word a chunk. */
+namespace {
+
+std::atomic<uint32_t> g_x_chunk{0}; /* wg__cuda_cch_set_device_chunk */
+
+__global__ void xcheck_kernel(const uint32_t *__restrict__ s, const uint32_t *__restrict__ t,
+                              uint64_t n, uint32_t nv, ull *bad) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    if (s[i] >= nv || t[i] >= nv) atomicMin(bad, (ull)i);
+}
+
+/* size[i] = depth(s) + depth(t) for i < qc, size[qc] = 0; count[qc] = 0
+ * (the scans' last slot gives the totals); level[i] = 0 */
+__global__ void xsize_kernel(const uint32_t *__restrict__ s, const uint32_t *__restrict__ t,
+                             uint32_t qc, const uint32_t *__restrict__ rank_of,
+                             const uint32_t *__restrict__ depth, ull *size, ull *count,
+                             int *level) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i <= qc;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    if (i == qc) {
+      size[i] = 0;
+      count[i] = 0;
+    } else {
+      size[i] = (ull)depth[rank_of[s[i]]] + depth[rank_of[t[i]]];
+      level[i] = 0;
+    }
+  }
+}
+
+__global__ void xbase_kernel(const ull *__restrict__ scan, ull base, ull *out, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    out[i] = base + scan[i];
+}
+
+unsigned grid_for(const wg__cuda_cch *c, uint64_t n) {
+  uint64_t b = (n + 255) / 256;
+  const uint64_t cap = (uint64_t)(c->sms ? c->sms : 1) * 8;
+  return (unsigned)(b < 1 ? 1 : b > cap ? cap : b);
+}
+
+/* An exclusive sum of n + 1 words (in[n] = 0) into out; *total (host) gets
+ * out[n]. Synchronises the router's stream. */
+wg_status xscan(wg__cch_qws *w, const ull *in, ull *out, uint32_t n, ull *total, char *why,
+                size_t why_cap) {
+  wg_status st = WG_OK;
+  size_t bytes = 0;
+  WG_CK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, (int64_t)n + 1, w->stream));
+  if ((st = dgrow(w, &w->x_tmp, &w->x_tmp_cap, bytes, why, why_cap)) != WG_OK) goto done;
+  bytes = w->x_tmp_cap;
+  WG_CK(cub::DeviceScan::ExclusiveSum(w->x_tmp, bytes, in, out, (int64_t)n + 1, w->stream));
+  WG_CK(cudaMemcpyAsync(w->h_out, out + n, 8, cudaMemcpyDeviceToHost, w->stream));
+  WG_CK(cudaStreamSynchronize(w->stream));
+  *total = w->h_out[0];
+done:
+  return st;
+}
+
+/* Grows the answer path array to `need` words, keeping its first `keep`. */
+wg_status xpath_grow(wg__cch_qws *w, uint64_t need, uint64_t keep, char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  uint32_t *np = nullptr;
+  size_t want = (size_t)need * 4;
+  if (want <= w->x_path_cap) return WG_OK;
+  if (want < w->x_path_cap + w->x_path_cap / 2) want = w->x_path_cap + w->x_path_cap / 2;
+  if (cudaMalloc((void **)&np, want) != cudaSuccess) {
+    (void)cudaGetLastError();
+    want = (size_t)need * 4; /* the growth margin is a luxury */
+    WG_CK(cudaMalloc((void **)&np, want));
+  }
+  if (keep) WG_CK(cudaMemcpyAsync(np, w->x_path, keep * 4, cudaMemcpyDeviceToDevice, w->stream));
+  WG_CK(cudaStreamSynchronize(w->stream));
+  if (w->x_path) WG_CK(cudaFree(w->x_path));
+  w->held -= w->x_path_cap;
+  w->x_path = np;
+  np = nullptr;
+  w->x_path_cap = want;
+  w->held += want;
+done:
+  if (np) cudaFree(np);
+  return st;
+}
+
+} // namespace
+
+wg_status wg__cuda_cch_query_device(wg__cuda_cch *c, const uint32_t *d_source,
+                                    const uint32_t *d_target, uint64_t n, wg__device_paths *out,
+                                    char *why, size_t why_cap) {
+  std::lock_guard<std::mutex> guard(g_query_mutex);
+  wg_status st = WG_OK;
+  const uint32_t D = c->max_depth1 ? c->max_depth1 : 1;
+  wg__cch_qws *w = nullptr;
+  uint64_t path_total = 0;
+  const double t_start = now_s();
+  memset(out, 0, sizeof *out);
+  if (n && (!d_source || !d_target)) {
+    snprintf(why, why_cap, "route queries on the GPU (device batch): NULL sources or targets");
+    return WG_EINVAL;
+  }
+  WG_CK(cudaSetDevice(c->device));
+  if ((st = qws_get(c, &w, why, why_cap)) != WG_OK) goto done;
+  if ((st = hgrow(&w->h_out, &w->h_out_cap, 16, why, why_cap)) != WG_OK) goto done;
+  if ((st = refresh_budget(w, why, why_cap)) != WG_OK) goto done;
+  /* the answers: distances and offsets for the whole batch */
+  if ((st = dgrow(w, &w->x_dist, &w->x_dist_cap, (size_t)(n ? n : 1) * 8, why, why_cap)) ||
+      (st = dgrow(w, &w->x_first, &w->x_first_cap, (size_t)(n + 1) * 8, why, why_cap)))
+    goto done;
+  WG_CK(cudaMemsetAsync(w->x_first, 0, 8, w->stream));
+  if (n) {
+    /* ids in range, or the first bad query named */
+    ull *bad = w->x_first; /* its slot 0 is set to 0 again below */
+    WG_CK(cudaMemsetAsync(bad, 0xff, 8, w->stream));
+    xcheck_kernel<<<grid_for(c, n), 256, 0, w->stream>>>(d_source, d_target, n, c->n, bad);
+    WG_CK(cudaGetLastError());
+    WG_CK(cudaMemcpyAsync(w->h_out, bad, 8, cudaMemcpyDeviceToHost, w->stream));
+    WG_CK(cudaMemsetAsync(w->x_first, 0, 8, w->stream));
+    WG_CK(cudaStreamSynchronize(w->stream));
+    if (w->h_out[0] != ~0ull) {
+      const uint64_t i = w->h_out[0];
+      uint32_t st2[2] = {0, 0};
+      WG_CK(cudaMemcpy(&st2[0], d_source + i, 4, cudaMemcpyDeviceToHost));
+      WG_CK(cudaMemcpy(&st2[1], d_target + i, 4, cudaMemcpyDeviceToHost));
+      const int s_bad = st2[0] >= c->n;
+      snprintf(why, why_cap, "route query %llu: %s %u out of range (limit %u)", (ull)i,
+               s_bad ? "source" : "target", s_bad ? st2[0] : st2[1], c->n);
+      st = WG_EINVAL;
+      goto done;
+    }
+    if ((st = wg__cuda_cch_hops(c, why, why_cap)) != WG_OK) goto done;
+  }
+  for (uint64_t q0 = 0; q0 < n;) {
+    /* the chunk: at most 2^22 queries and what the budget holds at 64
+     * bytes a query; halved while its chains outgrow half the budget */
+    uint64_t qmax = n - q0;
+    if (qmax > (1u << 22)) qmax = 1u << 22;
+    if (qmax * 64 > w->budget) qmax = w->budget / 64 ? w->budget / 64 : 1;
+    {
+      const uint32_t cap = g_x_chunk.load();
+      if (cap && qmax > cap) qmax = cap;
+    }
+    uint32_t qc = (uint32_t)qmax;
+    const uint32_t *src = d_source + q0, *tgt = d_target + q0;
+    ull chain_total = 0, chunk_paths = 0;
+    if ((st = dgrow(w, &w->x_level, &w->x_level_cap, (size_t)qc * 4, why, why_cap)) ||
+        (st = dgrow(w, &w->x_count, &w->x_count_cap, ((size_t)qc + 1) * 8, why, why_cap)) ||
+        (st = dgrow(w, &w->x_csize, &w->x_csize_cap, ((size_t)qc + 1) * 8, why, why_cap)) ||
+        (st = dgrow(w, &w->x_coff, &w->x_coff_cap, ((size_t)qc + 1) * 8, why, why_cap)) ||
+        (st = dgrow(w, &w->x_scan, &w->x_scan_cap, ((size_t)qc + 1) * 8, why, why_cap)) ||
+        (st = dgrow(w, &w->d_chain_len, &w->d_chain_len_cap, (size_t)qc * 4, why, why_cap)))
+      goto done;
+    for (;;) {
+      xsize_kernel<<<grid_for(c, (uint64_t)qc + 1), 256, 0, w->stream>>>(
+          src, tgt, qc, c->rank_of, c->depth, w->x_csize, w->x_count, w->x_level);
+      WG_CK(cudaGetLastError());
+      if ((st = xscan(w, w->x_csize, w->x_coff, qc, &chain_total, why, why_cap)) != WG_OK)
+        goto done;
+      if (qc == 1 || chain_total * 4 <= w->budget / 2) break;
+      qc /= 2;
+    }
+    {
+      const Plan P = make_plan(c, qc, 1, chain_total, w->budget);
+      if ((st = dgrow(w, &w->d_chain, &w->d_chain_cap, (size_t)(chain_total ? chain_total : 1) * 4,
+                      why, why_cap)) ||
+          (st = dgrow(w, &w->d_scratch, &w->d_scratch_cap, (size_t)(P.warps * D * 32), why,
+                      why_cap)) ||
+          (st = dgrow(w, &w->d_stack, &w->d_stack_cap,
+                      (size_t)P.unpack_threads * (D + 2) * 4, why, why_cap)))
+        goto done;
+      SearchArgs A;
+      memset(&A, 0, sizeof A);
+      A.nq = qc;
+      A.src = src;
+      A.tgt = tgt;
+      A.level = w->x_level;
+      A.up_first = c->up_first;
+      A.up_hdepth = c->up_hdepth;
+      A.up_tail = c->up_tail;
+      A.parent = c->parent;
+      A.depth = c->depth;
+      A.rank_of = c->rank_of;
+      A.level_row_arcs = c->level_row_arcs;
+      A.fwd = (const ull *)c->fwd[c->cur];
+      A.bwd = (const ull *)c->bwd[c->cur];
+      A.hop_f = c->hop_f;
+      A.hop_b = c->hop_b;
+      A.D = D;
+      A.scratch = w->d_scratch;
+      A.dist = w->x_dist + q0;
+      A.shortcuts = 0;
+      A.chain_off = w->x_coff;
+      A.chain = w->d_chain;
+      A.chain_len = w->d_chain_len;
+      A.count = w->x_count;
+      A.downgrade = nullptr; /* exact: no mid-batch downgrade */
+      A.level_out = w->x_level;
+      A.tr.sub = nullptr; /* level 0 never reads the transit level */
+      A.tr.level = -1;
+      if ((st = launch_search(c, w, A, qc, P.warps, why, why_cap)) != WG_OK) goto done;
+      /* the counts' sum: this chunk's offsets in the answer */
+      if ((st = xscan(w, w->x_count, w->x_scan, qc, &chunk_paths, why, why_cap)) != WG_OK)
+        goto done;
+      xbase_kernel<<<grid_for(c, (uint64_t)qc + 1), 256, 0, w->stream>>>(
+          w->x_scan, path_total, w->x_first + q0, (uint64_t)qc + 1);
+      WG_CK(cudaGetLastError());
+      if ((st = xpath_grow(w, path_total + chunk_paths, path_total, why, why_cap)) != WG_OK)
+        goto done;
+      if (chunk_paths) {
+        UnpackArgs U;
+        memset(&U, 0, sizeof U);
+        U.q0 = 0;
+        U.q1 = qc;
+        U.out_base = 0; /* offsets are the answer's, out is the answer's path array */
+        U.src = src;
+        U.level = w->x_level;
+        U.shortcuts = 0;
+        U.offset = w->x_first + q0;
+        U.count = w->x_count;
+        U.chain_off = w->x_coff;
+        U.chain = w->d_chain;
+        U.chain_len = w->d_chain_len;
+        U.up_head = c->up_head;
+        U.up_tail = c->up_tail;
+        U.order = c->order;
+        U.half_f = c->half_f;
+        U.half_b = c->half_b;
+        U.stack = w->d_stack;
+        U.stack_cap = D + 2;
+        U.out = w->x_path;
+        U.flags = c->flags;
+        WG_CK(cudaMemsetAsync(c->flags, 0, sizeof(unsigned), w->stream));
+        uint32_t th = qc < P.unpack_threads ? qc : P.unpack_threads;
+        th = (th + kUnpackThreads - 1) / kUnpackThreads * kUnpackThreads;
+        unpack_kernel<<<th / kUnpackThreads, kUnpackThreads, 0, w->stream>>>(U);
+        WG_CK(cudaGetLastError());
+        WG_CK(cudaMemcpyAsync(w->h_flag, c->flags, sizeof(unsigned), cudaMemcpyDeviceToHost,
+                              w->stream));
+        WG_CK(cudaStreamSynchronize(w->stream));
+        if (*w->h_flag) {
+          st = wg__cuda_cch_flag_status(*w->h_flag, why, why_cap);
+          goto done;
+        }
+      }
+      path_total += chunk_paths;
+    }
+    q0 += qc;
+  }
+  WG_CK(cudaStreamSynchronize(w->stream));
+  out->count = (size_t)n;
+  out->dist = (const uint64_t *)w->x_dist;
+  out->first = (const uint64_t *)w->x_first;
+  out->path = w->x_path;
+  out->path_total = path_total;
+done:
+  if (st != WG_OK) memset(out, 0, sizeof *out);
+  c->t_phase[5] = now_s() - t_start;
+  return st;
+}
+
+void wg__cuda_cch_set_device_chunk(uint32_t max_queries) { g_x_chunk.store(max_queries); }
 
 /* Uploads (or, with t == NULL, drops) the transit level's structure; the
  * old copy is freed first, so a failed upload leaves none (queries then
