@@ -7,10 +7,12 @@
  * graph and turned into arc ids (the lightest arc u -> v, as the router's
  * metric sees parallel arcs collapsed by the graph builder). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/gateway.h"
+#include "route/route_internal.h" /* wg__router_query_device */
 #include "traffic/sim_internal.h"
 
 /* ---- the route engine behind the callbacks ------------------------------- */
@@ -420,8 +422,23 @@ done:
  * the round then takes the host's way. */
 static wg_status device_batch(wg_sim_t *s, const uint32_t *d_orig, const uint32_t *d_dest,
                               uint64_t q0, uint64_t n, char *why, size_t why_cap) {
-  (void)s, (void)d_orig, (void)d_dest, (void)q0, (void)n, (void)why, (void)why_cap;
-  return WG_ENOTSUP;
+  wg_router_t *r = (wg_router_t *)s->o.router.user;
+  wg__device_paths dp;
+  /* the router's call alone is its time, as router_call times the host's */
+  const double t0 = wg__now();
+  wg_status st = wg__router_query_device(s->ctx, r, d_orig, d_dest, (size_t)n, &dp);
+  s->st.route_seconds += wg__now() - t0;
+  if (st != WG_OK) {
+    snprintf(why, why_cap, "%s", wg_ctx_last_error(s->ctx));
+    return st;
+  }
+  if (dp.count != n) {
+    snprintf(why, why_cap, "the router answered %zu of %llu queries", dp.count,
+             (unsigned long long)n);
+    return WG_EINVAL;
+  }
+  return wg__cuda_traffic_round_paths_dev(s->gpu, q0, n, dp.dist, dp.first, dp.path,
+                                          dp.path_total, why, why_cap);
 }
 
 /* Whether the round's paths can stay on the device: the route engine
@@ -429,9 +446,9 @@ static wg_status device_batch(wg_sim_t *s, const uint32_t *d_orig, const uint32_
 static int device_paths_ok(const wg_sim_t *s) {
   const wg_sim_router *r = &s->o.router;
   if (s->o.round_paths_host || r->query != engine_query || !r->user) return 0;
-  wg_router_info info;
-  wg_router_get_info((const wg_router_t *)r->user, &info);
-  return info.backend == WG_ROUTE_BACKEND_CUDA;
+  const wg_router_t *rt = (const wg_router_t *)r->user;
+  /* the router's device is the simulation's: the answers are read there */
+  return rt->backend == WG_ROUTE_BACKEND_CUDA && rt->cuda && rt->device == s->o.device;
 }
 
 wg_status wg__sim_reroute_dev(wg_sim_t *s) {
@@ -481,11 +498,9 @@ wg_status wg__sim_reroute_dev(wg_sim_t *s) {
     const uint64_t span = i - i0;
     if (dev_paths && n) {
       /* the whole span asked on the device (a trip whose origin is its
-       * destination is refused there, as it is not asked here); timed and
-       * counted as router_call counts the n real queries */
-      const double t0 = wg__now();
+       * destination is refused there, as it is not asked here); counted as
+       * router_call counts the n real queries */
       st = device_batch(s, d_orig + i0, d_dest + i0, i0, span, why, sizeof why);
-      s->st.route_seconds += wg__now() - t0;
       if (st == WG_OK) {
         s->st.routes += n;
         s->device_batches++;
