@@ -31,7 +31,11 @@
  * rather than the few arcs a random walk gets away). --round
  * device|host|both (device, the default: re-routing rounds with the state
  * on the GPU; host: the state copied to the host for them and back; both:
- * a re-routing run of each, same trips and router). Exit 7 when --backend cuda and no GPU. The router's build
+ * a re-routing run of each, same trips and router). --order FILE loads the
+ * router's order from FILE when it exists, else builds it and saves it there;
+ * --order-method auto|metis|reduced|inertial (auto). --round-paths
+ * device|host: in device rounds with the CUDA router, the router's paths stay
+ * in device memory (device, the default) or cross to the host and back. Exit 7 when --backend cuda and no GPU. The router's build
  * (a METIS nested-dissection order on the host) is timed and printed first:
  * at 20M vertices it takes minutes, so the largest runs use --no-router. */
 #include <errno.h>
@@ -67,6 +71,9 @@ typedef struct args {
   wg_route_backend router;
   int no_router, only; /* only: 0 both, 1 plain, 2 reroute */
   int round; /* re-routing rounds: 0 on the device, 1 on the host, 2 both (two runs) */
+  int round_paths_host; /* --round-paths host: the router's paths through the host */
+  const char *order; /* --order FILE: loaded when it exists, else built and saved there */
+  wg_route_order_method order_method;
 } args;
 
 static int parse_u64(const char *flag, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
@@ -88,13 +95,15 @@ static void usage(void) {
           "       [--steps S] [--reroute S] [--backend cuda|cpu] [--router cuda|cpu|auto]\n"
           "       [--seed S] [--no-router] [--only plain|reroute] [--depart-window S]\n"
           "       [--reroute-mode all|share|ahead] [--share F] [--ahead-m M] [--route-batch N]\n"
-          "       [--round device|host|both]\n"
-          "       [--model lattice|regions] [--trip-span N]\n");
+          "       [--round device|host|both] [--round-paths device|host]\n"
+          "       [--model lattice|regions] [--trip-span N]\n"
+          "       [--order FILE] [--order-method auto|metis|reduced|inertial]\n");
 }
 
 static int parse(int argc, char **argv, args *a) {
   *a = (args){1000000, 1000000, 0, 60, 600, 1, 300, 0, 0.1, 1000.0, 1u << 20, 0,
-              WG_ROAD_LATTICE, WG_REROUTE_ALL, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0, 0};
+              WG_ROAD_LATTICE, WG_REROUTE_ALL, WG_BACKEND_CUDA, WG_ROUTE_BACKEND_AUTO, 0, 0, 0, 0,
+              NULL, WG_ROUTE_ORDER_AUTO};
   for (int i = 1; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -167,6 +176,18 @@ static int parse(int argc, char **argv, args *a) {
       else if (!strcmp(v, "host")) a->round = 1;
       else if (!strcmp(v, "both")) a->round = 2;
       else return usage(), 0;
+    } else if (!strcmp(f, "--round-paths")) {
+      if (!strcmp(v, "device")) a->round_paths_host = 0;
+      else if (!strcmp(v, "host")) a->round_paths_host = 1;
+      else return usage(), 0;
+    } else if (!strcmp(f, "--order")) {
+      a->order = v;
+    } else if (!strcmp(f, "--order-method")) {
+      if (!strcmp(v, "auto")) a->order_method = WG_ROUTE_ORDER_AUTO;
+      else if (!strcmp(v, "metis")) a->order_method = WG_ROUTE_ORDER_METIS;
+      else if (!strcmp(v, "reduced")) a->order_method = WG_ROUTE_ORDER_REDUCED;
+      else if (!strcmp(v, "inertial")) a->order_method = WG_ROUTE_ORDER_INERTIAL;
+      else return usage(), 0;
     } else if (!strcmp(f, "--only")) {
       if (!strcmp(v, "plain")) a->only = 1;
       else if (!strcmp(v, "reroute")) a->only = 2;
@@ -232,6 +253,7 @@ static void run(wg_ctx_t *ctx, wg_meter_t *meter, const wg_graph_t *g, wg_router
   wg_sim_opts o;
   wg_sim_opts_defaults(&o);
   o.round_on_host = round_on_host;
+  o.round_paths_host = a->round_paths_host;
   o.backend = a->backend;
   o.seed = a->seed;
   o.reroute_s = reroute ? a->reroute : 0;
@@ -384,9 +406,23 @@ int main(int argc, char **argv) {
     wg_router_opts ro;
     wg_router_opts_defaults(&ro);
     ro.backend = a.router;
+    ro.order_method = a.order_method;
+    /* --order: a saved order makes the build a one-off (kept apart from the
+     * simulation's time either way) */
+    FILE *of = a.order ? fopen(a.order, "rb") : NULL;
+    if (of) fclose(of), ro.order_file = a.order;
     if (wg_router_create(ctx, &router, g, &ro) != WG_OK) {
       printf("router: %s\n", wg_ctx_last_error(ctx));
       goto done;
+    }
+    if (a.order && !of) {
+      const double ts = now_s();
+      if (wg_router_save_order(ctx, router, a.order) != WG_OK)
+        printf("# order not saved: %s\n", wg_ctx_last_error(ctx));
+      else
+        printf("# order saved to %s in %.2f s\n", a.order, now_s() - ts);
+    } else if (of) {
+      printf("# order loaded from %s\n", a.order);
     }
     wg_router_info info;
     wg_router_get_info(router, &info);

@@ -19,6 +19,7 @@
 
 #include "core/internal.h" /* wg__mix64 */
 #include "testutil.h"
+#include "traffic/sim_internal.h" /* device_batches */
 
 #define SHOW 8
 
@@ -27,13 +28,16 @@ typedef struct side {
   wg_sim_t *sim;
 } side;
 
+/* the route engine's backend in side_make (CPU unless a case says) */
+static wg_route_backend router_backend = WG_ROUTE_BACKEND_CPU;
+
 static void side_make(wg_ctx_t *ctx, side *s, const wg_graph_t *g, wg_sim_opts o,
                       wg_backend b, int with_router) {
   memset(s, 0, sizeof *s);
   if (with_router) {
     wg_router_opts ro;
     wg_router_opts_defaults(&ro);
-    ro.backend = WG_ROUTE_BACKEND_CPU;
+    ro.backend = router_backend;
     wgt_assert_status(ctx, wg_router_create(ctx, &s->router, g, &ro), WG_OK);
   }
   o.router = wg_sim_router_of(s->router);
@@ -271,6 +275,55 @@ static void generated(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* The round's paths left in device memory (the route engine on CUDA answers
+ * the device round's queries there, routes.c's device_batch): the CPU
+ * simulation with a CUDA router (its host answers) against the CUDA
+ * simulation with another CUDA router of the same graph (its device
+ * answers), all trips re-routed every 40 s, batches of 700 queries so a
+ * round takes several; then the same with the paths sent through the host
+ * (round_paths_host). Identical states and series; the device way taken in
+ * the first (never in the second). */
+static void device_paths(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_gen_opts go;
+  wg_gen_opts_defaults(&go);
+  go.seed = 11;
+  go.road_model = WG_ROAD_REGIONS;
+  wg_graph_t *g = NULL;
+  wgt_assert_status(ctx, wg_gen_road(ctx, &g, 30000, &go), WG_OK);
+  router_backend = WG_ROUTE_BACKEND_CUDA;
+  for (int k = 0; k < 2; k++) {
+    wg_sim_opts o;
+    wg_sim_opts_defaults(&o);
+    o.reroute_s = 40;
+    o.route_batch = 700;
+    o.round_paths_host = k;
+    side c, d;
+    side_make(ctx, &c, g, o, WG_BACKEND_CPU, 1);
+    side_make(ctx, &d, g, o, WG_BACKEND_CUDA, 1);
+    add_demand(ctx, &c, g, 5000, 100, 3000, 0);
+    add_demand(ctx, &d, g, 5000, 100, 3000, 0);
+    run_pair(ctx, &c, &d, g, 45, 6, 30, k ? "paths through the host" : "paths on the device");
+    wg_sim_stats st;
+    wg_sim_get_stats(d.sim, &st);
+    printf("%s: %llu rounds, %llu routes, %llu router calls answered on the device\n",
+           k ? "host paths" : "device paths", (unsigned long long)st.reroutes,
+           (unsigned long long)st.routes, (unsigned long long)d.sim->device_batches);
+    assert_true(st.reroutes >= 4);
+    if (k)
+      assert_int_equal(d.sim->device_batches, 0);
+    else /* step 0's round and rounds with host work due are the host's */
+      assert_true(d.sim->device_batches > 0);
+    side_free(&c);
+    side_free(&d);
+  }
+  router_backend = WG_ROUTE_BACKEND_CPU;
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 /* Departures taken by the device (it holds the state between inspections):
  * many trips on a small graph, so a backlog waits at first arcs for most of
  * the run, fixed routes among them; compared after every 25-step run (the
@@ -367,6 +420,7 @@ int main(void) {
       cmocka_unit_test(monaco),
       cmocka_unit_test(generated),
       cmocka_unit_test(departures),
+      cmocka_unit_test(device_paths),
   };
   wgt_skip_without_gpu();
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,6 +103,11 @@ typedef struct wg_sim_opts {
                            origins and destinations, the lane counts and
                            the router's paths cross); 1 brings the state to
                            the host for them and back (the same results) */
+  int round_paths_host; /* rounds on the device with the route engine on CUDA
+                           (wg_sim_router_of a CUDA router): 0 (the default)
+                           leaves the router's paths in device memory (they
+                           never cross PCIe); 1 sends them through the host
+                           (the same results; for comparison) */
 } wg_sim_opts;
 
 void wg_sim_opts_defaults(wg_sim_opts *opts);

@@ -411,6 +411,22 @@ wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t *nroute,
   return absent(why, why_cap);
 }
 
+wg_status wg__cuda_traffic_round_queries(wg__cuda_traffic *h, const uint32_t **d_orig,
+                                         const uint32_t **d_dest, uint64_t *nq) {
+  (void)h;
+  *d_orig = *d_dest = NULL;
+  *nq = 0;
+  return WG_ENOTSUP;
+}
+
+wg_status wg__cuda_traffic_round_paths_dev(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                           const uint64_t *d_dist, const uint64_t *d_off,
+                                           const uint32_t *d_verts, uint64_t nverts, char *why,
+                                           size_t why_cap) {
+  (void)h, (void)q0, (void)n, (void)d_dist, (void)d_off, (void)d_verts, (void)nverts;
+  return absent(why, why_cap);
+}
+
 wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route, uint64_t n,
                                        char *why, size_t why_cap) {
   (void)h, (void)route, (void)n;

@@ -509,6 +509,19 @@ wg_status wg__cuda_traffic_round_paths(wg__cuda_traffic *h, uint64_t q0, uint64_
                                        size_t why_cap);
 wg_status wg__cuda_traffic_round_splice(wg__cuda_traffic *h, uint64_t *nroute,
                                         uint64_t *refused, char *why, size_t why_cap);
+/* The device-resident form of round_paths (the router's answer left in
+ * device memory): round_queries gives the picked trips' origins and
+ * destinations in device memory (valid until round_splice); round_paths_dev
+ * takes the answer for picked trips [q0, q0 + n): d_dist (n, may be NULL),
+ * d_off (n + 1, path i is d_verts[d_off[i] .. d_off[i + 1])) and d_verts
+ * (nverts), all device pointers the caller keeps (copied before it
+ * returns), and checks each path as the host's round does. */
+wg_status wg__cuda_traffic_round_queries(wg__cuda_traffic *h, const uint32_t **d_orig,
+                                         const uint32_t **d_dest, uint64_t *nq);
+wg_status wg__cuda_traffic_round_paths_dev(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                           const uint64_t *d_dist, const uint64_t *d_off,
+                                           const uint32_t *d_verts, uint64_t nverts, char *why,
+                                           size_t why_cap);
 wg_status wg__cuda_traffic_routes_down(wg__cuda_traffic *h, uint32_t *route, uint64_t n,
                                        char *why, size_t why_cap);
 

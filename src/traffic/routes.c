@@ -7,10 +7,12 @@
  * graph and turned into arc ids (the lightest arc u -> v, as the router's
  * metric sees parallel arcs collapsed by the graph builder). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/gateway.h"
+#include "route/route_internal.h" /* wg__router_query_device */
 #include "traffic/sim_internal.h"
 
 /* ---- the route engine behind the callbacks ------------------------------- */
@@ -410,8 +412,45 @@ done:
  * same checks of each answer here, and the device turns the paths into
  * arcs and packs the routes exactly as wg__sim_reroute does on the host.
  * What crosses: the lane counts, the picked trips' origins and
- * destinations, and the router's vertex paths (the router hands them to
- * the host). */
+ * destinations, and, unless the route engine on CUDA answers in device
+ * memory (device_batch), the router's vertex paths. */
+/* The route engine's device-resident exact batch (src/route, engineer
+ * "route"): paths for the picked trips [q0, q0 + n) whose origins and
+ * destinations are already in device memory, answered into device memory
+ * and handed straight to the device round (they never cross PCIe).
+ * WG_ENOTSUP when this router cannot (not the route engine, not on CUDA):
+ * the round then takes the host's way. */
+static wg_status device_batch(wg_sim_t *s, const uint32_t *d_orig, const uint32_t *d_dest,
+                              uint64_t q0, uint64_t n, char *why, size_t why_cap) {
+  wg_router_t *r = (wg_router_t *)s->o.router.user;
+  wg__device_paths dp;
+  /* the router's call alone is its time, as router_call times the host's */
+  const double t0 = wg__now();
+  wg_status st = wg__router_query_device(s->ctx, r, d_orig, d_dest, (size_t)n, &dp);
+  s->st.route_seconds += wg__now() - t0;
+  if (st != WG_OK) {
+    snprintf(why, why_cap, "%s", wg_ctx_last_error(s->ctx));
+    return st;
+  }
+  if (dp.count != n) {
+    snprintf(why, why_cap, "the router answered %zu of %llu queries", dp.count,
+             (unsigned long long)n);
+    return WG_EINVAL;
+  }
+  return wg__cuda_traffic_round_paths_dev(s->gpu, q0, n, dp.dist, dp.first, dp.path,
+                                          dp.path_total, why, why_cap);
+}
+
+/* Whether the round's paths can stay on the device: the route engine
+ * (wg_sim_router_of) on CUDA, and not asked otherwise. */
+static int device_paths_ok(const wg_sim_t *s) {
+  const wg_sim_router *r = &s->o.router;
+  if (s->o.round_paths_host || r->query != engine_query || !r->user) return 0;
+  const wg_router_t *rt = (const wg_router_t *)r->user;
+  /* the router's device is the simulation's: the answers are read there */
+  return rt->backend == WG_ROUTE_BACKEND_CUDA && rt->cuda && rt->device == s->o.device;
+}
+
 wg_status wg__sim_reroute_dev(wg_sim_t *s) {
   wg_status st = WG_OK;
   char why[256] = "";
@@ -431,6 +470,11 @@ wg_status wg__sim_reroute_dev(wg_sim_t *s) {
   if ((st = wg__cuda_traffic_round_pick(s->gpu, &pk, s->nveh, &nq, &orig, &dest, why,
                                         sizeof why)) != WG_OK)
     return wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+  const uint32_t *d_orig = NULL, *d_dest = NULL;
+  uint64_t d_nq = 0;
+  int dev_paths = device_paths_ok(s) &&
+                  wg__cuda_traffic_round_queries(s->gpu, &d_orig, &d_dest, &d_nq) == WG_OK &&
+                  d_nq == nq;
   /* routes.c's route_pairs: batches of route_batch queries, a trip whose
    * origin is its destination not asked (it keeps its route) */
   const size_t batch = s->o.route_batch < nq ? s->o.route_batch : nq ? (size_t)nq : 1;
@@ -452,6 +496,24 @@ wg_status wg__sim_reroute_dev(wg_sim_t *s) {
     /* the answers go to the device per picked trip of [i0, i) (at most
      * `batch` of them, the skipped ones included: plen 0) */
     const uint64_t span = i - i0;
+    if (dev_paths && n) {
+      /* the whole span asked on the device (a trip whose origin is its
+       * destination is refused there, as it is not asked here); counted as
+       * router_call counts the n real queries */
+      st = device_batch(s, d_orig + i0, d_dest + i0, i0, span, why, sizeof why);
+      if (st == WG_OK) {
+        s->st.routes += n;
+        s->device_batches++;
+        i0 = i;
+        continue;
+      }
+      if (st != WG_ENOTSUP) {
+        st = wg__error(s->ctx, st, "traffic (CUDA): re-routing round: %s", why);
+        goto done;
+      }
+      dev_paths = 0; /* this router cannot: the host's way from here */
+      st = WG_OK;
+    }
     for (uint64_t k = 0; k < span; k++) plen[k] = 0, pfirst[k] = 0;
     wg_route_batch b;
     memset(&b, 0, sizeof b);

@@ -98,6 +98,9 @@ struct wg_sim {
    * that first arc while departures are grouped (else WG_SIM_NONE) */
   uint64_t dev_nveh, dev_nroute;
   uint32_t *dep_last;
+  /* router calls of device rounds answered in device memory (routes.c's
+   * device_batch; the tests check that path is taken) */
+  uint64_t device_batches;
 };
 
 /* CUDA backend: brings the device's state to the host (no-op otherwise). */

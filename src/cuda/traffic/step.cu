@@ -873,6 +873,27 @@ __global__ void k_rr_widen(const uint32_t *a, uint64_t n, uint64_t *b) {
     b[i] = i < n ? a[i] : 0;
 }
 
+/* The router's device answer for picked trips [q0, q0 + n) checked as
+ * routes.c's wg__sim_reroute_dev checks a host answer: a trip whose origin
+ * is its destination is not a query there (plen 0), an unreachable pair
+ * (dist WG_ROUTE_INF), a path under 2 vertices or one not from the origin
+ * to the destination is refused (plen 0: the trip keeps its route). Path i
+ * is verts[off[i] .. off[i + 1]); it lands at base + off[i] of r_verts. */
+__global__ void k_rr_check(uint64_t n, const uint32_t *orig, const uint32_t *dest,
+                           const uint64_t *dist, const uint64_t *off, const uint32_t *verts,
+                           uint64_t nverts, uint64_t base, uint32_t *plen, uint64_t *pfirst) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint64_t a = off[i], b = off[i + 1];
+    uint32_t len = 0;
+    if (orig[i] != dest[i] && (!dist || dist[i] != UINT64_MAX) && a <= b && b <= nverts &&
+        b - a >= 2 && b - a <= 0xffffffffull && verts[a] == orig[i] && verts[b - 1] == dest[i])
+      len = (uint32_t)(b - a);
+    plen[i] = len;
+    pfirst[i] = len ? base + a : 0;
+  }
+}
+
 /* wg__sim_arc: the first arc u -> v among u's sorted targets. */
 __device__ uint32_t arc_of(const K &k, uint32_t n, uint32_t u, uint32_t v) {
   if (u >= n || v >= n) return NONE;
@@ -1103,6 +1124,51 @@ extern "C" wg_status wg__cuda_traffic_round_paths(wg__cuda_traffic *h, uint64_t 
   }
   h->r_nverts = base + nverts;
   /* the host's arrays may change once this returns */
+  WG_CK(cudaStreamSynchronize(h->stream));
+done:
+  return st;
+}
+
+extern "C" wg_status wg__cuda_traffic_round_queries(wg__cuda_traffic *h, const uint32_t **d_orig,
+                                                    const uint32_t **d_dest, uint64_t *nq) {
+  *d_orig = h->r_orig;
+  *d_dest = h->r_dest;
+  *nq = h->r_nq;
+  return WG_OK;
+}
+
+extern "C" wg_status wg__cuda_traffic_round_paths_dev(wg__cuda_traffic *h, uint64_t q0, uint64_t n,
+                                                      const uint64_t *d_dist,
+                                                      const uint64_t *d_off,
+                                                      const uint32_t *d_verts, uint64_t nverts,
+                                                      char *why, size_t why_cap) {
+  wg_status st = WG_OK;
+  const uint64_t base = h->r_nverts;
+  WG_CK(cudaSetDevice(h->device));
+  if (q0 > h->r_nq || n > h->r_nq - q0) {
+    snprintf(why, why_cap, "re-routing round: paths for trips %llu..%llu of %llu",
+             (unsigned long long)q0, (unsigned long long)(q0 + n), (unsigned long long)h->r_nq);
+    return WG_EINVAL;
+  }
+  if (n && (!d_off || (nverts && !d_verts))) {
+    snprintf(why, why_cap, "re-routing round: no device paths for %llu trips",
+             (unsigned long long)n);
+    return WG_EINVAL;
+  }
+  /* the router's buffers are its own (reused by its next call): the
+   * vertices are copied, device to device */
+  WG_CK(grow_keep(&h->r_verts, &h->r_capverts, base + nverts, base, NULL, h->stream));
+  if (nverts)
+    WG_CK(cudaMemcpyAsync(h->r_verts + base, d_verts, nverts * 4, cudaMemcpyDeviceToDevice,
+                          h->stream));
+  if (n) {
+    k_rr_check<<<grid_for(n, 256), 256, 0, h->stream>>>(n, h->r_orig + q0, h->r_dest + q0, d_dist,
+                                                        d_off, d_verts, nverts, base,
+                                                        h->r_plen + q0, h->r_pfirst + q0);
+    WG_CK(cudaGetLastError());
+  }
+  h->r_nverts = base + nverts;
+  /* the router's buffers may change once this returns */
   WG_CK(cudaStreamSynchronize(h->stream));
 done:
   return st;
