@@ -901,6 +901,10 @@ typedef struct tbins {
   int vfail;         /* band_loop: `failed` as it stood at the vote */
   uint64_t vpushed;  /* band_loop: `pushed` as it stood at the vote (a
                         flush moves entries through band_push after it) */
+  uint64_t x4;       /* band_loop, self-tuned: queued entries below the threshold */
+  uint64_t taken;    /* band_loop, self-tuned: entries the fused drains took */
+  uint64_t pcnt[WG_SELFTUNE_MAX_PARTS]; /* band_loop, self-tuned: queued entries
+                                           per controller partition */
   char pad[64];
 } tbins;
 
@@ -1098,6 +1102,8 @@ typedef struct fixpar {
   _Alignas(64) uint64_t tail[2];  /* frontier length, by parity */
   uint64_t iters;
   wg_status st;                   /* trace failure, set by thread 0 */
+  int tune;                       /* self-tuned: each thread steps a copy of ctl0 */
+  wg_selftune ctl0;
 } fixpar;
 
 #define NFB_T wg_dist_t
@@ -1181,7 +1187,8 @@ static void narrow_range(uint32_t n, int t, int nth, uint32_t *lo, uint32_t *hi)
  * the caller's array at the end; the caller then skips its own
  * initialisation of dist. */
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
-                           uint64_t delta, int one_region, int narrow) {
+                           uint64_t delta, int one_region, int narrow,
+                           const wg_selftune *ctl0) {
   wg_status st = WG_OK;
   fixq q;
   memset(&q, 0, sizeof q);
@@ -1207,6 +1214,10 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     fixpar P;
     memset(&P, 0, sizeof P);
     P.tail[0] = s->front.len;
+    if (ctl0) {
+      P.tune = 1;
+      P.ctl0 = *ctl0;
+    }
     uint32_t *d32 = NULL;
     if (narrow) {
       st = wg__calloc(s->ctx, &d32, (uint64_t)s->c.n + 1, sizeof *d32, "sssp distances");
@@ -1494,8 +1505,14 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * on the calling thread (GAP 64.4; default policy, one round); before
    * them 76.5 against 86.7 (passive) and NY 21.1 against 16.5, when two
    * threads kept the calling thread on road-like graphs. */
-  const int one_region = o->algo == WG_ALGO_NEARFAR && threads > 1 &&
-                         lb == WG_LB_THREAD;
+  /* The self-tuned run on several threads with AUTO: the fixed run's
+   * one-region loop, its frontier a range of fine bands that the
+   * controller sets each iteration (band_tune; nearfar_band.h). A policy
+   * named explicitly, or one thread, takes the set-point tracking loop
+   * (run_selftune: the paper's partitions and the exact frontier fit). */
+  const int band_tune = o->algo == WG_ALGO_SELFTUNE && threads > 1 && o->lb == WG_LB_AUTO;
+  const int one_region = (o->algo == WG_ALGO_NEARFAR && threads > 1 &&
+                          lb == WG_LB_THREAD) || band_tune;
   /* default delta: the self-tuned run starts from the generic one; the
    * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
    * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
@@ -1503,6 +1520,16 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * 20; GAP's best 433 there); the per-iteration path a quarter
    * (wg__sssp_cpu_fixed_delta) */
   uint64_t delta = o->delta;
+  /* band_tune: bands of width fine_delta (opts->delta when given, else a
+   * quarter of the generic default on roads, as the per-iteration path's,
+   * a twelfth on skewed graphs, as the fixed one-region loop's); the
+   * controller starts at one band */
+  uint64_t fine_delta = 0;
+  if (band_tune) {
+    fine_delta = delta ? delta : wg__sssp_default_delta(g) / (skewed ? 12 : 4);
+    if (!fine_delta) fine_delta = 1;
+    delta = fine_delta;
+  }
   if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
   if (!delta && one_region && skewed) delta = wg__sssp_default_delta(g) / 12;
   /* roads in one region: the full default (fewer bands, fewer barriers;
@@ -1543,7 +1570,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * Kronecker 20 with [1, 255] weights: ~2.7e8); the largest weight, as
    * the mean, is a property of the graph read before the clock starts */
   int narrow = 0;
-  if (one_region && o->algo == WG_ALGO_NEARFAR) {
+  if (one_region) {
     uint32_t wmax = 0;
     for (uint64_t a = 0; a < g->m; a++)
       if (g->weights[a] > wmax) wmax = g->weights[a];
@@ -1561,11 +1588,20 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   s.nparts = 1;
   s.bound[0] = WG_SELFTUNE_INF;
 
-  if (o->algo == WG_ALGO_SELFTUNE) {
+  if (band_tune) {
+    const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
+    wg_selftune ctl;
+    st = wg_selftune_init(&ctl, P, (double)fine_delta, mean_w);
+    if (st != WG_OK) {
+      st = wg__error(ctx, st, "self-tuning: bad set-point %g", P);
+      goto done;
+    }
+    st = run_fixed(&s, job, WG_LB_THREAD, fine_delta, 1, narrow, &ctl);
+  } else if (o->algo == WG_ALGO_SELFTUNE) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
-    st = run_fixed(&s, job, lb, delta, one_region, narrow);
+    st = run_fixed(&s, job, lb, delta, one_region, narrow, NULL);
   }
   if (st != WG_OK) goto done;
   if (job->pred)
