@@ -1511,6 +1511,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * named explicitly, or one thread, takes the set-point tracking loop
    * (run_selftune: the paper's partitions and the exact frontier fit). */
   const int band_tune = o->algo == WG_ALGO_SELFTUNE && threads > 1 && o->lb == WG_LB_AUTO;
+  if (band_tune) lb = WG_LB_THREAD; /* what the band loop does, reported */
   const int one_region = (o->algo == WG_ALGO_NEARFAR && threads > 1 &&
                           lb == WG_LB_THREAD) || band_tune;
   /* default delta: the self-tuned run starts from the generic one; the
