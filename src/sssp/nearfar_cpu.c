@@ -40,7 +40,13 @@
  * - A fixed-delta run keeps its far queue as thread-local bands of width
  *   delta (GAP's bins) and drains small bands on one thread or in one
  *   region per iteration (bucket fusion): see "fixed delta" below. The
- *   self-tuned run keeps the controller's partitions.
+ *   self-tuned run on several threads with AUTO takes the same one-region
+ *   loop on fine bands, its frontier the bands below the controller's
+ *   threshold (band_tune, session 6: FLA 0.86x and kron20 0.54x GAP on two
+ *   cores of the lent host, against 1.44x and 1.69x for the loop below);
+ *   on one thread or with a policy named it keeps the controller's
+ *   partitions and the exact frontier fit (run_selftune), which holds the
+ *   set-point P where the band loop's fused drains do not.
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
  *   advance and filter + bisect are parallel (src/frontier) for frontiers
@@ -1172,7 +1178,17 @@ static uint64_t band_next(nf *s, fixq *q) {
  * writes them yet (before A of this one). A failed push is sticky and
  * voted, so every thread leaves the loop at the same barrier. With a trace
  * thread 0 writes the row after B and a third barrier holds the others
- * until it has (the queue is counted whole). */
+ * until it has (the queue is counted whole).
+ * Self-tuned (fixpar.tune): the frontier is the live entries of bands
+ * [cur, end), step 2 drains them in order (stopping at the first band left
+ * at the fusion limit), and each thread counts its queue before A (X4: the
+ * entries below `end`; the rest by controller partition, each band by its
+ * start). After A every thread sums the counts in the same order and steps
+ * its own copy of the controller (a pure function: the copies agree
+ * without another barrier); the threshold, rounded up to whole bands and
+ * at least band `next` + 1, sets `end` for step 4, and the controller is
+ * told the rounded threshold (wg_selftune_adopt). X1 is every vertex the
+ * iteration expanded (frontier and fused drains). */
 
 
 /* Narrow distances for band_loop: v's slice of [0, n) for thread t. */
