@@ -107,7 +107,10 @@ static void repeated_runs(void **state) {
     wgt_assert_status(ctx, wg_sssp(ctx, g, 17, &o, &rep), WG_OK);
     assert_true(rep->seconds > 0);
     assert_int_equal(rep->iterations, once->iterations);
-    assert_string_equal(rep->engine, ""); /* engines are the CUDA near-far's */
+    /* engines: the CUDA near-far's and the CPU self-tuned run's (2 threads,
+     * AUTO: the band loop) */
+    assert_string_equal(rep->engine, all[a] == WG_ALGO_SELFTUNE ? "bands" : "");
+    assert_string_equal(once->engine, rep->engine);
     for (uint32_t v = 0; v < g->n; v++)
       if (rep->dist[v] != once->dist[v])
         fail_msg("%s repeat 5: dist[%u] = %llu, a single run gives %llu",
@@ -534,9 +537,11 @@ static void selftune_threads(void **state) {
          * AUTO picks on one thread: the tracking loop on every count */
         wg_sssp_result *r = run_verified(ctx, g, 0, WG_ALGO_SELFTUNE, WG_LB_AUTO, 0,
                                          k ? 2000.0 : 0.0, what);
+        assert_string_equal(r->engine, t > 1 ? "bands" : "partitions");
         wg_sssp_result_destroy(&r);
         r = run_verified(ctx, g, 0, WG_ALGO_SELFTUNE, kind == 0 ? WG_LB_THREAD : WG_LB_LB_CULL,
                          0, k ? 2000.0 : 0.0, what);
+        assert_string_equal(r->engine, "partitions");
         if (kind == 0 && k == 0) {
           if (t == 1) iters1 = r->iterations;
           if (r->iterations != iters1)

@@ -1613,9 +1613,11 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
       st = wg__error(ctx, st, "self-tuning: bad set-point %g", P);
       goto done;
     }
+    job->engine = "bands";
     st = run_fixed(&s, job, WG_LB_THREAD, fine_delta, 1, narrow, &ctl);
   } else if (o->algo == WG_ALGO_SELFTUNE) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
+    job->engine = "partitions";
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
     st = run_fixed(&s, job, lb, delta, one_region, narrow, NULL);
