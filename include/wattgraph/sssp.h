@@ -127,8 +127,10 @@ typedef struct wg_sssp_result {
   const char *backend;   /* "cpu" or "cuda" */
   const char *lb;        /* policy used, static string ("" for Dijkstra) */
   const char *engine;    /* CUDA near-far: "sync" (frontier iterations) or
-                            "async" (barrier-free bands, road graphs); ""
-                            elsewhere. Static string. */
+                            "async" (barrier-free bands, road graphs); CPU
+                            self-tuned: "bands" (the one-region band loop)
+                            or "partitions" (the set-point tracking loop);
+                            "" elsewhere. Static string. */
   uint64_t delta;        /* near-far: the delta used (initial, self-tuned) */
   wg_sssp_iter *trace;   /* trace_len rows when opts.trace, else NULL */
   uint64_t trace_len;

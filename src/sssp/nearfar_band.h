@@ -73,7 +73,14 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
   uint32_t *front = s->front.v;
   const uint64_t cap = s->front.cap;
   const int trace = job->opts->trace;
-  uint64_t cur = 0;
+  const uint64_t df = q->delta;
+  /* self-tuned (P->tune): every thread runs its own copy of the controller
+   * on the same summed counts after barrier A, so all copies take the same
+   * decisions without a third barrier; the frontier is bands [cur, end) */
+  const int tune = P->tune;
+  wg_selftune ctl;
+  if (tune) ctl = P->ctl0;
+  uint64_t cur = 0, end = 1;
   for (uint64_t it = 0;; it++) {
     const unsigned par = (unsigned)(it & 1);
     const double t0 = trace && t == 0 ? wg__now() : 0.0;
@@ -92,18 +99,35 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
       for (uint64_t i = i0; i < i1; i++)
         improved += NFB(fused_relax)(q, tb, c, dist, front[i], OFF_ANY, cur, lo);
     }
-    vbuf *cb = &tb->slot[cur % FIX_BINS];
-    while (cb->len > 0 && !tb->failed) {
-      /* stale entries count for nothing: a band at the fusion limit is
-       * compacted before it is left to the next iteration */
-      if (cb->len >= FIX_FUSE && NFB(band_compact)(cb, dist, lo) >= FIX_FUSE) break;
-      if (cb->len == 0) break;
-      vbuf tmp = *cb;
-      *cb = tb->work;
-      tb->work = tmp;
-      for (uint64_t j = 0; j < tb->work.len; j++)
-        improved += NFB(fused_relax)(q, tb, c, dist, tb->work.e[j].v, tb->work.e[j].off, cur, lo);
-      tb->work.len = 0;
+    /* bucket fusion over the frontier's bands [cur, end) in order (near-far:
+     * band cur alone); it stops at the first band left at the fusion limit,
+     * whose later bands wait for the next iteration */
+    uint64_t bfull = cur, taken = 0;
+    for (uint64_t b = cur; b < end && !tb->failed; b++) {
+      vbuf *cb = &tb->slot[b % FIX_BINS];
+      const uint64_t blo = b * df;
+      int full = 0;
+      while (cb->len > 0 && !tb->failed) {
+        /* stale entries count for nothing: a band at the fusion limit is
+         * compacted before it is left to the next iteration */
+        if (cb->len >= FIX_FUSE && NFB(band_compact)(cb, dist, blo) >= FIX_FUSE) {
+          full = 1;
+          break;
+        }
+        if (cb->len == 0) break;
+        vbuf tmp = *cb;
+        *cb = tb->work;
+        tb->work = tmp;
+        taken += tb->work.len;
+        for (uint64_t j = 0; j < tb->work.len; j++)
+          improved +=
+              NFB(fused_relax)(q, tb, c, dist, tb->work.e[j].v, tb->work.e[j].off, cur, blo);
+        tb->work.len = 0;
+      }
+      if (full) {
+        bfull = b;
+        break;
+      }
     }
     uint64_t vote = tb->over_min;
     /* no slot above `hi` was ever filled: the scan stops there; a band of
@@ -112,7 +136,7 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
      * iterations against 201 with the marks) */
     for (uint64_t b = cur; b <= tb->hi && b - cur < FIX_BINS && b < vote; b++)
       if (tb->slot[b % FIX_BINS].len &&
-          (b == cur /* left at the fusion limit: compacted above */ ||
+          (b == bfull /* left at the fusion limit: compacted above */ ||
            NFB(band_compact)(&tb->slot[b % FIX_BINS], dist, b * q->delta))) {
         vote = b;
         break;
@@ -121,6 +145,34 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
     tb->vfail = tb->failed;
     tb->vpushed = tb->pushed;
     tb->count = improved;
+    if (tune) {
+      /* the controller's counts of this thread's queue: X4 (bands below
+       * `end`) and the partitions by each band's start (stale entries of
+       * bands not compacted count too: an overestimate) */
+      uint64_t x4 = 0;
+      for (uint32_t i = 0; i < ctl.nparts; i++) tb->pcnt[i] = 0;
+      uint32_t pi = 0;
+      for (uint64_t b = vote; b <= tb->hi && b - cur < FIX_BINS; b++) {
+        const uint64_t l = tb->slot[b % FIX_BINS].len;
+        if (!l) continue;
+        if (b < end) {
+          x4 += l;
+          continue;
+        }
+        while (pi + 1 < ctl.nparts && b * df >= ctl.bound[pi]) pi++;
+        tb->pcnt[pi] += l;
+      }
+      if (tb->over.len) {
+        if (tb->over_min < end) {
+          x4 += tb->over.len;
+        } else {
+          while (pi + 1 < ctl.nparts && tb->over_min * df >= ctl.bound[pi]) pi++;
+          tb->pcnt[pi] += tb->over.len;
+        }
+      }
+      tb->x4 = x4;
+      tb->taken = taken;
+    }
     wg__barrier_wait(&P->bar); /* A */
     uint64_t next = UINT64_MAX, x2 = 0, x3 = 0;
     int failed = 0;
@@ -144,12 +196,54 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
       }
       break;
     }
+    uint64_t nend = next + 1, tx4 = 0;
+    if (tune) {
+      wg_selftune_counts cnt;
+      memset(&cnt, 0, sizeof cnt);
+      uint64_t taken_all = 0;
+      for (int u = 0; u < nth; u++) {
+        tx4 += q->tb[u].x4;
+        taken_all += q->tb[u].taken;
+        for (uint32_t i = 0; i < ctl.nparts; i++) cnt.part_size[i] += q->tb[u].pcnt[i];
+      }
+      /* X1: every vertex expanded (the frontier and the fused drains), so
+       * X2 / X1 stays the improving degree */
+      cnt.x1 = len + taken_all;
+      cnt.x2 = x2;
+      cnt.x3 = x3;
+      cnt.x4 = tx4;
+      cnt.far_min = tx4 == 0 ? next * df : WG_SELFTUNE_INF;
+      cnt.nparts = ctl.nparts;
+      wg_selftune_decision dec;
+      if (wg_selftune_step(&ctl, &cnt, &dec) != WG_OK) {
+        if (t == 0) {
+          P->iters = it + 1;
+          P->st = wg__error(s->ctx, WG_EINVAL, "self-tuning: controller rejected the counts");
+        }
+        break;
+      }
+      /* the threshold in whole bands: at least the next one, at most the
+       * window */
+      uint64_t e = dec.threshold / df + (dec.threshold % df != 0);
+      if (e <= next) e = next + 1;
+      if (e - next > FIX_BINS) e = next + FIX_BINS;
+      if (e * df != dec.threshold &&
+          wg_selftune_adopt(&ctl, &dec, end * df, e * df, 0) != WG_OK) {
+        if (t == 0) {
+          P->iters = it + 1;
+          P->st = wg__error(s->ctx, WG_EINVAL, "self-tuning: the controller rejected the band");
+        }
+        break;
+      }
+      nend = e;
+    }
     if (tb->over_min != UINT64_MAX && tb->over_min - next < FIX_BINS)
       NFB(over_flush_tb)(q, tb, dist, next);
-    vbuf *nb = &tb->slot[next % FIX_BINS];
-    if (nb->len) {
+    for (uint64_t b = next; b < nend; b++) {
+      vbuf *nb = &tb->slot[b % FIX_BINS];
+      if (!nb->len) continue;
       /* live entries to the front of the slot, then copied together */
-      const uint64_t nlo = next * q->delta;
+      const uint64_t nlo = b * df;
       uint64_t k = 0;
       for (uint64_t j = 0; j < nb->len; j++) {
         const bent en = nb->e[j];
@@ -170,9 +264,11 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
         row.frontier_in = len;
         row.advance_out = x2;
         row.filter_out = x3;
-        row.near_out = next == cur ? __atomic_load_n(&P->tail[par ^ 1], __ATOMIC_RELAXED) : 0;
+        row.near_out = tune          ? tx4
+                       : next == cur ? __atomic_load_n(&P->tail[par ^ 1], __ATOMIC_RELAXED)
+                                     : 0;
         row.far_size = queued_total(q);
-        row.delta = (double)q->delta;
+        row.delta = tune ? (double)(nend * df) : (double)q->delta;
         row.time_us = (wg__now() - t0) * 1e6;
         P->st = wg__sssp_trace_push(s->ctx, job, &row);
       }
@@ -183,5 +279,6 @@ static void NFB(band_loop)(nf *s, fixq *q, fixpar *P, wg__sssp_job *job, NFB_T *
       }
     }
     cur = next;
+    end = nend;
   }
 }

@@ -40,7 +40,13 @@
  * - A fixed-delta run keeps its far queue as thread-local bands of width
  *   delta (GAP's bins) and drains small bands on one thread or in one
  *   region per iteration (bucket fusion): see "fixed delta" below. The
- *   self-tuned run keeps the controller's partitions.
+ *   self-tuned run on several threads with AUTO takes the same one-region
+ *   loop on fine bands, its frontier the bands below the controller's
+ *   threshold (band_tune, session 6: FLA 0.86x and kron20 0.54x GAP on two
+ *   cores of the lent host, against 1.44x and 1.69x for the loop below);
+ *   on one thread or with a policy named it keeps the controller's
+ *   partitions and the exact frontier fit (run_selftune), which holds the
+ *   set-point P where the band loop's fused drains do not.
  * - Bisect and the far-queue bookkeeping of the self-tuned run are serial
  *   where they touch the partitions (at most the iteration's far pushes);
  *   advance and filter + bisect are parallel (src/frontier) for frontiers
@@ -901,6 +907,10 @@ typedef struct tbins {
   int vfail;         /* band_loop: `failed` as it stood at the vote */
   uint64_t vpushed;  /* band_loop: `pushed` as it stood at the vote (a
                         flush moves entries through band_push after it) */
+  uint64_t x4;       /* band_loop, self-tuned: queued entries below the threshold */
+  uint64_t taken;    /* band_loop, self-tuned: entries the fused drains took */
+  uint64_t pcnt[WG_SELFTUNE_MAX_PARTS]; /* band_loop, self-tuned: queued entries
+                                           per controller partition */
   char pad[64];
 } tbins;
 
@@ -1098,6 +1108,8 @@ typedef struct fixpar {
   _Alignas(64) uint64_t tail[2];  /* frontier length, by parity */
   uint64_t iters;
   wg_status st;                   /* trace failure, set by thread 0 */
+  int tune;                       /* self-tuned: each thread steps a copy of ctl0 */
+  wg_selftune ctl0;
 } fixpar;
 
 #define NFB_T wg_dist_t
@@ -1166,7 +1178,17 @@ static uint64_t band_next(nf *s, fixq *q) {
  * writes them yet (before A of this one). A failed push is sticky and
  * voted, so every thread leaves the loop at the same barrier. With a trace
  * thread 0 writes the row after B and a third barrier holds the others
- * until it has (the queue is counted whole). */
+ * until it has (the queue is counted whole).
+ * Self-tuned (fixpar.tune): the frontier is the live entries of bands
+ * [cur, end), step 2 drains them in order (stopping at the first band left
+ * at the fusion limit), and each thread counts its queue before A (X4: the
+ * entries below `end`; the rest by controller partition, each band by its
+ * start). After A every thread sums the counts in the same order and steps
+ * its own copy of the controller (a pure function: the copies agree
+ * without another barrier); the threshold, rounded up to whole bands and
+ * at least band `next` + 1, sets `end` for step 4, and the controller is
+ * told the rounded threshold (wg_selftune_adopt). X1 is every vertex the
+ * iteration expanded (frontier and fused drains). */
 
 
 /* Narrow distances for band_loop: v's slice of [0, n) for thread t. */
@@ -1181,7 +1203,8 @@ static void narrow_range(uint32_t n, int t, int nth, uint32_t *lo, uint32_t *hi)
  * the caller's array at the end; the caller then skips its own
  * initialisation of dist. */
 static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
-                           uint64_t delta, int one_region, int narrow) {
+                           uint64_t delta, int one_region, int narrow,
+                           const wg_selftune *ctl0) {
   wg_status st = WG_OK;
   fixq q;
   memset(&q, 0, sizeof q);
@@ -1207,6 +1230,10 @@ static wg_status run_fixed(nf *s, wg__sssp_job *job, wg_lb_policy lb,
     fixpar P;
     memset(&P, 0, sizeof P);
     P.tail[0] = s->front.len;
+    if (ctl0) {
+      P.tune = 1;
+      P.ctl0 = *ctl0;
+    }
     uint32_t *d32 = NULL;
     if (narrow) {
       st = wg__calloc(s->ctx, &d32, (uint64_t)s->c.n + 1, sizeof *d32, "sssp distances");
@@ -1494,8 +1521,15 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * on the calling thread (GAP 64.4; default policy, one round); before
    * them 76.5 against 86.7 (passive) and NY 21.1 against 16.5, when two
    * threads kept the calling thread on road-like graphs. */
-  const int one_region = o->algo == WG_ALGO_NEARFAR && threads > 1 &&
-                         lb == WG_LB_THREAD;
+  /* The self-tuned run on several threads with AUTO: the fixed run's
+   * one-region loop, its frontier a range of fine bands that the
+   * controller sets each iteration (band_tune; nearfar_band.h). A policy
+   * named explicitly, or one thread, takes the set-point tracking loop
+   * (run_selftune: the paper's partitions and the exact frontier fit). */
+  const int band_tune = o->algo == WG_ALGO_SELFTUNE && threads > 1 && o->lb == WG_LB_AUTO;
+  if (band_tune) lb = WG_LB_THREAD; /* what the band loop does, reported */
+  const int one_region = (o->algo == WG_ALGO_NEARFAR && threads > 1 &&
+                          lb == WG_LB_THREAD) || band_tune;
   /* default delta: the self-tuned run starts from the generic one; the
    * one-region loop takes a twelfth of it (Kronecker 20 / 18, 2 threads,
    * load ~1, medians of 3, ms: delta 8 406.5 / 153.8, 12 373.8 / 114.1,
@@ -1503,6 +1537,16 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * 20; GAP's best 433 there); the per-iteration path a quarter
    * (wg__sssp_cpu_fixed_delta) */
   uint64_t delta = o->delta;
+  /* band_tune: bands of width fine_delta (opts->delta when given, else a
+   * quarter of the generic default on roads, as the per-iteration path's,
+   * a twelfth on skewed graphs, as the fixed one-region loop's); the
+   * controller starts at one band */
+  uint64_t fine_delta = 0;
+  if (band_tune) {
+    fine_delta = delta ? delta : wg__sssp_default_delta(g) / (skewed ? 12 : 4);
+    if (!fine_delta) fine_delta = 1;
+    delta = fine_delta;
+  }
   if (!delta && o->algo == WG_ALGO_SELFTUNE) delta = wg__sssp_default_delta(g);
   if (!delta && one_region && skewed) delta = wg__sssp_default_delta(g) / 12;
   /* roads in one region: the full default (fewer bands, fewer barriers;
@@ -1543,7 +1587,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
    * Kronecker 20 with [1, 255] weights: ~2.7e8); the largest weight, as
    * the mean, is a property of the graph read before the clock starts */
   int narrow = 0;
-  if (one_region && o->algo == WG_ALGO_NEARFAR) {
+  if (one_region) {
     uint32_t wmax = 0;
     for (uint64_t a = 0; a < g->m; a++)
       if (g->weights[a] > wmax) wmax = g->weights[a];
@@ -1561,11 +1605,22 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   s.nparts = 1;
   s.bound[0] = WG_SELFTUNE_INF;
 
-  if (o->algo == WG_ALGO_SELFTUNE) {
+  if (band_tune) {
     const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
+    wg_selftune ctl;
+    st = wg_selftune_init(&ctl, P, (double)fine_delta, mean_w);
+    if (st != WG_OK) {
+      st = wg__error(ctx, st, "self-tuning: bad set-point %g", P);
+      goto done;
+    }
+    job->engine = "bands";
+    st = run_fixed(&s, job, WG_LB_THREAD, fine_delta, 1, narrow, &ctl);
+  } else if (o->algo == WG_ALGO_SELFTUNE) {
+    const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
+    job->engine = "partitions";
     st = run_selftune(&s, job, lb, delta, P, mean_w);
   } else {
-    st = run_fixed(&s, job, lb, delta, one_region, narrow);
+    st = run_fixed(&s, job, lb, delta, one_region, narrow, NULL);
   }
   if (st != WG_OK) goto done;
   if (job->pred)
