@@ -67,14 +67,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <cooperative_groups.h>
-
 #include "cuda/check.cuh"
 #include "cuda/gateway.h"
 
 namespace {
-
-namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 constexpr int kStepBatch = 32;
@@ -254,24 +250,18 @@ __device__ void items_control(volatile Ctl *c, bool drained) {
  * queue instead: an item now below the threshold leaves it and is expanded
  * at once, the others stay (with the step's new far items) in the other
  * far queue. The last block to finish runs the control. */
-/* The step's body, shared by the one-kernel-a-step launch (step_items) and
- * the persistent kernel (steps_items_coop). Control words are read volatile
- * and the frontier and its distances through L2 (__ldcg): in the persistent
- * kernel other blocks wrote them earlier in the same launch, and an SM's L1
- * may still hold an older line. Returns false when the run is done. */
 template <typename D>
-__device__ __forceinline__ bool items_step(const unsigned long long *off, const uint32_t *tgt,
-                                           const uint32_t *wgt, uint32_t n, D *cell,
-                                           uint32_t *infar, uint32_t *const *near,
-                                           uint32_t *const *far, Ctl *ctl,
-                                           uint32_t (*stage)[2][kStage], int &last) {
-  const volatile Ctl *vc = ctl;
-  if (vc->done) return false;
-  const int cur = vc->cur, fcur = vc->fcur;
-  const bool drained = vc->drain != 0;
-  const unsigned long long thr = vc->thr;
-  const uint32_t stepv = vc->step + 1;
-  const unsigned int count = drained ? vc->far_count[fcur] : vc->near_count[cur];
+__global__ void step_items(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
+                           uint32_t n, D *cell, uint32_t *infar, uint32_t *const *near,
+                           uint32_t *const *far, Ctl *ctl) {
+  __shared__ uint32_t stage[kThreads / 32][2][kStage];
+  __shared__ int last;
+  if (ctl->done) return;
+  const int cur = ctl->cur, fcur = ctl->fcur;
+  const bool drained = ctl->drain != 0;
+  const unsigned long long thr = ctl->thr;
+  const uint32_t stepv = ctl->step + 1;
+  const unsigned int count = drained ? ctl->far_count[fcur] : ctl->near_count[cur];
   const uint32_t *in = drained ? far[fcur] : near[cur];
   uint32_t *out = near[cur ^ 1];
   unsigned int *out_count = &ctl->near_count[cur ^ 1];
@@ -292,8 +282,8 @@ __device__ __forceinline__ bool items_step(const unsigned long long *off, const 
     unsigned long long b = 0, e = 0;
     D du = 0;
     if (expand) {
-      item = __ldcg(in + idx);
-      du = __ldcg(dist_at(cell, item));
+      item = in[idx];
+      du = *dist_at(cell, item);
       if (drained) {
         if ((unsigned long long)du < thr) {
           atomicAnd(&infar[item >> 5], ~(1u << (item & 31)));
@@ -368,34 +358,6 @@ __device__ __forceinline__ bool items_step(const unsigned long long *off, const 
   if (last && threadIdx.x == 0) {
     __threadfence();
     items_control(ctl, drained);
-  }
-  return true;
-}
-
-template <typename D>
-__global__ void step_items(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
-                           uint32_t n, D *cell, uint32_t *infar, uint32_t *const *near,
-                           uint32_t *const *far, Ctl *ctl) {
-  __shared__ uint32_t stage[kThreads / 32][2][kStage];
-  __shared__ int last;
-  items_step<D>(off, tgt, wgt, n, cell, infar, near, far, ctl, stage, last);
-}
-
-/* kStepBatch steps in one cooperative launch, a grid barrier between
- * steps (the last block to arrive has run the control before it reaches
- * the barrier): one launch and kStepBatch barriers instead of kStepBatch
- * launches of the full grid, whose fixed cost dominated the narrow steps. */
-template <typename D>
-__global__ void __launch_bounds__(kThreads)
-    steps_items_coop(const unsigned long long *off, const uint32_t *tgt, const uint32_t *wgt,
-                     uint32_t n, D *cell, uint32_t *infar, uint32_t *const *near,
-                     uint32_t *const *far, Ctl *ctl) {
-  __shared__ uint32_t stage[kThreads / 32][2][kStage];
-  __shared__ int last;
-  cg::grid_group grid = cg::this_grid();
-  for (int j = 0; j < kStepBatch; j++) {
-    if (!items_step<D>(off, tgt, wgt, n, cell, infar, near, far, ctl, stage, last)) return;
-    grid.sync();
   }
 }
 
@@ -976,36 +938,13 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
     }
     WG_CK(cudaGetLastError());
     const int grid = sms * 8;
-    /* the items mapping's persistent kernel: as many blocks as can be
-     * resident at once (a cooperative launch needs them all), at most the
-     * per-step grid; 0 where the device cannot launch cooperatively */
-    int coop_grid = 0;
-    if (!lanes) {
-      int coop = 0, per_sm = 0;
-      WG_CK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, a->device));
-      WG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_items_coop<D>, kThreads,
-                                                          0));
-      if (coop && per_sm > 0) coop_grid = sms * (per_sm < 8 ? per_sm : 8);
-    }
     /* a guard against a loop that never finishes (a bug, not a graph): a
      * step either expands a frontier or drains the far queue, and a drain
      * that brings nothing in is followed by one that does */
     const unsigned long long max_batches = (64ull * n + (1ull << 20)) / kStepBatch + 1;
     unsigned long long batches = 0;
     /* a batch: kStepBatch steps, then the control words to the host */
-    const unsigned long long *d_off = (const unsigned long long *)a->offsets;
-    const uint32_t *d_tgt = a->targets, *d_wgt = a->weights;
-    uint32_t *const *d_near = qp, *const *d_far = qp + 2;
-    void *coop_args[] = {(void *)&d_off, (void *)&d_tgt, (void *)&d_wgt, (void *)&n,
-                         (void *)&dist,  (void *)&infar, (void *)&d_near, (void *)&d_far,
-                         (void *)&ctl};
     auto batch = [&]() {
-      if (coop_grid) {
-        const cudaError_t ce = cudaLaunchCooperativeKernel(
-            (const void *)steps_items_coop<D>, dim3(coop_grid), dim3(kThreads), coop_args, 0, s);
-        if (ce != cudaSuccess) return ce;
-        return cudaMemcpyAsync(h_ctl, ctl, sizeof(Ctl), cudaMemcpyDeviceToHost, s);
-      }
       for (int j = 0; j < kStepBatch; j++) {
         if (lanes) {
           lanes_advance<D><<<grid, kThreads, 0, s>>>(
@@ -1029,7 +968,7 @@ wg_status run_many(wg__cuda_many_args *a, char *why, size_t why_cap) {
      * arguments are the chunk's): one host call instead of 4-5 launches a
      * step, and the device runs the nodes back to back. Where capture or
      * instantiation fails, the batch is launched kernel by kernel. */
-    if (!coop_grid) { /* the persistent kernel is one launch a batch already */
+    {
       cudaGraph_t graph = nullptr;
       if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
         const cudaError_t le = batch();
