@@ -177,6 +177,7 @@ void wg_server_opts_defaults(wg_server_opts *o) {
   o->profile = NULL;
   o->batchers = 1;
   o->no_watchdog = 0;
+  o->epoll = 0;
 }
 
 /* ---- JSON answers -------------------------------------------------------------- */
@@ -1596,8 +1597,15 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   size_t pool = 40 * maxc + 4 * 1024;
   if (pool < 8 * 1024) pool = 8 * 1024;
   if (pool > 64 * 1024) pool = 64 * 1024;
+  /* poll(), not epoll, unless asked: under load libmicrohttpd 0.9.75's
+   * edge-triggered epoll loop left keep-alive connections with a whole
+   * request unread in the socket, the loop asleep until the idle timeout
+   * (seconds of stall; docs/journal/serve-s6.md). poll() is level-triggered:
+   * a request in the socket is seen at the next pass. */
   s->d = MHD_start_daemon(
-      MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+      (o->epoll ? MHD_USE_AUTO : MHD_USE_POLL) | MHD_USE_INTERNAL_POLLING_THREAD |
+          MHD_ALLOW_SUSPEND_RESUME,
+      0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
       (unsigned)o->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->connection_timeout_s,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->connection_limit ? o->connection_limit : 1024),
