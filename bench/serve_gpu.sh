@@ -32,11 +32,13 @@
 # of that server's capacity (measured in the same run with the same
 # pinning); BACKENDS (e.g. "cuda": only these); SKIP_LATENCY=1 (no step 1);
 # MAX_CONNS (the experiment's open-loop cap on serve_load's connections,
-# 4096 within the open-file limit; the summary says when it was reached);
+# 1024 an HTTP thread within the open-file limit; the summary says when it
+# was reached);
 # SETPOINTS (the experiment's set-points with admission, "0.9").
 # Since session 6 the server's HTTP loop is poll() (libmicrohttpd 0.9.75's
 # epoll loop lost keep-alive requests): its cost grows with the connections
-# open, so capacity and experiment default to 4096 connections (at 8000 the
+# open, so capacity defaults to 4096 connections and the experiment to 1024
+# an HTTP thread (at 8000 the
 # CUDA server on 4 cores answered 20.7k/s, at 4096 50.6k/s);
 # HTTP_LOOP=epoll gives every server --epoll (the old loop) to compare.
 set -u
@@ -185,7 +187,9 @@ if [ "${c:-0}" -gt 0 ]; then
   # come, up to MAX_CONNS within the open-file limit (the server needs as
   # many); serve_load says how often the cap was reached
   maxw=$(( $(ulimit -n) - 2000 ))
-  [ "$maxw" -gt "${MAX_CONNS:-4096}" ] && maxw=${MAX_CONNS:-4096}
+  # poll() passes over every open connection: about 1024 an HTTP thread
+  mc=${MAX_CONNS:-$((1024 * ${HTTP_THREADS:-16}))}
+  [ "$maxw" -gt "$mc" ] && maxw=$mc
   xw=$((rate * deadline / 2000 + 64))
   [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
