@@ -1600,8 +1600,12 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   /* poll(), not epoll, unless asked: under load libmicrohttpd 0.9.75's
    * edge-triggered epoll loop left keep-alive connections with a whole
    * request unread in the socket, the loop asleep until the idle timeout
-   * (seconds of stall; docs/journal/serve-s6.md). poll() is level-triggered:
-   * a request in the socket is seen at the next pass. */
+   * (seconds of stall; docs/journal/serve-s6.md). It happens from 128
+   * connections busy at once on one thread (libmicrohttpd's epoll_wait
+   * takes at most 128 events; with 100 it never did), as if a full batch of
+   * events made the next wait block for the whole timeout with work pending.
+   * poll() is level-triggered: a request in the socket is seen at the next
+   * pass, at a cost per open connection per pass. */
   s->d = MHD_start_daemon(
       (o->epoll ? MHD_USE_AUTO : MHD_USE_POLL) | MHD_USE_INTERNAL_POLLING_THREAD |
           MHD_ALLOW_SUSPEND_RESUME,
