@@ -77,8 +77,8 @@ int cmd_serve(int argc, char **argv) {
        "answer each request on the HTTP thread that admits it (no batching thread, no "
        "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
       {"epoll", 0, OPT_FLAG, &use_epoll, NULL,
-       "libmicrohttpd's epoll loop instead of poll() (0.9.75's stalled keep-alive "
-       "connections under load)", NULL, 0, 0, NULL},
+       "epoll instead of poll(): one libmicrohttpd daemon per HTTP thread on one port, "
+       "in its external epoll mode", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
       {"order", 0, OPT_STRING, &order, "FILE",
