@@ -40,7 +40,8 @@
 # open, so capacity defaults to 4096 connections and the experiment to 1024
 # an HTTP thread (at 8000 the
 # CUDA server on 4 cores answered 20.7k/s, at 4096 50.6k/s);
-# HTTP_LOOP=epoll gives every server --epoll (the old loop) to compare.
+# HTTP_LOOP=epoll gives every server --epoll (our epoll threads, since bccb240:
+# one libmicrohttpd daemon per HTTP thread, no cost per idle connection).
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
