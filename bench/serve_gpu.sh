@@ -24,7 +24,7 @@
 # MAP.cch (every server start after the first loads it). Environment: N,
 # MODEL (gen road's --model, e.g. regions; unset: the generator's default),
 # DEADLINE_MS (the experiment's, 200), CUDA_BATCHERS (2), CUDA_MAX_BATCH
-# (4096), CUDA_WORKERS (16384), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
+# (4096), CUDA_WORKERS (4096), LOAD_S (seconds per load phase, 6), CLIENT_THREADS (serve_load's
 # epoll threads, 4). A short table is printed last.
 # Since session 5 (the experiment at a truly offered 2x): SERVER_CPUS and
 # CLIENT_CPUS (taskset lists, e.g. 0-7 and 8-15) pin every server and every
@@ -32,8 +32,16 @@
 # of that server's capacity (measured in the same run with the same
 # pinning); BACKENDS (e.g. "cuda": only these); SKIP_LATENCY=1 (no step 1);
 # MAX_CONNS (the experiment's open-loop cap on serve_load's connections,
-# 60000 within the open-file limit; the summary says when it was reached);
+# 1024 an HTTP thread within the open-file limit; the summary says when it
+# was reached);
 # SETPOINTS (the experiment's set-points with admission, "0.9").
+# Since session 6 the server's HTTP loop is poll() (libmicrohttpd 0.9.75's
+# epoll loop lost keep-alive requests): its cost grows with the connections
+# open, so capacity defaults to 4096 connections and the experiment to 1024
+# an HTTP thread (at 8000 the
+# CUDA server on 4 cores answered 20.7k/s, at 4096 50.6k/s);
+# HTTP_LOOP=epoll gives every server --epoll (our epoll threads, since bccb240:
+# one libmicrohttpd daemon per HTTP thread, no cost per idle connection).
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -71,8 +79,10 @@ start_server() { # start_server NAME BACKEND FLAGS... -> $pid, $port
   local name=$1 be=$2
   shift 2
   port=$((20000 + RANDOM % 20000))
+  local loop=()
+  [ "${HTTP_LOOP:-poll}" = epoll ] && loop=(--epoll)
   "${spin[@]}" "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
-    --http-threads "${HTTP_THREADS:-16}" --connections 20000 "$@" >"$out/server-$name.json" \
+    --http-threads "${HTTP_THREADS:-16}" --connections 20000 "${loop[@]}" "$@" >"$out/server-$name.json" \
     2>"$out/server-$name.log" &
   pid=$!
   for _ in $(seq 1 1200); do # the first start builds the order: up to 2 min
@@ -140,7 +150,7 @@ for be in $run_be; do
   # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2)
-    workers=${CUDA_WORKERS:-16384}
+    workers=${CUDA_WORKERS:-4096}
   else
     flags=(--inline)
     workers=${WORKERS:-256}
@@ -178,7 +188,9 @@ if [ "${c:-0}" -gt 0 ]; then
   # come, up to MAX_CONNS within the open-file limit (the server needs as
   # many); serve_load says how often the cap was reached
   maxw=$(( $(ulimit -n) - 2000 ))
-  [ "$maxw" -gt "${MAX_CONNS:-60000}" ] && maxw=${MAX_CONNS:-60000}
+  # poll() passes over every open connection: about 1024 an HTTP thread
+  mc=${MAX_CONNS:-$((1024 * ${HTTP_THREADS:-16}))}
+  [ "$maxw" -gt "$mc" ] && maxw=$mc
   xw=$((rate * deadline / 2000 + 64))
   [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
@@ -187,6 +199,7 @@ if [ "${c:-0}" -gt 0 ]; then
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
   sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
+  [ "${HTTP_LOOP:-poll}" = epoll ] && sflags="$sflags --epoll"
   # the requests' clocks start at serve_load's send (X-Request-Start), so the
   # controller sees the wait in the sockets too
   sflags="$sflags --trust-request-start"
