@@ -40,8 +40,8 @@
 # open, so capacity defaults to 4096 connections and the experiment to 1024
 # an HTTP thread (at 8000 the
 # CUDA server on 4 cores answered 20.7k/s, at 4096 50.6k/s);
-# HTTP_LOOP=epoll gives every server --epoll (our epoll threads, since bccb240:
-# one libmicrohttpd daemon per HTTP thread, no cost per idle connection).
+# (Our own epoll loop, tried in session 6, answered 24,669/s against poll's
+# 56,582 in the same call and is gone: docs/journal/serve-s6.md.)
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -79,10 +79,8 @@ start_server() { # start_server NAME BACKEND FLAGS... -> $pid, $port
   local name=$1 be=$2
   shift 2
   port=$((20000 + RANDOM % 20000))
-  local loop=()
-  [ "${HTTP_LOOP:-poll}" = epoll ] && loop=(--epoll)
   "${spin[@]}" "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
-    --http-threads "${HTTP_THREADS:-16}" --connections 20000 "${loop[@]}" "$@" >"$out/server-$name.json" \
+    --http-threads "${HTTP_THREADS:-16}" --connections 20000 "$@" >"$out/server-$name.json" \
     2>"$out/server-$name.log" &
   pid=$!
   for _ in $(seq 1 1200); do # the first start builds the order: up to 2 min
@@ -199,7 +197,6 @@ if [ "${c:-0}" -gt 0 ]; then
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
   sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
-  [ "${HTTP_LOOP:-poll}" = epoll ] && sflags="$sflags --epoll"
   # the requests' clocks start at serve_load's send (X-Request-Start), so the
   # controller sees the wait in the sockets too
   sflags="$sflags --trust-request-start"

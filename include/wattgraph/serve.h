@@ -171,15 +171,6 @@ typedef struct wg_server_opts {
                                 clock, so its response time and tardiness
                                 include the wait in the sockets before an
                                 HTTP thread read it; 0 (default): ignored */
-  int epoll;                 /* 1: epoll: one libmicrohttpd daemon per HTTP
-                                thread on one port (SO_REUSEPORT), each in
-                                its external epoll mode run by a thread of
-                                the server; 0 (default): libmicrohttpd's own
-                                poll() loop over a thread pool (its cost grows
-                                with the connections open). libmicrohttpd
-                                0.9.75's own epoll loop lost keep-alive
-                                requests from 128 busy connections a thread
-                                (docs/journal/serve-s6.md): not used */
 } wg_server_opts;
 
 /* How long ago (seconds, in [0, 60]) the X-Request-Start value `h` says the

@@ -1,6 +1,6 @@
 /* The route server: libmicrohttpd in front, one batching thread behind.
  *
- * A request's life: libmicrohttpd (a thread pool over epoll) calls the
+ * A request's life: libmicrohttpd (a thread pool over poll()) calls the
  * access handler; /health and /metrics are answered there and then. A route,
  * table or nearest request is parsed (request.c, pure), passes admission (a
  * token bucket refilled at the rate the PI controller of control.h sets, so a
@@ -26,7 +26,6 @@
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,12 +101,6 @@ struct wg_server {
   double unit_metres; /* metres per unit of the graph's own weights */
   int metric_is_time; /* after POST /weights: weights are deciseconds */
   struct MHD_Daemon *d;
-  /* o.epoll: one libmicrohttpd daemon per HTTP thread in its external
-   * epoll mode, all on one port (SO_REUSEPORT), each run by a thread of
-   * ours (ext_main) */
-  struct ext_loop *ext;
-  unsigned next, next_started;
-  int ext_stop;
   unsigned port;
   struct batcher *bt; /* o.batchers of them */
   unsigned nbt;       /* started */
@@ -184,7 +177,6 @@ void wg_server_opts_defaults(wg_server_opts *o) {
   o->profile = NULL;
   o->batchers = 1;
   o->no_watchdog = 0;
-  o->epoll = 0;
 }
 
 /* ---- JSON answers -------------------------------------------------------------- */
@@ -1468,33 +1460,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
-struct ext_loop {
-  wg_server_t *s;
-  struct MHD_Daemon *d;
-  pthread_t th;
-};
-
-/* One HTTP thread of o.epoll: libmicrohttpd's external epoll mode, where
- * MHD_run never blocks. The thread waits on the daemon's epoll fd with
- * poll() (which leaves its events to MHD_run), for at most the daemon's
- * timeout (0 while it has work pending) and 100 ms (to see ext_stop). */
-static void *ext_main(void *arg) {
-  struct ext_loop *e = arg;
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(e->d, MHD_DAEMON_INFO_EPOLL_FD);
-  const int efd = di ? di->epoll_fd : -1;
-  while (!__atomic_load_n(&e->s->ext_stop, __ATOMIC_ACQUIRE)) {
-    MHD_run(e->d);
-    MHD_UNSIGNED_LONG_LONG to = 100;
-    int ms = 100;
-    if (MHD_get_timeout(e->d, &to) == MHD_YES) ms = to < 100 ? (int)to : 100;
-    if (ms > 0) {
-      struct pollfd pfd = {.fd = efd, .events = POLLIN};
-      if (efd < 0 || poll(&pfd, 1, ms) < 0) usleep(1000);
-    }
-  }
-  return NULL;
-}
-
 /* ---- start and stop ------------------------------------------------------------------ */
 
 wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
@@ -1631,7 +1596,7 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   size_t pool = 40 * maxc + 4 * 1024;
   if (pool < 8 * 1024) pool = 8 * 1024;
   if (pool > 64 * 1024) pool = 64 * 1024;
-  /* poll(), not epoll, unless asked: under load libmicrohttpd 0.9.75's
+  /* poll(), not epoll: under load libmicrohttpd 0.9.75's
    * edge-triggered epoll loop left keep-alive connections with a whole
    * request unread in the socket, the loop asleep until the idle timeout
    * (seconds of stall; docs/journal/serve-s6.md). It happens from 128
@@ -1639,50 +1604,12 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
    * takes at most 128 events; with 100 it never did), as if a full batch of
    * events made the next wait block for the whole timeout with work pending.
    * poll() is level-triggered: a request in the socket is seen at the next
-   * pass, at a cost per open connection per pass. o.epoll: one daemon per
-   * HTTP thread in libmicrohttpd's external epoll mode, run by our threads
-   * (ext_main), where no wait blocks while work is pending. */
+   * pass, at a cost per open connection per pass. Our own loop over
+   * libmicrohttpd's external epoll mode (one daemon a thread on one port)
+   * lost its measurement: 24,669 routes/s against poll's 56,582 on the same
+   * 4 cores (H200 host, c36d21a), so it is gone (journal/serve-s6.md). */
   const unsigned conn_limit = (unsigned)(o->connection_limit ? o->connection_limit : 1024);
   const unsigned backlog = (unsigned)(o->connection_limit > 4096 ? o->connection_limit : 4096);
-  if (o->epoll) {
-    s->ext = calloc(o->threads, sizeof *s->ext);
-    if (!s->ext) {
-      st = wg__error(ctx, WG_ENOMEM, "serve: out of memory");
-      goto fail;
-    }
-    for (unsigned i = 0; i < o->threads; i++) {
-      s->ext[i].s = s;
-      s->ext[i].d = MHD_start_daemon(
-          MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, s,
-          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-          (unsigned)1, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->connection_timeout_s,
-          MHD_OPTION_CONNECTION_LIMIT, conn_limit / o->threads + 1,
-          MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->per_ip_limit,
-          MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_LISTEN_BACKLOG_SIZE, backlog,
-          MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
-      if (!s->ext[i].d) {
-        st = wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (in use, or not an address "
-                       "of this machine)", host, o->port);
-        goto fail;
-      }
-      s->next = i + 1;
-      if (i == 0) { /* the others share the first one's port (o.port 0: any) */
-        const union MHD_DaemonInfo *pi =
-            MHD_get_daemon_info(s->ext[0].d, MHD_DAEMON_INFO_BIND_PORT);
-        s->port = pi ? pi->port : o->port;
-        addr.sin_port = htons((uint16_t)s->port);
-      }
-    }
-    for (unsigned i = 0; i < o->threads; i++) {
-      if (pthread_create(&s->ext[i].th, NULL, ext_main, &s->ext[i]) != 0) {
-        st = wg__error(ctx, WG_ENOMEM, "serve: cannot start an HTTP thread");
-        goto fail;
-      }
-      s->next_started = i + 1;
-    }
-    *out = s;
-    return WG_OK;
-  }
   s->d = MHD_start_daemon(
       MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
@@ -1715,10 +1642,6 @@ void wg_server_stop(wg_server_t **sp) {
   if (!sp || !*sp) return;
   wg_server_t *s = *sp;
   if (s->d) MHD_quiesce_daemon(s->d);
-  /* o.epoll: the HTTP threads end first (a request answered after this
-   * stays unsent: the daemons stop below and close its connection) */
-  __atomic_store_n(&s->ext_stop, 1, __ATOMIC_RELEASE);
-  for (unsigned i = 0; i < s->next_started; i++) pthread_join(s->ext[i].th, NULL);
   pthread_mutex_lock(&s->mu);
   s->stop = 1;
   pthread_cond_broadcast(&s->cv);
@@ -1729,8 +1652,6 @@ void wg_server_stop(wg_server_t **sp) {
   for (unsigned i = 0; i < nbt; i++) pthread_join(s->bt[i].th, NULL);
   if (wd) pthread_join(s->watchdog, NULL);
   if (s->d) MHD_stop_daemon(s->d);
-  for (unsigned i = 0; i < s->next; i++) MHD_stop_daemon(s->ext[i].d);
-  free(s->ext);
   for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
   free(s->inline_ctx);
   if (s->ctx_key_made) pthread_key_delete(s->ctx_key);

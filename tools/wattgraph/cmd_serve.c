@@ -22,7 +22,6 @@ int cmd_serve(int argc, char **argv) {
          burst = 64, duration = 0, snap = 2000;
   int no_probe = 0, trust_start = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
-  int use_epoll = 0;
   const cli_opt opts[] = {
       CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
       {"host", 0, OPT_STRING, &host, "ADDR", "IPv4 address to listen on", "127.0.0.1", 0, 0,
@@ -76,9 +75,6 @@ int cmd_serve(int argc, char **argv) {
       {"inline", 0, OPT_FLAG, &inline_answer, NULL,
        "answer each request on the HTTP thread that admits it (no batching thread, no "
        "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
-      {"epoll", 0, OPT_FLAG, &use_epoll, NULL,
-       "epoll instead of poll(): one libmicrohttpd daemon per HTTP thread on one port, "
-       "in its external epoll mode", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
       {"order", 0, OPT_STRING, &order, "FILE",
@@ -168,7 +164,6 @@ int cmd_serve(int argc, char **argv) {
   so.no_probe = no_probe;
   so.trust_request_start = trust_start;
   so.inline_answer = inline_answer;
-  so.epoll = use_epoll;
   /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
    * receives them with sigtimedwait */
   sigset_t set;
