@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -84,6 +85,27 @@ wg_status wg__alloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
 wg_status wg__calloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
                      const char *what) {
   return alloc_common(ctx, ptr, count, size, what, 1);
+}
+
+#define BIG_PAGE ((size_t)2 << 20)
+wg_status wg__alloc_big(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
+                        const char *what) {
+  size_t bytes;
+  if (wg__mul_size(count, size, &bytes) != 0)
+    return wg__error(ctx, WG_EOVERFLOW, "%s: %llu elements of %llu bytes overflow", what,
+                     (unsigned long long)count, (unsigned long long)size);
+  if (bytes < 2 * BIG_PAGE) return wg__alloc(ctx, ptr, count, size, what);
+  wg_status st = wg__mem_need(ctx, bytes, what);
+  if (st != WG_OK) return st;
+  void *p = NULL;
+  if (posix_memalign(&p, BIG_PAGE, bytes) != 0 || !p)
+    return wg__error(ctx, WG_ENOMEM, "%s: out of memory for %llu bytes", what,
+                     (unsigned long long)bytes);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, bytes & ~(BIG_PAGE - 1), MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+  *(void **)ptr = p;
+  return WG_OK;
 }
 
 wg_status wg__realloc(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,

@@ -47,12 +47,10 @@
  * in the bucket of every rank x it reached; each source's forward search
  * then scans the buckets on its tree path.
  */
-#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "route/route_internal.h"
 
@@ -583,40 +581,18 @@ static wg_status transit_to_device(wg_ctx_t *ctx, wg_router_t *r, const wg_route
   return WG_OK;
 }
 
-/* Host memory for a large array of a CUDA batch: 2 MB aligned and advised
- * to use huge pages, so that its first touch faults once per 2 MB instead
- * of once per 4 KB (a million results are 40 MB: 10,000 faults, most of
- * the host's time around the GPU search). Freed with free(); below 4 MB,
- * wg__alloc. Contents undefined. */
-#define BIG_PAGE ((size_t)2 << 20)
-static wg_status alloc_big(wg_ctx_t *ctx, void *ptr, uint64_t count, uint64_t size,
-                           const char *what) {
-  if (size && count > SIZE_MAX / size)
-    return wg__error(ctx, WG_EOVERFLOW, "%s: %llu elements of %llu bytes overflow", what,
-                     (unsigned long long)count, (unsigned long long)size);
-  const size_t bytes = (size_t)(count * size);
-  if (bytes < 2 * BIG_PAGE) return wg__alloc(ctx, ptr, count, size, what);
-  wg_status st = wg__mem_need(ctx, bytes, what);
-  if (st != WG_OK) return st;
-  void *p = NULL;
-  if (posix_memalign(&p, BIG_PAGE, bytes) != 0 || !p)
-    return wg__error(ctx, WG_ENOMEM, "%s: out of memory for %llu bytes", what,
-                     (unsigned long long)bytes);
-#ifdef MADV_HUGEPAGE
-  (void)madvise(p, bytes & ~(BIG_PAGE - 1), MADV_HUGEPAGE); /* a hint: failure is fine */
-#endif
-  *(void **)ptr = p;
-  return WG_OK;
-}
-
-static void cq_free(wg__cuda_qscratch *s) {
-  if (!s) return;
+static void cq_free_arrays(wg__cuda_qscratch *s) {
   free(s->src);
   free(s->dst);
   free(s->lvl);
   free(s->answered);
   free(s->dist);
   free(s->exact);
+}
+
+static void cq_free(wg__cuda_qscratch *s) {
+  if (!s) return;
+  cq_free_arrays(s);
   free(s);
 }
 
@@ -645,15 +621,15 @@ static wg_status cq_get(wg_ctx_t *ctx, wg_router_t *r, size_t n, wg__cuda_qscrat
   if (!s && !(s = calloc(1, sizeof *s)))
     return wg__error(ctx, WG_ENOMEM, "route batch: out of memory for its scratch");
   if (s->cap < n) {
-    free(s->src), free(s->dst), free(s->lvl), free(s->answered), free(s->dist), free(s->exact);
+    cq_free_arrays(s);
     memset(s, 0, sizeof *s);
     wg_status st;
-    if ((st = alloc_big(ctx, &s->src, n, sizeof *s->src, "route batch")) ||
-        (st = alloc_big(ctx, &s->dst, n, sizeof *s->dst, "route batch")) ||
-        (st = alloc_big(ctx, &s->lvl, n, sizeof *s->lvl, "route batch")) ||
-        (st = alloc_big(ctx, &s->answered, n, sizeof *s->answered, "route batch")) ||
-        (st = alloc_big(ctx, &s->dist, n, sizeof *s->dist, "route batch")) ||
-        (st = alloc_big(ctx, &s->exact, n, sizeof *s->exact, "route batch"))) {
+    if ((st = wg__alloc_big(ctx, &s->src, n, sizeof *s->src, "route batch")) ||
+        (st = wg__alloc_big(ctx, &s->dst, n, sizeof *s->dst, "route batch")) ||
+        (st = wg__alloc_big(ctx, &s->lvl, n, sizeof *s->lvl, "route batch")) ||
+        (st = wg__alloc_big(ctx, &s->answered, n, sizeof *s->answered, "route batch")) ||
+        (st = wg__alloc_big(ctx, &s->dist, n, sizeof *s->dist, "route batch")) ||
+        (st = wg__alloc_big(ctx, &s->exact, n, sizeof *s->exact, "route batch"))) {
       cq_free(s);
       return st;
     }
@@ -691,7 +667,7 @@ static wg_status query_cuda(wg_ctx_t *ctx, wg_router_t *r, const wg_route_query 
   /* the ids, levels and distances in the router's kept scratch; the
    * results (the caller's) in huge pages, every field written below */
   if ((st = cq_get(ctx, r, n, &cs)) ||
-      (st = alloc_big(ctx, &out->results, n, sizeof *out->results, "route results")))
+      (st = wg__alloc_big(ctx, &out->results, n, sizeof *out->results, "route results")))
     goto done;
   src = cs->src;
   dst = cs->dst;

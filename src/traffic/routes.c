@@ -62,9 +62,6 @@ uint32_t wg__sim_arc(const wg_sim_t *s, uint32_t u, uint32_t v) {
   return (lo < s->off[u + 1] && s->tgt[lo] == v) ? (uint32_t)lo : WG_SIM_NONE;
 }
 
-/* Routes for n pairs through the router, in batches of route_batch. Arcs are
- * appended to s->route; prefix[i] (may be WG_SIM_NONE) is an arc put before
- * path i (re-routing keeps the current arc). */
 /* One call of the simulation's router: timed and counted in the run's
  * statistics; an answer for fewer queries than asked is refused (the
  * batch freed). */
@@ -83,6 +80,9 @@ static wg_status router_call(wg_sim_t *s, const wg_sim_router *r, const wg_route
   return st;
 }
 
+/* Routes for n pairs through the router, in batches of route_batch. Arcs are
+ * appended to s->route; prefix[i] (may be WG_SIM_NONE) is an arc put before
+ * path i (re-routing keeps the current arc). */
 static wg_status route_pairs(wg_sim_t *s, const uint32_t *orig, const uint32_t *dest,
                              const uint32_t *prefix, size_t n, uint64_t *first,
                              uint32_t *len, uint8_t *why) {
@@ -406,17 +406,9 @@ done:
   return st;
 }
 
-/* The round with the state on the device (CUDA backend, round_on_host 0):
- * the same travel times (from the device's lane counts), the same trips
- * picked (on the device), the same router calls in the same batches, the
- * same checks of each answer here, and the device turns the paths into
- * arcs and packs the routes exactly as wg__sim_reroute does on the host.
- * What crosses: the lane counts, the picked trips' origins and
- * destinations, and, unless the route engine on CUDA answers in device
- * memory (device_batch), the router's vertex paths. */
-/* The route engine's device-resident exact batch (src/route, engineer
- * "route"): paths for the picked trips [q0, q0 + n) whose origins and
- * destinations are already in device memory, answered into device memory
+/* The route engine's device-resident exact batch (src/route): paths for
+ * the picked trips [q0, q0 + n) whose origins and destinations are
+ * already in device memory, answered into device memory
  * and handed straight to the device round (they never cross PCIe).
  * WG_ENOTSUP when this router cannot (not the route engine, not on CUDA):
  * the round then takes the host's way. */
@@ -451,6 +443,14 @@ static int device_paths_ok(const wg_sim_t *s) {
   return rt->backend == WG_ROUTE_BACKEND_CUDA && rt->cuda && rt->device == s->o.device;
 }
 
+/* The round with the state on the device (CUDA backend, round_on_host 0):
+ * the same travel times (from the device's lane counts), the same trips
+ * picked (on the device), the same router calls in the same batches, the
+ * same checks of each answer here, and the device turns the paths into
+ * arcs and packs the routes exactly as wg__sim_reroute does on the host.
+ * What crosses: the lane counts, the picked trips' origins and
+ * destinations, and, unless the route engine on CUDA answers in device
+ * memory (device_batch), the router's vertex paths. */
 wg_status wg__sim_reroute_dev(wg_sim_t *s) {
   wg_status st = WG_OK;
   char why[256] = "";
