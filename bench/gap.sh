@@ -31,7 +31,8 @@
 # count, the wait policy and the load average.
 #
 # PIN (a taskset CPU list, e.g. 0,1) runs both sides on the same cores;
-# RUNS names our runs: ALGO, ALGO:LB or ALGO:LB:DELTA (nearfar:thread is
+# RUNS names our runs: ALGO, ALGO:LB, ALGO:LB:DELTA or ALGO:LB:DELTA:P
+# (an empty DELTA keeps the default; P the self-tuning set-point; nearfar:thread is
 # the one-region band loop on any graph, docs/nearfar.md); a run written
 # alt/ALGO... uses the wattgraph binary WG_ALT instead (an older build, to
 # compare two versions in the same rounds). BUSY spinning loops (bounded,
@@ -103,15 +104,16 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 gap_warm() { # file delta -> median of TRIALS trials in one process (seconds)
   "${TS[@]}" "$GAP" -f "$1" -r 0 -d "$2" -n "$TRIALS" | awk '/^Trial Time:/ {print $3}' | median
 }
-ours() { # file [alt/]algo[:lb[:delta]] -> median of TRIALS runs in one process (seconds), iterations
+ours() { # file [alt/]algo[:lb[:delta[:P]]] -> median of TRIALS runs in one process (seconds), iterations
   local algo lb delta extra=() w=$W spec=$2
   if [ "${spec#alt/}" != "$spec" ]; then
     spec=${spec#alt/}
     w=${WG_ALT:-}
     [ -x "$w" ] || { echo "nan 0"; return; }
   fi
-  IFS=: read -r algo lb delta <<<"$spec"
+  IFS=: read -r algo lb delta par <<<"$spec"
   [ -n "$delta" ] && extra=(--delta "$delta")
+  [ -n "$par" ] && extra+=(--parallelism "$par")
   "${TS[@]}" "$w" sssp "$1" -s 1 --backend cpu --algo "$algo" --lb "${lb:-auto}" -t "$THREADS" \
     "${extra[@]}" --no-pred --json -q -n "$TRIALS" |
     python3 -c 'import json,statistics,sys; j=json.load(sys.stdin); print(statistics.median(j["seconds"]), j["iterations"])'

@@ -58,7 +58,8 @@
  *   chooses once per graph: LB_CULL when the degrees are skewed (max >= 512
  *   or > 8 x mean + 8), THREAD otherwise.
  * - Default P (self-tuning, opts->parallelism == 0): m / (4 sqrt n), twice
- *   that on skewed graphs, see default_p().
+ *   that on skewed graphs, see default_p(); the band loop (several threads,
+ *   AUTO) eight times that on road-like graphs, see band_default_p().
  */
 #include <math.h>
 #include <string.h>
@@ -1371,6 +1372,19 @@ static double default_p(const wg_graph_t *g, int skewed) {
   return p < 64.0 ? 64.0 : p;
 }
 
+/* The band loop's default set-point on road-like graphs: eight times the
+ * partitions engine's. The band loop pays two barriers an iteration and
+ * does not hold P tightly anyway (docs/nearfar.md), so fewer, fuller
+ * iterations win. Lent H200 host, cores 0,1, 2 threads, passive, medians
+ * of 5 alternating rounds against GAP's best delta (77e7b10, -P swept): NY
+ * 1x / 2x / 4x / 8x / 16x the default: 1.10 / 1.08 / 1.05 / 1.03 / 1.01 x
+ * GAP (181 / 159 / 124 / 81 / 44 iterations); FLA 1x / 2x / 4x / 8x: 1.00
+ * / 0.98 / 0.91 / 0.90 x GAP (469 / 369 / 304 / 185 iterations). Skewed
+ * graphs keep default_p (Kronecker 20: 0.54x GAP there). */
+static double band_default_p(const wg_graph_t *g, int skewed) {
+  return skewed ? default_p(g, skewed) : 8.0 * default_p(g, skewed);
+}
+
 static wg_status run_selftune(nf *s, wg__sssp_job *job, wg_lb_policy lb,
                               uint64_t delta0, double P, double mean_w) {
   wg_selftune ctl;
@@ -1606,7 +1620,7 @@ wg_status wg__sssp_nearfar_cpu(wg_ctx_t *ctx, wg__sssp_job *job) {
   s.bound[0] = WG_SELFTUNE_INF;
 
   if (band_tune) {
-    const double P = o->parallelism > 0 ? o->parallelism : default_p(g, skewed);
+    const double P = o->parallelism > 0 ? o->parallelism : band_default_p(g, skewed);
     wg_selftune ctl;
     st = wg_selftune_init(&ctl, P, (double)fine_delta, mean_w);
     if (st != WG_OK) {
