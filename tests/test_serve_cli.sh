@@ -18,6 +18,8 @@ grep -q -- "--deadline-ms" "$tmp/out" || fail "--help lacks --deadline-ms"
 "$bin" serve x.gr --port 70000 >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--port 70000: expected exit 2"
 grep -q "wattgraph: error: serve: --port" "$tmp/err" || fail "--port error message"
 "$bin" serve x.gr --backend gpu >/dev/null 2>&1; [ $? -eq 2 ] || fail "--backend gpu: expected exit 2"
+"$bin" serve x.gr --max-rate 0 >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--max-rate 0: expected exit 2"
+grep -q -- "--max-rate" "$tmp/err" || fail "--max-rate error message: $(cat "$tmp/err")"
 "$bin" serve /nonexistent.gr --port 0 >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "missing file: expected exit 1"
 printf 'level,batch\n' >"$tmp/bad.csv"
 "$bin" serve /nonexistent.gr --profile "$tmp/bad.csv" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "bad profile: expected exit 1"
@@ -29,7 +31,7 @@ if [ ! -f "$map" ] || ! command -v curl >/dev/null; then
   [ "$failures" -eq 0 ] || exit 1
   exit 7
 fi
-"$bin" serve "$map" --port 0 --duration-s 300 --json >"$tmp/summary" 2>"$tmp/log" &
+"$bin" serve "$map" --port 0 --duration-s 300 --max-rate 5000 --json >"$tmp/summary" 2>"$tmp/log" &
 pid=$!
 port=
 for _ in $(seq 1 1200); do # up to 2 min: a sanitizer build loads and builds the router slowly
@@ -51,6 +53,10 @@ grep -q '"code":"InvalidQuery"' "$tmp/body" || fail "InvalidQuery body"
 [ "$(c "$url/nearest/v1/driving/7.42,43.73")" = 200 ] || fail "nearest"
 [ "$(c "$url/metrics")" = 200 ] || fail "/metrics"
 grep -q '^wattgraph_answered_total 3' "$tmp/body" || fail "metrics: $(grep answered "$tmp/body")"
+# --max-rate bounds the admitted rate from the start (the capacity assumed
+# until a control period measures one; the library's default is 1e6)
+rate=$(awk '/^wattgraph_admitted_rate /{print $2}' "$tmp/body")
+awk -v r="$rate" 'BEGIN {exit !(r > 0 && r <= 5000)}' || fail "--max-rate 5000: admitted rate '$rate'"
 kill -TERM "$pid"
 for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 wait "$pid"; rc=$?

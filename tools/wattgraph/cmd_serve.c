@@ -19,7 +19,7 @@ int cmd_serve(int argc, char **argv) {
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
-         burst = 64, duration = 0, snap = 2000;
+         burst = 64, duration = 0, snap = 2000, max_rate = 1e6;
   int no_probe = 0, trust_start = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
   const cli_opt opts[] = {
@@ -49,6 +49,10 @@ int cmd_serve(int argc, char **argv) {
       {"period-ms", 0, OPT_DOUBLE, &period, "MS", "control period (0: the default deadline)",
        "0", 0, 3.6e6, NULL},
       {"burst", 0, OPT_DOUBLE, &burst, "N", "token bucket depth (requests)", "64", 1, 1e9, NULL},
+      {"max-rate", 0, OPT_DOUBLE, &max_rate, "R",
+       "admission: admit at most R requests/s; also the capacity assumed until the first "
+       "control period measures one (a known capacity here keeps the first period from "
+       "admitting a burst the server cannot answer)", "1000000", 1, 1e12, NULL},
       {"max-coords", 0, OPT_U32, &max_coords, "N", "coordinates per request at most", "100", 1,
        WG_SERVE_MAX_COORDS, NULL},
       {"snap-metres", 0, OPT_DOUBLE, &snap, "M", "farthest a coordinate snaps to the map",
@@ -152,6 +156,7 @@ int cmd_serve(int argc, char **argv) {
   so.admit.setpoint = setpoint;
   so.admit.kp = kp;
   so.admit.ki = ki;
+  so.admit.rate_max = max_rate;
   so.period_ms = period;
   so.burst = burst;
   so.max_coords = max_coords;
