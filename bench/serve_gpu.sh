@@ -35,6 +35,9 @@
 # 1024 an HTTP thread within the open-file limit; the summary says when it
 # was reached);
 # SETPOINTS (the experiment's set-points with admission, "0.9").
+# Since session 7 the experiment's server gets `--start-rate CAPACITY
+# --max-rate 2xCAPACITY` (the admission controller's first rate and its
+# ceiling; FIRST_RATE=none leaves them out).
 # Since session 6 the server's HTTP loop is poll() (libmicrohttpd 0.9.75's
 # epoll loop lost keep-alive requests): its cost grows with the connections
 # open, so capacity defaults to 4096 connections and the experiment to 1024
@@ -200,6 +203,11 @@ if [ "${c:-0}" -gt 0 ]; then
   # the requests' clocks start at serve_load's send (X-Request-Start), so the
   # controller sees the wait in the sockets too
   sflags="$sflags --trust-request-start"
+  # the controller starts from the capacity just measured (--start-rate,
+  # with a ceiling of twice it); without them the first control period
+  # admits up to 1e6/s and fills the sockets before the first capacity
+  # sample
+  [ "${FIRST_RATE:-capacity}" = capacity ] && sflags="$sflags --max-rate $((2 * c)) --start-rate $c"
   ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
     SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
     timeout 150 bash "$here/serve_load.sh" "$build" \

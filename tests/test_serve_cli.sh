@@ -20,6 +20,8 @@ grep -q "wattgraph: error: serve: --port" "$tmp/err" || fail "--port error messa
 "$bin" serve x.gr --backend gpu >/dev/null 2>&1; [ $? -eq 2 ] || fail "--backend gpu: expected exit 2"
 "$bin" serve x.gr --max-rate 0 >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--max-rate 0: expected exit 2"
 grep -q -- "--max-rate" "$tmp/err" || fail "--max-rate error message: $(cat "$tmp/err")"
+"$bin" serve x.gr --max-rate 1000 --start-rate 5000 >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--start-rate above 2 x --max-rate: expected exit 2"
+grep -q -- "--start-rate 5000 must lie in \[50, 2000\]" "$tmp/err" || fail "--start-rate error message: $(cat "$tmp/err")"
 "$bin" serve /nonexistent.gr --port 0 >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "missing file: expected exit 1"
 printf 'level,batch\n' >"$tmp/bad.csv"
 "$bin" serve /nonexistent.gr --profile "$tmp/bad.csv" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "bad profile: expected exit 1"

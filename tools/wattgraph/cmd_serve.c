@@ -19,7 +19,7 @@ int cmd_serve(int argc, char **argv) {
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
-         burst = 64, duration = 0, snap = 2000, max_rate = 1e6;
+         burst = 64, duration = 0, snap = 2000, max_rate = 1e6, start_rate = 0;
   int no_probe = 0, trust_start = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
   const cli_opt opts[] = {
@@ -53,6 +53,9 @@ int cmd_serve(int argc, char **argv) {
        "admission: admit at most R requests/s; also the capacity assumed until the first "
        "control period measures one (a known capacity here keeps the first period from "
        "admitting a burst the server cannot answer)", "1000000", 1, 1e12, NULL},
+      {"start-rate", 0, OPT_DOUBLE, &start_rate, "R",
+       "admission: the rate admitted in the first control period (0: --max-rate); between "
+       "0.05 and 2 x --max-rate", "0", 0, 1e12, NULL},
       {"max-coords", 0, OPT_U32, &max_coords, "N", "coordinates per request at most", "100", 1,
        WG_SERVE_MAX_COORDS, NULL},
       {"snap-metres", 0, OPT_DOUBLE, &snap, "M", "farthest a coordinate snaps to the map",
@@ -104,6 +107,19 @@ int cmd_serve(int argc, char **argv) {
   const char *args[1];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
+  if (start_rate > 0) {
+    /* the controller's first output u0 scales the capacity it assumes
+     * (--max-rate until a control period measures one) */
+    wg_admit_opts ad;
+    wg_admit_opts_defaults(&ad);
+    const double u0 = start_rate / max_rate;
+    if (u0 < ad.u_min || u0 > ad.u_max) {
+      cli_error("serve: --start-rate %g must lie in [%g, %g] (%g to %g x --max-rate %g)",
+                start_rate, ad.u_min * max_rate, ad.u_max * max_rate, ad.u_min, ad.u_max,
+                max_rate);
+      return CLI_USAGE;
+    }
+  }
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   if (strcmp(backend, "auto") == 0) ro.backend = WG_ROUTE_BACKEND_AUTO;
@@ -157,6 +173,7 @@ int cmd_serve(int argc, char **argv) {
   so.admit.kp = kp;
   so.admit.ki = ki;
   so.admit.rate_max = max_rate;
+  if (start_rate > 0) so.admit.u0 = start_rate / max_rate; /* checked above */
   so.period_ms = period;
   so.burst = burst;
   so.max_coords = max_coords;
