@@ -37,7 +37,8 @@
 # SETPOINTS (the experiment's set-points with admission, "0.9").
 # Since session 7 the experiment's server gets `--start-rate CAPACITY
 # --max-rate 2xCAPACITY` (the admission controller's first rate and its
-# ceiling; FIRST_RATE=none leaves them out).
+# ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
+# the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 6 the server's HTTP loop is poll() (libmicrohttpd 0.9.75's
 # epoll loop lost keep-alive requests): its cost grows with the connections
 # open, so capacity defaults to 4096 connections and the experiment to 1024
@@ -152,6 +153,11 @@ for be in $run_be; do
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2)
     workers=${CUDA_WORKERS:-4096}
+  elif [ "${CPU_CAPACITY:-inline}" = batch ]; then
+    # the experiment's own mode (CPU_BATCHERS batching threads): its 2x is
+    # then twice what that server answers, not twice the inline answers
+    flags=(--batchers "${CPU_BATCHERS:-2}")
+    workers=${WORKERS:-1024}
   else
     flags=(--inline)
     workers=${WORKERS:-256}
