@@ -394,6 +394,19 @@ static void options_are_checked(void **state) {
   o.rate_max = 5;
   assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
   wgt_assert_error_has(ctx, "rate bounds");
+  /* a first capacity: the first rate is u0 x it, and the first sample
+   * replaces it; outside [rate_min, rate_max] it is refused */
+  wg_admit_opts_defaults(&o);
+  o.capacity0 = 5000;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_OK);
+  assert_true(a.rate == 5000 && a.capacity == 5000 && a.u == 1);
+  wg_admit_update(&a, 0.9, 7000); /* at the set-point, e = 0: u stays 1 */
+  assert_true(a.capacity == 7000 && fabs(a.rate - 7000) < 1e-9);
+  o.capacity0 = 2e6;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
+  wgt_assert_error_has(ctx, "first capacity");
+  o.capacity0 = -1;
+  assert_int_equal(wg_admit_init(ctx, &a, &o), WG_EINVAL);
   /* configured gains are used: a pure P controller (ki = 0) keeps u at kp e */
   wg_admit_opts_defaults(&o);
   o.ki = 0;

@@ -565,6 +565,10 @@ typedef struct wg_admit_opts {
                             comes: 1e6 */
   double capacity_memory;/* weight of a new capacity sample, (0, 1]: 0.5 */
   double integral_band;  /* largest |e| integrated, 0.25 */
+  double capacity0;      /* the capacity assumed until a sample comes, in
+                            [rate_min, rate_max]; 0: rate_max. The first
+                            rate is u0 x this (a known capacity keeps the
+                            first period from admitting a flood) */
 } wg_admit_opts;
 
 void wg_admit_opts_defaults(wg_admit_opts *o);

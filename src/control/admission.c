@@ -70,6 +70,9 @@ wg_status wg_admit_init(wg_ctx_t *ctx, wg_admit *a, const wg_admit_opts *o) {
   if (!finite_in(o->integral_band, 0, 1e6))
     return wg__error(ctx, WG_EINVAL, "admission: integral band %g must be finite and >= 0",
                      o->integral_band);
+  if (o->capacity0 != 0 && !finite_in(o->capacity0, o->rate_min, o->rate_max))
+    return wg__error(ctx, WG_EINVAL, "admission: first capacity %g is outside [%g, %g]",
+                     o->capacity0, o->rate_min, o->rate_max);
   if (!finite_in(o->capacity_memory, 1e-9, 1))
     return wg__error(ctx, WG_EINVAL, "admission: capacity memory %g is not in (0, 1]",
                      o->capacity_memory);
@@ -78,7 +81,7 @@ wg_status wg_admit_init(wg_ctx_t *ctx, wg_admit *a, const wg_admit_opts *o) {
   a->u = o->u0;
   /* bumpless start: the integral alone gives u0 */
   a->integral = o->ki > 0 ? o->u0 / o->ki : 0;
-  a->capacity = o->rate_max;
+  a->capacity = o->capacity0 > 0 ? o->capacity0 : o->rate_max;
   double r = a->u * a->capacity;
   a->rate = r < o->rate_min ? o->rate_min : r > o->rate_max ? o->rate_max : r;
   return WG_OK;

@@ -54,8 +54,8 @@ int cmd_serve(int argc, char **argv) {
        "control period measures one (a known capacity here keeps the first period from "
        "admitting a burst the server cannot answer)", "1000000", 1, 1e12, NULL},
       {"start-rate", 0, OPT_DOUBLE, &start_rate, "R",
-       "admission: the rate admitted in the first control period (0: --max-rate); between "
-       "0.05 and 2 x --max-rate", "0", 0, 1e12, NULL},
+       "admission: the rate admitted in the first control period, the capacity assumed until "
+       "one is measured (0: --max-rate); at most --max-rate", "0", 0, 1e12, NULL},
       {"max-coords", 0, OPT_U32, &max_coords, "N", "coordinates per request at most", "100", 1,
        WG_SERVE_MAX_COORDS, NULL},
       {"snap-metres", 0, OPT_DOUBLE, &snap, "M", "farthest a coordinate snaps to the map",
@@ -107,18 +107,9 @@ int cmd_serve(int argc, char **argv) {
   const char *args[1];
   int nargs = 0, rc = cli_parse(&cmd, argc, argv, args, &nargs);
   if (rc) return rc < 0 ? CLI_OK : rc;
-  if (start_rate > 0) {
-    /* the controller's first output u0 scales the capacity it assumes
-     * (--max-rate until a control period measures one) */
-    wg_admit_opts ad;
-    wg_admit_opts_defaults(&ad);
-    const double u0 = start_rate / max_rate;
-    if (u0 < ad.u_min || u0 > ad.u_max) {
-      cli_error("serve: --start-rate %g must lie in [%g, %g] (%g to %g x --max-rate %g)",
-                start_rate, ad.u_min * max_rate, ad.u_max * max_rate, ad.u_min, ad.u_max,
-                max_rate);
-      return CLI_USAGE;
-    }
+  if (start_rate > max_rate) {
+    cli_error("serve: --start-rate %g is above --max-rate %g", start_rate, max_rate);
+    return CLI_USAGE;
   }
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
@@ -173,7 +164,9 @@ int cmd_serve(int argc, char **argv) {
   so.admit.kp = kp;
   so.admit.ki = ki;
   so.admit.rate_max = max_rate;
-  if (start_rate > 0) so.admit.u0 = start_rate / max_rate; /* checked above */
+  /* the capacity assumed until a control period measures one (u0 stays 1:
+   * the integral starts at its neutral value) */
+  if (start_rate > 0) so.admit.capacity0 = start_rate;
   so.period_ms = period;
   so.burst = burst;
   so.max_coords = max_coords;
