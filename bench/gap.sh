@@ -31,9 +31,10 @@
 # count, the wait policy and the load average.
 #
 # PIN (a taskset CPU list, e.g. 0,1) runs both sides on the same cores;
-# RUNS names our runs: ALGO, ALGO:LB, ALGO:LB:DELTA or ALGO:LB:DELTA:P
-# (an empty DELTA keeps the default; P the self-tuning set-point; nearfar:thread is
-# the one-region band loop on any graph, docs/nearfar.md); a run written
+# RUNS names our runs: ALGO, ALGO:LB, ALGO:LB:DELTA or ALGO:LB:DELTA:P (an
+# empty DELTA keeps the default; P is the self-tuning set-point;
+# nearfar:thread is the one-region band loop on any graph,
+# docs/nearfar.md); a run written
 # alt/ALGO... uses the wattgraph binary WG_ALT instead (an older build, to
 # compare two versions in the same rounds). BUSY spinning loops (bounded,
 # stopped at the end) load the machine, on the PIN cores when PIN is set:

@@ -35,10 +35,6 @@
 # 1024 an HTTP thread within the open-file limit; the summary says when it
 # was reached);
 # SETPOINTS (the experiment's set-points with admission, "0.9").
-# Since session 7 the experiment's server gets `--start-rate CAPACITY
-# --max-rate 2xCAPACITY` (the admission controller's first rate and its
-# ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
-# the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 6 the server's HTTP loop is poll() (libmicrohttpd 0.9.75's
 # epoll loop lost keep-alive requests): its cost grows with the connections
 # open, so capacity defaults to 4096 connections and the experiment to 1024
@@ -46,6 +42,10 @@
 # CUDA server on 4 cores answered 20.7k/s, at 4096 50.6k/s);
 # (Our own epoll loop, tried in session 6, answered 24,669/s against poll's
 # 56,582 in the same call and is gone: docs/journal/serve-s6.md.)
+# Since session 7 the experiment's server gets `--start-rate CAPACITY
+# --max-rate 2xCAPACITY` (the admission controller's first rate and its
+# ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
+# the CPU router's capacity with the experiment's batchers, not --inline.
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}

@@ -111,6 +111,12 @@ int cmd_serve(int argc, char **argv) {
     cli_error("serve: --start-rate %g is above --max-rate %g", start_rate, max_rate);
     return CLI_USAGE;
   }
+  /* checked here, before the map loads (wg_admit_init would refuse it too) */
+  if (start_rate > 0 && start_rate < so.admit.rate_min) {
+    cli_error("serve: --start-rate %g is below the least admitted rate %g", start_rate,
+              so.admit.rate_min);
+    return CLI_USAGE;
+  }
   wg_router_opts ro;
   wg_router_opts_defaults(&ro);
   if (strcmp(backend, "auto") == 0) ro.backend = WG_ROUTE_BACKEND_AUTO;
