@@ -12,7 +12,9 @@
  *            default auto, the graph's shape picks);
  *            per in-flight setting in WG_BENCH_IN_FLIGHT (comma-separated,
  *            0 = as many as fit; default "0") and band multiplier in
- *            WG_BENCH_MULTS (x the graph's default delta; default "1")
+ *            WG_BENCH_MULTS (x the graph's default delta; default "0", the
+ *            library's own band: the lanes mapping widens it 8x, so a "1"
+ *            here measures lanes at a narrower band than users get)
  *   seq      the first WG_BENCH_SEQ sources (default: all K on CUDA, 16 on
  *            the CPU) one after another, one energy window; per source
  *            times and joules are scaled to K
@@ -117,7 +119,7 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
 
   double inflight[8], mults[8];
   const int ni = env_list("WG_BENCH_IN_FLIGHT", "0", inflight, 8);
-  const int nm = env_list("WG_BENCH_MULTS", "1", mults, 8);
+  const int nm = env_list("WG_BENCH_MULTS", "0", mults, 8);
   wg_sssp_opts dflt;
   wg_sssp_opts_defaults(&dflt);
   /* the engine's mappings: WG_BENCH_MAPS, comma-separated auto|items|lanes
@@ -178,9 +180,14 @@ static void bench_graph(wg_ctx_t *ctx, const char *gname, wg_graph_t *g) {
         wg_sssp_many_result_destroy(&r);
       }
       const double med = bench_median(t, tr), jmed = bench_median(jl, tr);
-      printf("%-9s many  %-4s %-5s x%-4g K %5u in flight %5u, %u chunk%s, %llu steps | "
+      char band[16];
+      if (mults[b] > 0)
+        snprintf(band, sizeof band, "x%g", mults[b]);
+      else
+        snprintf(band, sizeof band, "dflt");
+      printf("%-9s many  %-4s %-5s %-5s K %5u in flight %5u, %u chunk%s, %llu steps | "
              "%9.4f s for K | %8.3f ms/source | %8.4f J/source\n",
-             gname, backend, maps[mp], mults[b], K, used, chunks, chunks == 1 ? "" : "s",
+             gname, backend, maps[mp], band, K, used, chunks, chunks == 1 ? "" : "s",
              (unsigned long long)steps, med, 1e3 * med / K, jmed > 0 ? jmed / K : 0.0);
     }
 done:
