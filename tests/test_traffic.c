@@ -541,6 +541,80 @@ static void routes_ahead(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Every queued trip due at once (a demand queued at 0) is taken in one
+ * piece instead of popped one by one: the same departures, vehicles and
+ * routes as the pops (forced here by one trip that never departs). */
+static void all_due_at_once(void **state) {
+  (void)state;
+  wg_ctx_t *ctx = NULL;
+  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
+  wg_graph_t *g = monaco(ctx);
+  if (!g) {
+    wg_ctx_destroy(&ctx);
+    skip();
+  }
+  wg_router_t *router = NULL;
+  wgt_assert_status(ctx, wg_router_create(ctx, &router, g, NULL), WG_OK);
+  wg_sim_opts o;
+  wg_sim_opts_defaults(&o);
+  o.router = wg_sim_router_of(router);
+  wg_sim_t *a = NULL, *b = NULL;
+  wgt_assert_status(ctx, wg_sim_create(ctx, &a, g, &o), WG_OK);
+  wgt_assert_status(ctx, wg_sim_create(ctx, &b, g, &o), WG_OK);
+  const size_t ntrips = 3000;
+  wg_trip *trips = NULL;
+  wgt_assert_status(ctx, wg_trips_random(ctx, g, ntrips, 1, 9, &trips), WG_OK);
+  for (size_t i = 0; i < ntrips; i++) trips[i].depart_s = 0;
+  wgt_assert_status(ctx, wg_sim_add_trips(a, trips, ntrips), WG_OK);
+  wgt_assert_status(ctx, wg_sim_add_trips(b, trips, ntrips), WG_OK);
+  wg_trip never = trips[0];
+  never.depart_s = 1e9;
+  wgt_assert_status(ctx, wg_sim_add_trips(b, &never, 1), WG_OK);
+  unsigned bad = 0;
+  for (unsigned t = 0; t < 120 && bad == 0; t++) {
+    wgt_assert_status(ctx, wg_sim_step(a, 1), WG_OK);
+    wgt_assert_status(ctx, wg_sim_step(b, 1), WG_OK);
+    wg_sim_stats sa, sb;
+    wg_sim_get_stats(a, &sa);
+    wg_sim_get_stats(b, &sb);
+    if (sa.departed != sb.departed || sa.arrived != sb.arrived || sa.queued + 1 != sb.queued ||
+        wg_sim_vehicle_count(a) != wg_sim_vehicle_count(b)) {
+      printf("step %u: departed %llu/%llu arrived %llu/%llu queued %llu/%llu\n", t + 1,
+             (unsigned long long)sa.departed, (unsigned long long)sb.departed,
+             (unsigned long long)sa.arrived, (unsigned long long)sb.arrived,
+             (unsigned long long)sa.queued, (unsigned long long)sb.queued);
+      bad++;
+      break;
+    }
+    for (uint32_t id = 0; id < wg_sim_vehicle_count(a) && bad < 5; id++) {
+      wg_sim_vehicle va, vb;
+      wgt_assert_status(ctx, wg_sim_get_vehicle(a, id, &va), WG_OK);
+      wgt_assert_status(ctx, wg_sim_get_vehicle(b, id, &vb), WG_OK);
+      const uint32_t *ra, *rb;
+      uint32_t la, lb, ata, atb;
+      wgt_assert_status(ctx, wg_sim_vehicle_route(a, id, &ra, &la, &ata), WG_OK);
+      wgt_assert_status(ctx, wg_sim_vehicle_route(b, id, &rb, &lb, &atb), WG_OK);
+      if (va.arc != vb.arc || va.lane != vb.lane || va.pos_m != vb.pos_m ||
+          va.speed_ms != vb.speed_ms || la != lb || ata != atb ||
+          (la && memcmp(ra, rb, (size_t)la * 4) != 0)) {
+        printf("step %u, vehicle %u: taken at once arc %u %.3f m route %u; popped arc %u "
+               "%.3f m route %u\n", t + 1, id, va.arc, va.pos_m, la, vb.arc, vb.pos_m, lb);
+        bad++;
+      }
+    }
+  }
+  assert_int_equal(bad, 0);
+  wg_sim_stats sa;
+  wg_sim_get_stats(a, &sa);
+  assert_true(sa.departed > 1000); /* most found room within 120 s */
+  free(trips);
+  wg_sim_destroy(&a);
+  wg_sim_destroy(&b);
+  wg_router_destroy(&router);
+  wg_graph_destroy(&g);
+  wg_ctx_destroy(&ctx);
+}
+
 /* ---- a city: conservation and invariants every step ----------------------- */
 
 static void fingerprint(const wg_sim_t *sim, uint64_t *h) {
@@ -763,6 +837,7 @@ int main(void) {
       cmocka_unit_test(no_lengths),       cmocka_unit_test(trips_files),
       cmocka_unit_test(city_invariants), cmocka_unit_test(city_router),
       cmocka_unit_test(routes_ahead),
+      cmocka_unit_test(all_due_at_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,9 @@ struct wg_sim {
   /* pending departures: a min-heap on (depart_step, seq) */
   wg__pending *pend;
   uint64_t npend, cappend, seq;
+  uint64_t pend_max_step; /* no pending trip departs later (0 when none) */
+  int pend_unsorted;      /* 0: pend is sorted (trips queued in order, none
+                             popped since): a push appends */
   uint64_t routed_until; /* trips departing before this step are routed ahead */
   uint32_t *back; /* due but no room yet, in order */
   uint64_t nback, capback;
