@@ -272,6 +272,18 @@ static void gridlock(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* A context, Monaco and a router on it (the test is skipped without the
+ * map). */
+static void monaco_with_router(wg_ctx_t **ctx, wg_graph_t **g, wg_router_t **router) {
+  assert_int_equal(wg_ctx_create(ctx), WG_OK);
+  *g = monaco(*ctx);
+  if (!*g) {
+    wg_ctx_destroy(ctx);
+    skip();
+  }
+  wgt_assert_status(*ctx, wg_router_create(*ctx, router, *g, NULL), WG_OK);
+}
+
 /* ---- a lone vehicle --------------------------------------------------------- */
 
 static void lone_vehicle(void **state) {
@@ -346,14 +358,9 @@ static void lone_vehicle(void **state) {
 static void city_router(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
-  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  wg_graph_t *g = monaco(ctx);
-  if (!g) {
-    wg_ctx_destroy(&ctx);
-    skip();
-  }
+  wg_graph_t *g = NULL;
   wg_router_t *router = NULL;
-  wgt_assert_status(ctx, wg_router_create(ctx, &router, g, NULL), WG_OK);
+  monaco_with_router(&ctx, &g, &router);
   wg_sim_opts o;
   wg_sim_opts_defaults(&o);
   o.reroute_s = 60;
@@ -416,6 +423,32 @@ static void city_router(void **state) {
   wg_ctx_destroy(&ctx);
 }
 
+/* Compares every vehicle of two simulations (place, speed, state, route
+ * and where on it), printing the first mismatches; returns their count. */
+static unsigned same_vehicles(wg_ctx_t *ctx, const wg_sim_t *a, const wg_sim_t *b,
+                              unsigned step, const char *na, const char *nb) {
+  unsigned bad = 0;
+  for (uint32_t id = 0; id < wg_sim_vehicle_count(a) && bad < 5; id++) {
+    wg_sim_vehicle va, vb;
+    wgt_assert_status(ctx, wg_sim_get_vehicle(a, id, &va), WG_OK);
+    wgt_assert_status(ctx, wg_sim_get_vehicle(b, id, &vb), WG_OK);
+    const uint32_t *ra, *rb;
+    uint32_t la, lb, ata, atb;
+    wgt_assert_status(ctx, wg_sim_vehicle_route(a, id, &ra, &la, &ata), WG_OK);
+    wgt_assert_status(ctx, wg_sim_vehicle_route(b, id, &rb, &lb, &atb), WG_OK);
+    if (va.arc != vb.arc || va.lane != vb.lane || va.pos_m != vb.pos_m ||
+        va.speed_ms != vb.speed_ms || va.running != vb.running || la != lb || ata != atb ||
+        (la && memcmp(ra, rb, (size_t)la * 4) != 0)) {
+      printf("step %u, vehicle %u: %s arc %u lane %u %.3f m %.3f m/s route %u@%u; %s arc %u "
+             "lane %u %.3f m %.3f m/s route %u@%u\n",
+             step, id, na, va.arc, va.lane, va.pos_m, va.speed_ms, la, ata, nb, vb.arc, vb.lane,
+             vb.pos_m, vb.speed_ms, lb, atb);
+      bad++;
+    }
+  }
+  return bad;
+}
+
 /* ---- routes ahead: one router call per re-routing period ------------------- */
 
 /* A router that counts its calls, over another. */
@@ -446,14 +479,9 @@ static wg_status counting_weights(void *user, wg_ctx_t *ctx, const uint32_t *w, 
 static void routes_ahead(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
-  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  wg_graph_t *g = monaco(ctx);
-  if (!g) {
-    wg_ctx_destroy(&ctx);
-    skip();
-  }
+  wg_graph_t *g = NULL;
   wg_router_t *router = NULL;
-  wgt_assert_status(ctx, wg_router_create(ctx, &router, g, NULL), WG_OK);
+  monaco_with_router(&ctx, &g, &router);
   counting_router ca = {wg_sim_router_of(router), 0, 0}, cb = ca;
   wg_sim_opts o;
   wg_sim_opts_defaults(&o);
@@ -496,24 +524,7 @@ static void routes_ahead(void **state) {
       bad++;
       break;
     }
-    for (uint32_t id = 0; id < wg_sim_vehicle_count(a) && bad < 5; id++) {
-      wg_sim_vehicle va, vb;
-      wgt_assert_status(ctx, wg_sim_get_vehicle(a, id, &va), WG_OK);
-      wgt_assert_status(ctx, wg_sim_get_vehicle(b, id, &vb), WG_OK);
-      const uint32_t *ra, *rb;
-      uint32_t la, lb, ata, atb;
-      wgt_assert_status(ctx, wg_sim_vehicle_route(a, id, &ra, &la, &ata), WG_OK);
-      wgt_assert_status(ctx, wg_sim_vehicle_route(b, id, &rb, &lb, &atb), WG_OK);
-      if (va.arc != vb.arc || va.lane != vb.lane || va.pos_m != vb.pos_m ||
-          va.speed_ms != vb.speed_ms || va.running != vb.running || la != lb || ata != atb ||
-          (la && memcmp(ra, rb, (size_t)la * 4) != 0)) {
-        printf("step %u, vehicle %u: ahead arc %u lane %u %.3f m %.3f m/s route %u@%u; at "
-               "departure arc %u lane %u %.3f m %.3f m/s route %u@%u\n",
-               t + 1, id, va.arc, va.lane, va.pos_m, va.speed_ms, la, ata, vb.arc, vb.lane,
-               vb.pos_m, vb.speed_ms, lb, atb);
-        bad++;
-      }
-    }
+    bad += same_vehicles(ctx, a, b, t + 1, "ahead", "at departure");
   }
   assert_int_equal(bad, 0);
   wg_sim_stats sa, sb;
@@ -547,14 +558,9 @@ static void routes_ahead(void **state) {
 static void all_due_at_once(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
-  assert_int_equal(wg_ctx_create(&ctx), WG_OK);
-  wg_graph_t *g = monaco(ctx);
-  if (!g) {
-    wg_ctx_destroy(&ctx);
-    skip();
-  }
+  wg_graph_t *g = NULL;
   wg_router_t *router = NULL;
-  wgt_assert_status(ctx, wg_router_create(ctx, &router, g, NULL), WG_OK);
+  monaco_with_router(&ctx, &g, &router);
   wg_sim_opts o;
   wg_sim_opts_defaults(&o);
   o.router = wg_sim_router_of(router);
@@ -586,22 +592,7 @@ static void all_due_at_once(void **state) {
       bad++;
       break;
     }
-    for (uint32_t id = 0; id < wg_sim_vehicle_count(a) && bad < 5; id++) {
-      wg_sim_vehicle va, vb;
-      wgt_assert_status(ctx, wg_sim_get_vehicle(a, id, &va), WG_OK);
-      wgt_assert_status(ctx, wg_sim_get_vehicle(b, id, &vb), WG_OK);
-      const uint32_t *ra, *rb;
-      uint32_t la, lb, ata, atb;
-      wgt_assert_status(ctx, wg_sim_vehicle_route(a, id, &ra, &la, &ata), WG_OK);
-      wgt_assert_status(ctx, wg_sim_vehicle_route(b, id, &rb, &lb, &atb), WG_OK);
-      if (va.arc != vb.arc || va.lane != vb.lane || va.pos_m != vb.pos_m ||
-          va.speed_ms != vb.speed_ms || la != lb || ata != atb ||
-          (la && memcmp(ra, rb, (size_t)la * 4) != 0)) {
-        printf("step %u, vehicle %u: taken at once arc %u %.3f m route %u; popped arc %u "
-               "%.3f m route %u\n", t + 1, id, va.arc, va.pos_m, la, vb.arc, vb.pos_m, lb);
-        bad++;
-      }
-    }
+    bad += same_vehicles(ctx, a, b, t + 1, "taken at once", "popped");
   }
   assert_int_equal(bad, 0);
   wg_sim_stats sa;
