@@ -547,7 +547,7 @@ void json_bool(cli_json *j, const char *key, int value) {
   json_key(j, key);
   fputs(value ? "true" : "false", j->to);
 }
-void json_null(cli_json *j, const char *key) {
+void json_null_value(cli_json *j, const char *key) {
   json_key(j, key);
   fputs("null", j->to);
 }
@@ -597,7 +597,7 @@ void json_graph(cli_json *j, const char *key, const char *path,
     json_u64(j, "seed", info.weight_seed);
     json_obj_close(j);
   } else {
-    json_null(j, "assigned_weights");
+    json_null_value(j, "assigned_weights");
   }
   json_u64(j, "self_loops_dropped", info.self_loops);
   json_u64(j, "duplicate_arcs_merged", info.duplicates);

@@ -130,7 +130,7 @@ void json_u64(cli_json *j, const char *key, uint64_t value);
 void json_i64(cli_json *j, const char *key, int64_t value);
 void json_num(cli_json *j, const char *key, double value);
 void json_bool(cli_json *j, const char *key, int value);
-void json_null(cli_json *j, const char *key);
+void json_null_value(cli_json *j, const char *key);
 void json_energy(cli_json *j, const wg_meter_reading *r, size_t count,
                  unsigned runs);
 void json_graph(cli_json *j, const char *key, const char *path,

@@ -301,7 +301,7 @@ int cmd_heap(int argc, char **argv) {
     json_num(&j, "memory_ratio", mem_ratio);
     json_energy(&j, readings, nread, 1);
     if (verified < 0)
-      json_null(&j, "verified");
+      json_null_value(&j, "verified");
     else
       json_bool(&j, "verified", verified);
     json_end(&j);

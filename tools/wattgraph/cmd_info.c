@@ -115,7 +115,7 @@ int cmd_info(int argc, char **argv) {
     if (have_src)
       json_u64(&j, "default_source", wg_graph_file_id(g, src));
     else
-      json_null(&j, "default_source");
+      json_null_value(&j, "default_source");
     json_end(&j);
     goto done;
   }

@@ -1075,7 +1075,7 @@ int cmd_route(int argc, char **argv) {
       if (snapped[0] >= 0) json_num(&j, "from_snap_metres", snapped[0]);
       if (snapped[1] >= 0) json_num(&j, "to_snap_metres", snapped[1]);
       if (res->distance == WG_ROUTE_INF)
-        json_null(&j, "length");
+        json_null_value(&j, "length");
       else
         json_u64(&j, "length", res->distance);
       json_i64(&j, "level", res->level);
@@ -1118,7 +1118,7 @@ int cmd_route(int argc, char **argv) {
       }
     json_arr_close(&j);
     if (wrong < 0)
-      json_null(&j, "verified");
+      json_null_value(&j, "verified");
     else
       json_bool(&j, "verified", wrong == 0);
     json_end(&j);

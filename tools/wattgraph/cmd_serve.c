@@ -272,7 +272,7 @@ int cmd_serve(int argc, char **argv) {
     if (profile_path)
       json_str(&j, "profile", profile_path);
     else
-      json_null(&j, "profile");
+      json_null_value(&j, "profile");
     json_arr_open(&j, "level_count");
     for (int l = 0; l < be.num_levels; l++) json_u64(&j, NULL, s.level_count[l]);
     json_arr_close(&j);

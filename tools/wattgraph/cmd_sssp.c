@@ -470,7 +470,7 @@ int cmd_sssp(int argc, char **argv) {
     json_u64(&j, "energy_runs", energy_runs);
     json_energy(&j, readings, nread, energy_runs);
     if (verified < 0)
-      json_null(&j, "verified");
+      json_null_value(&j, "verified");
     else
       json_bool(&j, "verified", verified);
     json_end(&j);

@@ -474,7 +474,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
           for (uint32_t c = 0; c < k; c++) {
             const wg_dist_t d = r->matrix[(uint64_t)i * k + c];
             if (d == WG_DIST_INF)
-              json_null(&j, NULL);
+              json_null_value(&j, NULL);
             else
               json_u64(&j, NULL, d);
           }
@@ -486,7 +486,7 @@ int cmd_sssp_many(wg_ctx_t *ctx, const char *path, wg_graph_t *g, double load_s,
     if (mc->verify)
       json_bool(&j, "verified", atomic_load(&s.bad) == 0);
     else
-      json_null(&j, "verified");
+      json_null_value(&j, "verified");
     json_end(&j);
   } else {
     FILE *tbl = reductions_to_stdout ? stderr : stdout;

@@ -452,8 +452,8 @@ int cmd_traffic(int argc, char **argv) {
       json_num(&j, "mean_trip_seconds", mean_trip);
       json_num(&j, "mean_trip_speed_ms", mean_speed);
     } else {
-      json_null(&j, "mean_trip_seconds");
-      json_null(&j, "mean_trip_speed_ms");
+      json_null_value(&j, "mean_trip_seconds");
+      json_null_value(&j, "mean_trip_speed_ms");
     }
     json_u64(&j, "vehicle_updates", s.vehicle_updates);
     json_num(&j, "vehicle_updates_per_second", ups);
@@ -466,10 +466,10 @@ int cmd_traffic(int argc, char **argv) {
      * routes' splice and, with CUDA, the state's copy to the host and back */
     json_num(&j, "reroute_round_seconds", s.round_seconds);
     if (have_j && s.vehicle_m > 0) json_num(&j, "joules_per_metre", joules / s.vehicle_m);
-    else json_null(&j, "joules_per_metre");
+    else json_null_value(&j, "joules_per_metre");
     if (have_j && s.vehicle_updates)
       json_num(&j, "joules_per_million_updates", joules / (s.vehicle_updates / 1e6));
-    else json_null(&j, "joules_per_million_updates");
+    else json_null_value(&j, "joules_per_million_updates");
     json_energy(&j, en.r, en.n, 1);
     json_end(&j);
   } else {
