@@ -583,9 +583,7 @@ static wg_status pend_push(wg_sim_t *s, uint64_t step, uint32_t origin, uint32_t
   while (i > 0) {
     uint64_t p = (i - 1) / 2;
     const wg__pending *q = &s->pend[p];
-    if (q->depart_step < x.depart_step ||
-        (q->depart_step == x.depart_step && q->seq < x.seq))
-      break;
+    if (pend_before(q, &x)) break;
     s->pend[i] = *q;
     i = p;
   }
@@ -599,14 +597,8 @@ static wg__pending pend_pop(wg_sim_t *s) {
   for (;;) {
     uint64_t c = 2 * i + 1;
     if (c >= s->npend) break;
-    if (c + 1 < s->npend &&
-        (s->pend[c + 1].depart_step < s->pend[c].depart_step ||
-         (s->pend[c + 1].depart_step == s->pend[c].depart_step &&
-          s->pend[c + 1].seq < s->pend[c].seq)))
-      c++;
-    if (x.depart_step < s->pend[c].depart_step ||
-        (x.depart_step == s->pend[c].depart_step && x.seq < s->pend[c].seq))
-      break;
+    if (c + 1 < s->npend && pend_before(&s->pend[c + 1], &s->pend[c])) c++;
+    if (pend_before(&x, &s->pend[c])) break;
     s->pend[i] = s->pend[c];
     i = c;
   }

@@ -386,16 +386,20 @@ __global__ void k_entrants(K k) {
   }
 }
 
+/* The end of a step: the updates counted, the worklist emptied. */
+__device__ __forceinline__ void step_tail(const K &k) {
+  k.ctr[WG__TC_UPDATES] += k.ctr[WG__TC_RUNNING];
+  *k.nwork = 0;
+}
+
 /* A team a lane, as phase A; integer sums, so the order of the atomics
  * does not change them. */
 __global__ void k_aggregate(K k, uint32_t team_log) {
   const uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  /* k_tail's work, one launch fewer a step: the kernels before changed
-   * the running count and read the worklist's size for the last time */
-  if (g == 0) {
-    k.ctr[WG__TC_UPDATES] += k.ctr[WG__TC_RUNNING];
-    *k.nwork = 0;
-  }
+  /* the step's tail here, one launch fewer a step: the kernels before
+   * changed the running count and read the worklist's size for the last
+   * time */
+  if (g == 0) step_tail(k);
   const uint64_t l = g >> team_log;
   const uint32_t t = (uint32_t)(g & ((1u << team_log) - 1)), team = 1u << team_log;
   if (l >= k.nl) return;
@@ -408,10 +412,8 @@ __global__ void k_aggregate(K k, uint32_t team_log) {
   if (sum) atomicAdd(&k.agg_speed[arc], sum);
 }
 
-__global__ void k_tail(K k) {
-  k.ctr[WG__TC_UPDATES] += k.ctr[WG__TC_RUNNING];
-  *k.nwork = 0;
-}
+/* A step with no lanes: the tail alone. */
+__global__ void k_tail(K k) { step_tail(k); }
 
 /* Departures (sim.c's insert_at_entry for a queue of vehicles): a thread
  * per first arc takes that arc's vehicles in queue order and stops at the
