@@ -73,6 +73,10 @@ struct wg_sim {
                              popped since): a push appends */
   uint64_t routed_until; /* trips departing before this step are routed ahead */
   uint32_t *back; /* due but no room yet, in order */
+  /* the first arc of each one's route, known here even when a round on the
+   * device has moved the routes (it repacks a queued vehicle's route but
+   * never changes it: only running trips re-route) */
+  uint32_t *back_arc;
   uint64_t nback, capback;
   /* per-arc aggregates for wg_sim_arc_series */
   uint32_t *agg_exits;
