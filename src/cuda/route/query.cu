@@ -356,9 +356,28 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
      * chain is the walk's only serial dependency besides the distances) */
     uint32_t rb = A.up_first[x], re = A.up_first[x + 1];
     if (re - rb > lim) re = rb + lim;
-    const uint32_t steps = (ds > dt ? ds : dt) + 1;
-    for (uint32_t step = 0; step < steps; ++step) {
-      const bool active = x != WG__CCH_NONE;
+    /* The two sides walk depth-aligned: at step i both are at depth
+     * top - i (the shallower start waits), so once they stand on the same
+     * rank they are on their common path, and there, as on the CPU
+     * (query.c), the meeting df + db is checked first and each side
+     * relaxes only below the best sum: the long rows of the top separators
+     * are skipped for pairs whose answer is already shorter than the way
+     * up to them (a pruned relaxation only gives sums >= best at higher
+     * ranks: neither the meeting vertex nor its chains change). */
+    const uint32_t top = ds > dt ? ds : dt;
+    ull bound = WG__CCH_INF_DIST; /* the best sum so far on the common path */
+    bool common = false;
+    for (uint32_t step = 0; step <= top; ++step) {
+      const uint32_t cur = top - step;
+      const bool active = x != WG__CCH_NONE && d == cur;
+      if (!common) {
+        const uint32_t xo = __shfl_xor_sync(0xffffffffu, active ? x : WG__CCH_NONE, 16);
+        common = active && xo == x;
+      }
+      if (common) {
+        const ull a = dist2[cur], c = dist2[D + cur];
+        if (a != WG__CCH_INF_DIST && c != WG__CCH_INF_DIST && a + c < bound) bound = a + c;
+      }
       const uint32_t xn = active ? A.parent[x] : WG__CCH_NONE;
       const uint32_t k0 = rb + l16;
       ull word0 = WG__CCH_INF_WORD;
@@ -375,7 +394,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) search_kernel(SearchArgs 
       if (active) {
         if (l16 == 0) anc[d] = x;
         const ull dx = dist[d];
-        if (dx != WG__CCH_INF_DIST) {
+        if (dx < bound) {
           for (uint32_t k = k0; k < re; k += 16) {
             const ull word = k == k0 ? word0 : words[k];
             const uint32_t w = (uint32_t)(word >> 32);
