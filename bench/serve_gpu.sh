@@ -214,7 +214,7 @@ if [ "${c:-0}" -gt 0 ]; then
   # admits up to 1e6/s and fills the sockets before the first capacity
   # sample
   [ "${FIRST_RATE:-capacity}" = capacity ] && sflags="$sflags --max-rate $((2 * c)) --start-rate $c"
-  ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
+  BACKEND=$xbe ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
     SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
     timeout 150 bash "$here/serve_load.sh" "$build" \
     "$map" "$out/experiment" "$rate" "$count" "$deadline" >"$out/experiment.log" 2>&1

@@ -19,7 +19,7 @@
 # run, "0.9": the first writes OUT/with.csv, each other OUT/with-SP.csv; an
 # entry SP:noprobe runs wattgraph serve --no-probe, OUT/with-SP-noprobe.csv),
 # SERVER_CPUS and CLIENT_CPUS (taskset core lists for the server and
-# serve_load).
+# serve_load), BACKEND (cpu or cuda: the router; cuda when built with it).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -39,8 +39,13 @@ read -r -a setpoints <<<"${SETPOINTS:-0.9}"
 modes=(with)
 for sp in "${setpoints[@]:1}"; do modes+=("with-${sp/:/-}"); done
 modes+=(without)
-backend=cpu
-if "$build/wattgraph" --version | grep -q "CUDA backend: built"; then backend=auto; fi
+# BACKEND (cpu or cuda) chooses the router; by default cuda when the build
+# has it (a CUDA build on a machine without a GPU needs BACKEND=cpu)
+backend=${BACKEND:-cpu}
+if [ -z "${BACKEND:-}" ] && "$build/wattgraph" --version | grep -q "CUDA backend: built"; then
+  backend=auto
+fi
+[ "$backend" = cuda ] && backend=auto
 "$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
   --backend "$([ "$backend" = auto ] && echo cuda || echo cpu)" 2>"$out/profile.log"
 port=$((20000 + RANDOM % 20000))
