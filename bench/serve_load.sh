@@ -41,13 +41,18 @@ for sp in "${setpoints[@]:1}"; do modes+=("with-${sp/:/-}"); done
 modes+=(without)
 # BACKEND (cpu or cuda) chooses the router; by default cuda when the build
 # has it (a CUDA build on a machine without a GPU needs BACKEND=cpu)
-backend=${BACKEND:-cpu}
-if [ -z "${BACKEND:-}" ] && "$build/wattgraph" --version | grep -q "CUDA backend: built"; then
-  backend=auto
+router=${BACKEND:-}
+if [ -z "$router" ]; then
+  router=cpu
+  if "$build/wattgraph" --version | grep -q "CUDA backend: built"; then router=cuda; fi
 fi
-[ "$backend" = cuda ] && backend=auto
+case $router in
+  cpu) backend=cpu ;;
+  cuda) backend=auto ;; # wattgraph serve's name for the GPU router
+  *) echo "serve_load.sh: BACKEND must be cpu or cuda, not '$router'" >&2; exit 2 ;;
+esac
 "$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
-  --backend "$([ "$backend" = auto ] && echo cuda || echo cpu)" 2>"$out/profile.log"
+  --backend "$router" 2>"$out/profile.log"
 port=$((20000 + RANDOM % 20000))
 for mode in "${modes[@]}"; do
   flags=()
