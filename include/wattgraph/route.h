@@ -70,6 +70,12 @@ typedef struct wg_router_opts {
   /* Used when the order is built (no order_file); WG_ROUTE_ORDER_AUTO.
    * WG_ROUTE_ORDER_INERTIAL on a graph without coordinates: WG_EINVAL. */
   wg_route_order_method order_method;
+  /* CUDA backend: 1 makes the host threads that wait for the router's
+   * batches sleep (cudaDeviceScheduleBlockingSync, for the whole device in
+   * this process) instead of spinning, so a server's waiting batcher leaves
+   * its core to the HTTP threads; 0 (default) keeps the runtime's choice
+   * (a spin: a few microseconds less a batch). */
+  int block_host_waits;
 } wg_router_opts;
 
 void wg_router_opts_defaults(wg_router_opts *opts);

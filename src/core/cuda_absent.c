@@ -23,6 +23,11 @@ wg_status wg__cuda_device_info(int ordinal, wg_device_info *out, char *why,
   return absent(why, why_cap);
 }
 
+wg_status wg__cuda_device_host_wait(int device, int blocking_sync, char *why, size_t why_cap) {
+  (void)device, (void)blocking_sync;
+  return absent(why, why_cap);
+}
+
 wg_status wg__cuda_csr_upload(int device, uint32_t n, uint64_t m,
                               const uint64_t *offsets, const uint32_t *targets,
                               const uint32_t *weights, wg__cuda_csr *out,

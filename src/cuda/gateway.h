@@ -18,6 +18,11 @@ extern "C" {
 wg_status wg__cuda_device_count(int *count, char *why, size_t why_cap);
 wg_status wg__cuda_device_info(int ordinal, wg_device_info *out, char *why,
                                size_t why_cap);
+/* The host's waits for `device` (stream and event synchronisation) sleep
+ * (blocking_sync != 0: cudaDeviceScheduleBlockingSync) or follow the
+ * runtime's default (spin while the process has fewer contexts than
+ * logical CPUs). Process-wide for that device. */
+wg_status wg__cuda_device_host_wait(int device, int blocking_sync, char *why, size_t why_cap);
 
 /* Device CSR: allocate on `device` and copy the three host arrays. */
 typedef struct wg__cuda_csr {

@@ -129,8 +129,12 @@ static wg_status resolve_backend(wg_ctx_t *ctx, wg_router_t *r, const wg_router_
                      o->device, count);
     return st;
   }
-  wg__cuda_cch_topology t = topology_of(r);
   char why[256] = "";
+  if (o->block_host_waits) {
+    st = wg__cuda_device_host_wait(o->device, 1, why, sizeof why);
+    if (st != WG_OK) return wg__error(ctx, st, "router: %s", why);
+  }
+  wg__cuda_cch_topology t = topology_of(r);
   st = wg__cuda_cch_create(o->device, &t, &r->cuda, why, sizeof why);
   if (st != WG_OK) {
     r->cuda = NULL;

@@ -15,10 +15,12 @@ int cmd_serve(int argc, char **argv) {
   cli_load_args_defaults(&la, "file");
   wg_server_opts so;
   wg_server_opts_defaults(&so);
-  const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL;
+  const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL,
+             *gpu_wait = "block";
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
+         integral_band = 0.25,
          burst = 64, duration = 0, snap = 2000, max_rate = 1e6, start_rate = 0;
   int no_probe = 0, trust_start = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
@@ -46,6 +48,9 @@ int cmd_serve(int argc, char **argv) {
        "0.9", 0.01, 100, NULL},
       {"kp", 0, OPT_DOUBLE, &kp, "K", "proportional gain", "0.3", 0, 100, NULL},
       {"ki", 0, OPT_DOUBLE, &ki, "K", "integral gain", "0.01", 0, 100, NULL},
+      {"integral-band", 0, OPT_DOUBLE, &integral_band, "E",
+       "largest relative tardiness error the integral takes in a period (larger ones are the "
+       "proportional term's alone: anti-windup)", "0.25", 0, 100, NULL},
       {"period-ms", 0, OPT_DOUBLE, &period, "MS", "control period (0: the default deadline)",
        "0", 0, 3.6e6, NULL},
       {"burst", 0, OPT_DOUBLE, &burst, "N", "token bucket depth (requests)", "64", 1, 1e9, NULL},
@@ -83,6 +88,11 @@ int cmd_serve(int argc, char **argv) {
        "answer each request on the HTTP thread that admits it (no batching thread, no "
        "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
+       NULL},
+      {"gpu-wait", 0, OPT_STRING, &gpu_wait, "W",
+       "how a batching thread waits for the CUDA router: block (it sleeps and its core "
+       "serves HTTP meanwhile: 65.7k against 52.1k routes/s on 4 cores of the H200 host) "
+       "or spin (the runtime's default: a core busy while the GPU works)", "block", 0, 0,
        NULL},
       {"order", 0, OPT_STRING, &order, "FILE",
        "the router's order file: loaded when FILE exists (checked against the map), else "
@@ -124,6 +134,11 @@ int cmd_serve(int argc, char **argv) {
   else if (strcmp(backend, "cuda") == 0) ro.backend = WG_ROUTE_BACKEND_CUDA;
   else {
     cli_error("serve: --backend expects auto, cpu or cuda, got '%s'", backend);
+    return CLI_USAGE;
+  }
+  if (strcmp(gpu_wait, "block") == 0) ro.block_host_waits = 1;
+  else if (strcmp(gpu_wait, "spin") != 0) {
+    cli_error("serve: --gpu-wait expects spin or block, got '%s'", gpu_wait);
     return CLI_USAGE;
   }
   int save_order = 0;
@@ -169,6 +184,7 @@ int cmd_serve(int argc, char **argv) {
   so.admit.setpoint = setpoint;
   so.admit.kp = kp;
   so.admit.ki = ki;
+  so.admit.integral_band = integral_band;
   so.admit.rate_max = max_rate;
   /* the capacity assumed until a control period measures one (u0 stays 1:
    * the integral starts at its neutral value) */

@@ -48,3 +48,18 @@ extern "C" wg_status wg__cuda_device_info(int ordinal, wg_device_info *out,
   out->l2_bytes = (uint64_t)p.l2CacheSize;
   return WG_OK;
 }
+
+extern "C" wg_status wg__cuda_device_host_wait(int device, int blocking_sync, char *why,
+                                              size_t why_cap) {
+  cudaError_t err = cudaSetDevice(device);
+  /* since CUDA 11 the flags of an active primary context can change too */
+  if (err == cudaSuccess)
+    err = cudaSetDeviceFlags(blocking_sync ? cudaDeviceScheduleBlockingSync
+                                           : cudaDeviceScheduleAuto);
+  if (err != cudaSuccess) {
+    snprintf(why, why_cap, "device %d: host wait policy: %s", device, cudaGetErrorString(err));
+    (void)cudaGetLastError();
+    return WG_ENODEV;
+  }
+  return WG_OK;
+}
