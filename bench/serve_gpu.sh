@@ -46,6 +46,9 @@
 # --max-rate 2xCAPACITY` (the admission controller's first rate and its
 # ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
 # the CPU router's capacity with the experiment's batchers, not --inline.
+# Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
+# CAPACITY_ONLY=1 (steps 1 and 2 only); EXP_FLAGS (more flags for the
+# experiment's servers, e.g. "--integral-band 0.5").
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -151,7 +154,8 @@ for be in $run_be; do
   # keep-alive connections, each one request at a time: answers/s <=
   # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
-    flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2)
+    flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2
+           --gpu-wait "${GPU_WAIT:-block}")
     workers=${CUDA_WORKERS:-4096}
   elif [ "${CPU_CAPACITY:-inline}" = batch ]; then
     # the experiment's own mode (CPU_BATCHERS batching threads): its 2x is
@@ -181,15 +185,17 @@ xbe=cpu
 [[ " $backends " == *" cuda "* ]] && xbe=cuda
 c=${cap[$xbe]:-0}
 deadline=${DEADLINE_MS:-200}
-if [ "${c:-0}" -gt 0 ]; then
-  rate=$((2 * c))
-  [ "$rate" -gt 500000 ] && rate=500000 # serve_load's bound: 10M requests
-  # EXP_S (8) seconds: 3/8 steady, a 2x load step for 1/4 (fine requests),
-  # 3/8 steady
+if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
+  # Two experiments of EXP_S (8) seconds a run (since session 10; before,
+  # one run held 2x and stepped to 4x for a quarter of it, which these
+  # 4 cores cannot even refuse):
+  #   A (experiment/): a Poisson stream at 2x the capacity throughout, with
+  #     admission (each set-point) and without: the share in time and the
+  #     steady tardiness;
+  #   B (experiment-step/, STEP=0 skips it): the capacity for 3/8 of the
+  #     time, then a 2x load step to the end, with admission at the first
+  #     set-point: the control periods until tardiness is back within 5%.
   exp_s=${EXP_S:-8}
-  count=$((rate * exp_s * 5 / 4))
-  spike_at=$((rate * exp_s * 3 / 8))
-  spike_len=$((rate * exp_s / 2))
   # open loop: connections opened before the clock for what admission keeps
   # in flight (the capacity for a whole deadline), more opened as requests
   # come, up to MAX_CONNS within the open-file limit (the server needs as
@@ -198,28 +204,39 @@ if [ "${c:-0}" -gt 0 ]; then
   # poll() passes over every open connection: about 1024 an HTTP thread
   mc=${MAX_CONNS:-$((1024 * ${HTTP_THREADS:-16}))}
   [ "$maxw" -gt "$mc" ] && maxw=$mc
-  xw=$((rate * deadline / 2000 + 64))
-  [ "$xw" -gt "$maxw" ] && xw=$maxw
   if [ "$xbe" = cuda ]; then
-    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2"
+    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2 --gpu-wait ${GPU_WAIT:-block}"
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
   sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
   # the requests' clocks start at serve_load's send (X-Request-Start), so the
   # controller sees the wait in the sockets too
-  sflags="$sflags --trust-request-start"
+  sflags="$sflags --trust-request-start ${EXP_FLAGS:-}"
   # the controller starts from the capacity just measured (--start-rate,
   # with a ceiling of twice it); without them the first control period
   # admits up to 1e6/s and fills the sockets before the first capacity
   # sample
   [ "${FIRST_RATE:-capacity}" = capacity ] && sflags="$sflags --max-rate $((2 * c)) --start-rate $c"
-  BACKEND=$xbe ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw THREADS=${CLIENT_THREADS:-4} \
-    SPIKE_AT=$spike_at SPIKE_LEN=$spike_len SPIKE_RATE=2 SPIKE_FINE=0.8 BIN_MS=100 \
-    timeout 150 bash "$here/serve_load.sh" "$build" \
-    "$map" "$out/experiment" "$rate" "$count" "$deadline" >"$out/experiment.log" 2>&1
-  echo "experiment ($xbe router, 2 x $c = $rate/s offered open-loop, 2x step $((exp_s * 3 / 8))-$((exp_s * 5 / 8)) s, $xw connections opened first, up to $maxw (open files $(ulimit -n)), server cores ${SERVER_CPUS:-all}, client cores ${CLIENT_CPUS:-all}, deadline $deadline ms, $exp_s s each):"
-  grep '^serve_load:' "$out/experiment.log" | sed 's/^/  /'
+  experiment() { # experiment DIR RATE COUNT SPIKE_AT SPIKE_LEN SPIKE_RATE [NO_BASELINE]
+    local xw=$(($2 * deadline / 2000 + 64))
+    [ "$xw" -gt "$maxw" ] && xw=$maxw
+    NO_BASELINE=${7:-} BACKEND=$xbe ORDER=$order MAX_S=$exp_s SERVE_FLAGS=$sflags WORKERS=$xw MAX_CONNS=$maxw \
+      THREADS=${CLIENT_THREADS:-4} SPIKE_AT=$4 SPIKE_LEN=$5 SPIKE_RATE=$6 SPIKE_FINE=0.8 BIN_MS=100 \
+      timeout 150 bash "$here/serve_load.sh" "$build" "$map" "$out/$1" "$2" "$3" "$deadline" \
+      >"$out/$1.log" 2>&1
+    echo "  $xw connections opened first, up to $maxw (open files $(ulimit -n)), server cores ${SERVER_CPUS:-all}, client cores ${CLIENT_CPUS:-all}, deadline $deadline ms, $exp_s s a run:"
+    grep '^serve_load:' "$out/$1.log" | sed 's/^/  /'
+  }
+  rate=$((2 * c))
+  [ "$rate" -gt 500000 ] && rate=500000 # serve_load's bound: 10M requests
+  echo "experiment A ($xbe router, 2 x $c = $rate/s offered open-loop throughout):"
+  experiment experiment "$rate" $((rate * exp_s * 11 / 10)) 0 0 1
+  if [ "${STEP:-1}" != 0 ]; then
+    step_at=$((c * exp_s * 3 / 8))
+    echo "experiment B ($xbe router, $c/s offered, then a 2x step at $((exp_s * 3 / 8)) s):"
+    experiment experiment-step "$c" $((c * exp_s * 2)) "$step_at" 1000000 2 1
+  fi
 fi
 
 echo
@@ -229,6 +246,11 @@ for be in $run_be; do
   echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms (p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
   echo "| >= 100,000 exact routes/s | $be | ${cap[$be]:-?} /s |"
 done
+sp_of() { # the set-point of a serve_load.sh mode
+  local sp=0.9
+  case $1 in with-*) sp=${1#with-} ;; with) sp=$(echo "${SETPOINTS:-0.9}" | awk '{print $1}') ;; esac
+  echo "${sp%%[-:]*}"
+}
 modes=$(cd "$out/experiment" 2>/dev/null && ls load-*.log 2>/dev/null | sed 's/^load-//; s/\.log$//' | sort -r)
 for mode in $modes; do
   f="$out/experiment/load-$mode.log"
@@ -237,26 +259,35 @@ for mode in $modes; do
         awk '$1 > 0 { printf "%.2f%% by the server'"'"'s clock", 100 * ($1 - $2) / $1 }')
   echo "| 2x capacity, $mode admission: >= 99% of admitted within deadline | $xbe | $(field "$f" inside)% of $(field "$f" answered) answered in time by the client's clock (${srv:-?}), $(field "$f" refused) refused, $(field "$f" late) sent late |"
 done
+# bins of 100 ms (column 7 tardiness by the client's clock, 12 requests of
+# the step in the bin)
 for mode in $modes; do
   [ -f "$out/experiment/$mode.csv" ] || continue
-  sp=0.9
-  case $mode in with-*) sp=${mode#with-} ;; with) sp=$(echo "${SETPOINTS:-0.9}" | awk '{print $1}') ;; esac
-  sp=${sp%%[-:]*}
-  # bins of 100 ms (column 7 tardiness, 12 requests of the step in the bin):
-  # steady state = the bins from 1 s to the step; after the step begins, the
-  # first bin back within +-5% of the set-point, in control periods
-  awk -F, -v sp="$sp" -v per="$deadline" -v mode="$mode" '
+  # A: steady state = the bins from 1 s on
+  awk -F, -v sp="$(sp_of "$mode")" -v mode="$mode" '
     /^#/ || $1 == "t" { next }
-    { t = $1; td = $7; sp_bin = $12 }
-    step == "" && sp_bin > 0 { step = t }
-    step == "" && t >= 1 && td != "nan" { s += td; k++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
-    step != "" && back == "" && t >= step && td != "nan" {
-      if (td < 0.95 * sp || td > 1.05 * sp) left = 1
-      else if (left || t > step) back = t }
+    $1 >= 1 && $7 != "nan" { s += $7; k++; if ($7 >= 0.95 * sp && $7 <= 1.05 * sp) inb++ }
     END { if (k < 1) exit
-          printf "| tardiness, %s admission (set-point %.2f, +-5%%) | steady mean %.3f (%+.1f%%), %d of %d bins within; ", mode, sp, s / k, 100 * (s / k - sp) / sp, inb, k
-          if (back != "") printf "after the 2x step (%.1f s) back in the band after %.1f periods |\n", step, (back - step) * 1000 / per
-          else printf "after the 2x step (%s s) not back in the band |\n", step }' \
+          printf "| 2x capacity, tardiness, %s admission (set-point %.2f, +-5%%) | steady mean %.3f (%+.1f%%), %d of %d bins within |\n", mode, sp, s / k, 100 * (s / k - sp) / sp, inb, k }' \
     "$out/experiment/$mode.csv"
 done
+f="$out/experiment-step/with.csv"
+if [ -f "$f" ]; then
+  # B: after the step begins, the first bin within +-5% of the set-point,
+  # in control periods (a period is a deadline), and the mean from 10
+  # periods after the step on
+  awk -F, -v sp="$(sp_of with)" -v per="$deadline" '
+    /^#/ || $1 == "t" { next }
+    { t = $1; td = $7 }
+    step == "" && $12 > 0 { step = t }
+    step == "" && t >= 1 && td != "nan" { s0 += td; k0++ }
+    step != "" && back == "" && td != "nan" && td >= 0.95 * sp && td <= 1.05 * sp { back = t }
+    step != "" && t >= step + 10 * per / 1000 && td != "nan" { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
+    END { if (step == "") exit
+          printf "| 2x load step (set-point %.2f) | before the step mean %.3f; ", sp, k0 ? s0 / k0 : -1
+          if (back != "") printf "back within 5%% after %.0f periods", (back - step) * 1000 / per
+          else printf "never back within 5%%"
+          if (k1) printf "; from 10 periods after the step mean %.3f (%+.1f%%), %d of %d bins within", s1 / k1, 100 * (s1 / k1 - sp) / sp, inb, k1
+          printf " |\n" }' "$f"
+fi
 echo "(serve_gpu: $((SECONDS - t_start)) s)"

@@ -19,7 +19,8 @@
 # run, "0.9": the first writes OUT/with.csv, each other OUT/with-SP.csv; an
 # entry SP:noprobe runs wattgraph serve --no-probe, OUT/with-SP-noprobe.csv),
 # SERVER_CPUS and CLIENT_CPUS (taskset core lists for the server and
-# serve_load), BACKEND (cpu or cuda: the router; cuda when built with it).
+# serve_load), BACKEND (cpu or cuda: the router; cuda when built with it),
+# NO_BASELINE=1 (no run without admission).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -38,7 +39,7 @@ spin=() cpin=()
 read -r -a setpoints <<<"${SETPOINTS:-0.9}"
 modes=(with)
 for sp in "${setpoints[@]:1}"; do modes+=("with-${sp/:/-}"); done
-modes+=(without)
+[ -n "${NO_BASELINE:-}" ] || modes+=(without)
 # BACKEND (cpu or cuda) chooses the router; by default cuda when the build
 # has it (a CUDA build on a machine without a GPU needs BACKEND=cpu)
 router=${BACKEND:-}
@@ -85,7 +86,7 @@ for mode in "${modes[@]}"; do
   cat "$out/load-$mode.log"
   port=$((port + 1))
 done
-if command -v gnuplot >/dev/null; then
+if command -v gnuplot >/dev/null && [ -f "$out/without.csv" ]; then
   gnuplot <<GP
 set terminal pngcairo size 1200,900 noenhanced
 set output "$out/serve_load.png"
