@@ -371,6 +371,69 @@ static void socket_queue_needs_the_request_start(void **state) {
   }
 }
 
+/* The H200 run of session 10 (deadline 200 ms, 2x the capacity offered):
+ * at a set-point of 0.15 the steady tardiness sat 20-49% above it. Near
+ * such a set-point the requests wait ~0.05 D in the sockets, under the
+ * fixed "a tenth of the deadline" that told the controller the HTTP stage
+ * was saturated; then no capacity sample came, u was held >= 1 ("not busy:
+ * throttling cannot help") and nothing pulled the rate down. Here refusals
+ * cost 0.3 of an answer (the host's ratio), the set-point is 0.15 and the
+ * bare response 0.1 D. */
+static void low_setpoint_on_the_socket_plant(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    /* run 0: 2x the capacity throughout; run 1: 1x, then a 2x step (a 2x
+     * step on top of 2x would be 4x, which this stage cannot even refuse) */
+    for (int step = 0; step <= 1; step++) {
+      wg_admit_opts o;
+      wg_admit_opts_defaults(&o);
+      o.setpoint = 0.15;
+      wg_admit a;
+      wgt_assert_status(NULL, wg_admit_init(NULL, &a, &o), WG_OK);
+      sock_plant p;
+      memset(&p, 0, sizeof p);
+      p.D = 0.2, p.r = 3e-5, p.a = 7e-5, p.s0 = 0.02, p.lambda = step ? 10000 : 20000;
+      p.trust = 1;
+      wg__rng_seed(&p.rng, seed);
+      double ct[PERIODS];
+      double r = sock_run(&p, &a, PERIODS, step ? 200 : PERIODS, ct);
+      const double sp = o.setpoint;
+      if (!step) {
+        /* at saturation the sockets are a random walk of the arrivals'
+         * noise (+-sqrt(4,000) requests a period: +-0.016 of tardiness),
+         * so single periods stray; the mean and the 10-period averages
+         * (a second) are what the set-point holds */
+        const double m = mean_of(ct, 100, PERIODS);
+        int in = 0, in10 = 0;
+        for (int k = 100; k < PERIODS; k++) {
+          in += fabs(ct[k] - sp) <= 0.05 * sp;
+          if (k % 10 == 9) in10 += fabs(mean_of(ct, k - 9, k + 1) - sp) <= 0.05 * sp;
+        }
+        print_message("seed %llu, set-point %.2f, 2x: client tardiness steady %.3f (%d of %d "
+                      "periods and %d of %d 10-period means within 5%%), admitted %.0f/s, "
+                      "sockets %.0f at the end\n",
+                      (unsigned long long)seed, sp, m, in, PERIODS - 100, in10,
+                      (PERIODS - 100) / 10, r, p.sock);
+        if (fabs(m - sp) > 0.05 * sp) fail_msg("steady client tardiness %g, not %g +- 5%%", m, sp);
+        if (in10 < (PERIODS - 100) / 20)
+          fail_msg("only %d of %d 10-period means within 5%%", in10, (PERIODS - 100) / 10);
+      } else {
+        int back = 200;
+        while (back < PERIODS && fabs(ct[back] - sp) > 0.05 * sp) back++;
+        const double after = mean_of(ct, 210, PERIODS);
+        print_message("seed %llu, set-point %.2f, 1x then 2x: back within 5%% after %d "
+                      "periods, then mean %.3f; admitted %.0f/s, sockets %.0f at the end\n",
+                      (unsigned long long)seed, sp, back - 200, after, r, p.sock);
+        /* 8-11 periods over these seeds (the issue's 10 is judged on the
+         * host, where it took 1-6) */
+        if (back - 200 > 12) fail_msg("back within 5%% only after %d periods", back - 200);
+        if (fabs(after - sp) > 0.1 * sp)
+          fail_msg("after the step tardiness %g, not %g +- 10%%", after, sp);
+      }
+    }
+  }
+}
+
 static void options_are_checked(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -455,6 +518,7 @@ int main(void) {
       cmocka_unit_test(underload_admits_everything_and_winds_up_nothing),
       cmocka_unit_test(unreachable_setpoint_does_not_starve),
       cmocka_unit_test(socket_queue_needs_the_request_start),
+      cmocka_unit_test(low_setpoint_on_the_socket_plant),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };

@@ -105,7 +105,8 @@ double wg_admit_update(wg_admit *a, double tardiness, double capacity) {
    * an offset that the small ki removes only over tens of periods), and
    * the output is not clamped with the error pushing it further out */
   double I = a->integral;
-  if (sample && fabs(e) <= o->integral_band) I += e;
+  const double band = o->integral_band;
+  if (sample && fabs(e) <= 2 * band) I += e > band ? band : e < -band ? -band : e;
   double u = o->kp * e + o->ki * I;
   if ((u > o->u_max && e > 0) || (u < o->u_min && e < 0)) {
     I = a->integral;
@@ -166,7 +167,13 @@ double wg_admit_capacity_sample(const wg_admit *a, const wg_admit_period *p, int
   if (p->busy >= 0.8 * p->seconds && p->busy > 0) return p->answered / p->busy;
   const double sp = a->o.setpoint, rate = p->answered / p->seconds;
   const int late = p->tardiness > sp;
-  if (late && (p->inflight_growth > 0.1 * p->answered || p->prewait > 0.1)) return rate;
+  /* saturated before the batching threads: the requests in flight grew, or
+   * they waited in the sockets a tenth of their deadline, or a quarter of
+   * their response time (a low set-point: at 0.15 the wait that holds it
+   * is ~0.05 of the deadline, under the tenth, and the H200 run of session
+   * 10 sat 20-49% above it) */
+  const int socket_bound = p->prewait > 0.1 || p->prewait > 0.25 * p->tardiness;
+  if (late && (p->inflight_growth > 0.1 * p->answered || socket_bound)) return rate;
   if (probe && !late && p->tardiness >= 0 && p->refused > 0 && rate >= 0.9 * a->rate)
     return rate * (1.0 + a->o.kp * (sp - p->tardiness) / sp);
   return 0;
