@@ -550,7 +550,8 @@ int wg_contract_downgrade(const wg_profile *p, int level, uint64_t size,
  * given) and u = kp e + ki I with e = (setpoint - tardiness) / setpoint and I
  * the sum of e over periods. Anti-windup (conditional integration): I moves
  * only in a period with a capacity sample (the server was busy, so the
- * admitted rate is what limits it), with |e| <= integral_band, and not when
+ * admitted rate is what limits it), with |e| <= 2 integral_band (taken
+ * clipped to +-integral_band), and not when
  * u is clamped to [u_min, u_max] with e pushing it further out. In a period
  * without a capacity sample u is at least 1: no queue made requests late,
  * so refusing would not help (a set-point below the bare service time is
@@ -564,7 +565,8 @@ typedef struct wg_admit_opts {
   double rate_max;       /* nor above this; also the capacity until a sample
                             comes: 1e6 */
   double capacity_memory;/* weight of a new capacity sample, (0, 1]: 0.5 */
-  double integral_band;  /* largest |e| integrated, 0.25 */
+  double integral_band;  /* |e| integrated at most (errors up to twice it,
+                            clipped), 0.25 */
   double capacity0;      /* the capacity assumed until a sample comes, in
                             [rate_min, rate_max]; 0: rate_max. The first
                             rate is u0 x this (a known capacity keeps the

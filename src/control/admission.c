@@ -100,10 +100,13 @@ double wg_admit_update(wg_admit *a, double tardiness, double capacity) {
   if (isfinite(tardiness) && tardiness >= 0) e = (o->setpoint - tardiness) / o->setpoint;
   /* conditional integration (anti-windup): the integral moves only in a
    * period where the admitted rate is what limits the server (it was busy:
-   * a capacity sample came), the error is within the band (a large
-   * transient is the proportional term's work; integrating it would leave
-   * an offset that the small ki removes only over tens of periods), and
-   * the output is not clamped with the error pushing it further out */
+   * a capacity sample came), the error is within twice the band and is
+   * taken clipped to the band (a large transient is the proportional
+   * term's work: integrating it would leave an offset that the small ki
+   * removes only over tens of periods; but noise near saturation strays
+   * past the band on the late side, where tardiness has no floor, and
+   * skipping it biased the mean upwards), and the output is not clamped
+   * with the error pushing it further out */
   double I = a->integral;
   const double band = o->integral_band;
   if (sample && fabs(e) <= 2 * band) I += e > band ? band : e < -band ? -band : e;
