@@ -49,8 +49,9 @@ int cmd_serve(int argc, char **argv) {
       {"kp", 0, OPT_DOUBLE, &kp, "K", "proportional gain", "0.3", 0, 100, NULL},
       {"ki", 0, OPT_DOUBLE, &ki, "K", "integral gain", "0.01", 0, 100, NULL},
       {"integral-band", 0, OPT_DOUBLE, &integral_band, "E",
-       "largest relative tardiness error the integral takes in a period (larger ones are the "
-       "proportional term's alone: anti-windup)", "0.25", 0, 100, NULL},
+       "admission's anti-windup: a period's relative tardiness error enters the integral "
+       "clipped to E, and not at all beyond 2E (the proportional term's alone)", "0.25", 0,
+       100, NULL},
       {"period-ms", 0, OPT_DOUBLE, &period, "MS", "control period (0: the default deadline)",
        "0", 0, 3.6e6, NULL},
       {"burst", 0, OPT_DOUBLE, &burst, "N", "token bucket depth (requests)", "64", 1, 1e9, NULL},
