@@ -434,6 +434,31 @@ static void low_setpoint_on_the_socket_plant(void **state) {
   }
 }
 
+/* The capacity sample's test of a full HTTP stage: requests that waited
+ * for it after their batch (postwait) count as well as those that waited
+ * in the sockets (prewait); neither wait: no sample (set-point unreachable
+ * by throttling, wg_admit_update then holds u >= 1). */
+static void http_wait_after_the_batch_is_saturation(void **state) {
+  (void)state;
+  wg_admit_opts o;
+  wg_admit_opts_defaults(&o);
+  o.setpoint = 0.15;
+  wg_admit a;
+  wgt_assert_status(NULL, wg_admit_init(NULL, &a, &o), WG_OK);
+  wg_admit_period per = {.seconds = 0.2, .busy = 0.02, .answered = 1000, .tardiness = 0.2,
+                         .prewait = 0.01, .postwait = 0, .inflight_growth = 0, .refused = 500};
+  assert_true(wg_admit_capacity_sample(&a, &per, 1) == 0);
+  per.postwait = 0.06; /* with prewait 0.01: 0.35 of the response */
+  assert_true(fabs(wg_admit_capacity_sample(&a, &per, 1) - 5000) < 1e-9);
+  per.postwait = 0.03; /* 0.2 of the response, 0.04 of the deadline */
+  assert_true(wg_admit_capacity_sample(&a, &per, 1) == 0);
+  per.prewait = 0, per.postwait = 0.11; /* a tenth of the deadline */
+  assert_true(fabs(wg_admit_capacity_sample(&a, &per, 1) - 5000) < 1e-9);
+  per.tardiness = 0.1; /* early: no saturation sample (a probe: refusals, rate met) */
+  const double probe = wg_admit_capacity_sample(&a, &per, 1);
+  assert_true(probe == 0 || probe > 5000);
+}
+
 static void options_are_checked(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -519,6 +544,7 @@ int main(void) {
       cmocka_unit_test(unreachable_setpoint_does_not_starve),
       cmocka_unit_test(socket_queue_needs_the_request_start),
       cmocka_unit_test(low_setpoint_on_the_socket_plant),
+      cmocka_unit_test(http_wait_after_the_batch_is_saturation),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };

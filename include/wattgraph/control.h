@@ -622,6 +622,8 @@ typedef struct wg_admit_period {
   double tardiness;  /* their mean tardiness by the server's clock (< 0: none) */
   double prewait;    /* their mean share of the deadline spent before the
                         server read them (X-Request-Start; 0: unknown) */
+  double postwait;   /* their mean share of the deadline spent after their
+                        batch, waiting for an HTTP thread to send them */
   double inflight_growth; /* requests admitted and not answered: end - start */
   double refused;    /* refused above the admitted rate */
 } wg_admit_period;
@@ -630,8 +632,10 @@ typedef struct wg_admit_period {
  *  - busy at least 80% of the period: answered / busy;
  *  - else saturated outside the batching stage: tardiness above the
  *    set-point and the requests in flight grew by more than a tenth of the
- *    period's answers, or the answers waited more than a tenth of their
- *    deadline before the server read them: answered / seconds;
+ *    period's answers, or the answers waited for the HTTP stage (before
+ *    the server read them and after their batch) more than a tenth of
+ *    their deadline or a quarter of their response time: answered /
+ *    seconds;
  *  - else, with probe != 0, limited by admission and not by the server
  *    (refusals, answered / seconds at least 90% of the admitted rate,
  *    tardiness below the set-point): answered / seconds x (1 + kp x the

@@ -170,13 +170,15 @@ double wg_admit_capacity_sample(const wg_admit *a, const wg_admit_period *p, int
   if (p->busy >= 0.8 * p->seconds && p->busy > 0) return p->answered / p->busy;
   const double sp = a->o.setpoint, rate = p->answered / p->seconds;
   const int late = p->tardiness > sp;
-  /* saturated before the batching threads: the requests in flight grew, or
-   * they waited in the sockets a tenth of their deadline, or a quarter of
-   * their response time (a low set-point: at 0.15 the wait that holds it
-   * is ~0.05 of the deadline, under the tenth, and the H200 run of session
-   * 10 sat 20-49% above it) */
-  const int socket_bound = p->prewait > 0.1 || p->prewait > 0.25 * p->tardiness;
-  if (late && (p->inflight_growth > 0.1 * p->answered || socket_bound)) return rate;
+  /* saturated outside the batching threads: the requests in flight grew,
+   * or they waited for the HTTP stage (in the sockets before it read them,
+   * or after their batch before it sent them) a tenth of their deadline,
+   * or a quarter of their response time (a low set-point: at 0.15 the wait
+   * that holds it is ~0.05 of the deadline, under the tenth, and the H200
+   * runs of session 10 sat 20-49% above it) */
+  const double http_wait = p->prewait + p->postwait;
+  const int http_bound = http_wait > 0.1 || http_wait > 0.25 * p->tardiness;
+  if (late && (p->inflight_growth > 0.1 * p->answered || http_bound)) return rate;
   if (probe && !late && p->tardiness >= 0 && p->refused > 0 && rate >= 0.9 * a->rate)
     return rate * (1.0 + a->o.kp * (sp - p->tardiness) / sp);
   return 0;

@@ -136,6 +136,7 @@ struct wg_server {
   uint64_t period_answered;
   uint64_t period_refused; /* refused above the admitted rate this period */
   double period_prewait;   /* sum of prewait / deadline of the period's answers */
+  double period_postwait;  /* sum of (sent - handed back - encode) / deadline */
   /* stats (under mu) */
   wg_server_stats st;
   uint64_t batch_size_hist[12]; /* <= 1, 2, 4, ... 2048, more */
@@ -969,6 +970,10 @@ static void control_tick(wg_server_t *s, double now) {
   /* the share of the deadline the period's answers waited before an HTTP
    * thread read them (known from X-Request-Start only) */
   const double prewait = s->period_answered ? s->period_prewait / (double)s->period_answered : 0;
+  /* the share they waited after their batch for an HTTP thread to send
+   * them (resumed connections queue there when the HTTP stage is full) */
+  const double postwait =
+      s->period_answered ? s->period_postwait / (double)s->period_answered : 0;
   /* the capacity sample (wg_admit_capacity_sample, control.h): busy
    * throughput; or, saturated outside the batching threads (the HTTP
    * threads, the cores, inline answers: tardiness above the set-point and
@@ -984,6 +989,7 @@ static void control_tick(wg_server_t *s, double now) {
                                .answered = (double)s->period_answered,
                                .tardiness = tard,
                                .prewait = prewait,
+                               .postwait = postwait,
                                .inflight_growth = inflight - s->period_inflight0,
                                .refused = (double)s->period_refused};
   s->period_inflight0 = inflight;
@@ -1004,7 +1010,7 @@ static void control_tick(wg_server_t *s, double now) {
   s->period_start = now;
   s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
   s->period_answered = s->period_refused = 0;
-  s->period_prewait = 0;
+  s->period_prewait = s->period_postwait = 0;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1126,7 +1132,9 @@ static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j)
   s->ph_snap += j->snap_s;
   if (j->t_resume > 0) {
     s->ph_queue += j->t_batch - j->arrival;
-    s->ph_respond += t - j->t_resume - (t_sent0 - t_enc);
+    const double post = t - j->t_resume - (t_sent0 - t_enc);
+    s->ph_respond += post;
+    if (dl > 0) s->period_postwait += post / dl;
   } else { /* inline: no queue; respond is the send */
     s->ph_respond += t - t_sent0;
   }
