@@ -316,8 +316,12 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* the HTTP loop under test: test_serve [mhd|evhttp] (ctest runs both) */
+static wg_http_loop g_loop = WG_HTTP_LOOP_MHD;
+
 static void opts_for_test(wg_server_opts *o) {
   wg_server_opts_defaults(o);
+  o->http_loop = g_loop;
   o->port = 0;
   o->threads = 4;
   o->admission = 0;
@@ -1129,8 +1133,9 @@ static void keepalive_connections_never_stall(void **state) {
       if (fd[c] >= 0) close(fd[c]);
     wg_server_stats st;
     wg_server_get_stats(f->s, &st);
-    print_message("poll(), %d HTTP thread(s), %d keep-alive connections x %d rounds: %d "
-                  "answered, %d lost, %d not HTTP, %.2f s\n", o.threads, CONNS,
+    print_message("%s, %d HTTP thread(s), %d keep-alive connections x %d rounds: %d "
+                  "answered, %d lost, %d not HTTP, %.2f s\n",
+                  g_loop == WG_HTTP_LOOP_EVHTTP ? "evhttp" : "poll()", o.threads, CONNS,
                   ROUNDS, answered, lost, other, wg__now() - t0);
     assert_int_equal(lost, 0);
     assert_int_equal(other, 0);
@@ -1284,7 +1289,13 @@ static void watchdog_drops_a_late_batch(void **state) {
   wg_router_destroy(&sr.r);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "evhttp") == 0) {
+    g_loop = WG_HTTP_LOOP_EVHTTP;
+  } else if (argc > 1 && strcmp(argv[1], "mhd") != 0) {
+    fprintf(stderr, "usage: test_serve [mhd|evhttp]\n");
+    return 2;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parser_and_polyline),
       cmocka_unit_test_setup_teardown(routes_match_the_oracle, setup, teardown),
