@@ -833,8 +833,9 @@ static void concurrent_clients_are_batched(void **state) {
 
 static int read_keepalive(int fd, char *buf, size_t cap);
 
-/* wg_server_stop with requests queued (a batch waits 300 ms for company):
- * it answers what is queued, frees every request, and each client gets its
+/* wg_server_stop with requests queued (a batch waits 300 ms for company),
+ * a quarter of their clients gone meanwhile: it answers what is queued,
+ * frees every request, and each client gets its
  * answer or a closed connection, never a broken reply (the sanitizer build
  * checks the frees). */
 static void stop_with_requests_in_flight(void **state) {
@@ -861,11 +862,16 @@ static void stop_with_requests_in_flight(void **state) {
                      "Host: localhost\r\n\r\n",
                      f->o.csr.lon[x], f->o.csr.lat[x], f->o.csr.lon[y], f->o.csr.lat[y]);
     send_all(fd[c], req, (size_t)n);
+    if (c % 4 == 3) { /* gone while its request waits in the batch */
+      close(fd[c]);
+      fd[c] = -1;
+    }
   }
   usleep(100000); /* read and queued, the batch still gathering */
   wg_server_stop(&f->s);
   int answered = 0, closed = 0, other = 0;
   for (int c = 0; c < N; c++) {
+    if (fd[c] < 0) continue;
     int st = read_keepalive(fd[c], buf, sizeof buf);
     if (st == 200 || st == 400) answered++;
     else if (st == -1) closed++;
@@ -875,7 +881,7 @@ static void stop_with_requests_in_flight(void **state) {
   print_message("stop with %d requests queued: %d answered, %d closed, %d broken\n", N,
                 answered, closed, other);
   assert_int_equal(other, 0);
-  assert_int_equal(answered + closed, N);
+  assert_int_equal(answered + closed, N - N / 4);
 }
 
 /* The real router on the CPU backend, over the fixture's graph. */
