@@ -1876,7 +1876,9 @@ static wg_status ev_start(wg_ctx_t *ctx, wg_server_t *s, const struct sockaddr_i
                   : NULL;
     /* backlog 0: the socket listens already; not closed with the listener
      * (the loops share it) */
-    l->lis = l->http ? evconnlistener_new(l->base, NULL, NULL, 0, 0, s->listen_fd) : NULL;
+    l->lis = l->http ? evconnlistener_new(l->base, NULL, NULL, LEV_OPT_CLOSE_ON_EXEC, 0,
+                                           s->listen_fd)
+                   : NULL;
     if (!l->http || !l->wake || event_add(l->wake, NULL) != 0 || !l->lis ||
         !evhttp_bind_listener(l->http, l->lis))
       return wg__error(ctx, WG_ENOMEM, "serve: cannot set up libevent's HTTP loop");
