@@ -613,6 +613,35 @@ static void bad_requests_get_4xx_and_the_server_keeps_serving(void **state) {
   wg_server_stop(&f->s);
 }
 
+/* A port in use is refused with a message, whichever loop holds it: the
+ * evhttp loop's listening sockets share their port (SO_REUSEPORT), and
+ * must never join another server's; the first keeps serving. */
+static void a_port_in_use_is_refused(void **state) {
+  fixture *f = *state;
+  wg_server_opts o;
+  opts_for_test(&o);
+  start(f, &o);
+  for (int loop = 0; loop < 2; loop++) {
+    wg_server_opts o2 = o;
+    o2.port = f->port;
+    o2.http_loop = loop ? WG_HTTP_LOOP_EVHTTP : WG_HTTP_LOOP_MHD;
+    wg_server_t *second = NULL;
+    const wg_status st = wg_server_start(f->ctx, &second, f->g, &f->be, &o2);
+    if (st == WG_OK) {
+      wg_server_stop(&second);
+      fail_msg("a second server (%s loop) started on port %u, in use",
+               loop ? "evhttp" : "mhd", f->port);
+    }
+    assert_null(second);
+    const char *m = wg_ctx_last_error(f->ctx);
+    if (!m || !strstr(m, "cannot listen")) fail_msg("message: %s", m ? m : "(none)");
+  }
+  reply r = get(f->port, "/health");
+  assert_int_equal(r.status, 200);
+  assert_string_equal(code_of(&r), "Ok");
+  reply_free(&r);
+}
+
 static void deadline_picks_the_level(void **state) {
   fixture *f = *state;
   /* level l takes 1 s / 10^l per batch of any size: a 60 ms deadline
@@ -1352,6 +1381,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parser_and_polyline),
       cmocka_unit_test_setup_teardown(routes_match_the_oracle, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_port_in_use_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(router_backend_matches_the_oracle, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_requests_get_4xx_and_the_server_keeps_serving, setup,
                                       teardown),
