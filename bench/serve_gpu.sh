@@ -86,7 +86,7 @@ fi
 start_server() { # start_server NAME BACKEND FLAGS... -> $pid, $port
   local name=$1 be=$2
   shift 2
-  port=$((20000 + RANDOM % 20000))
+  port=$((20000 + RANDOM % 12000)) # below the ephemeral ports (32768-): thousands of client connections hold those
   "${spin[@]}" "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
     --http-threads "${HTTP_THREADS:-16}" --http-loop "${HTTP_LOOP:-mhd}" --connections 20000 "$@" >"$out/server-$name.json" \
     2>"$out/server-$name.log" &

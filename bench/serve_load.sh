@@ -54,7 +54,7 @@ case $router in
 esac
 "$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
   --backend "$router" 2>"$out/profile.log"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000)) # below the ephemeral ports (32768-): thousands of client connections hold those
 for mode in "${modes[@]}"; do
   flags=()
   case $mode in
@@ -73,8 +73,16 @@ for mode in "${modes[@]}"; do
   pid=$!
   for _ in $(seq 1 900); do
     grep -q "serving" "$out/server-$mode.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
+  if ! grep -q "serving" "$out/server-$mode.log" 2>/dev/null; then
+    echo "serve_load.sh: the server ($mode) did not start: $(tail -1 "$out/server-$mode.log")"
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
+    port=$((port + 1))
+    continue
+  fi
   "${cpin[@]}" "$build/serve_load" --port "$port" --map "$map" --rate "$rate" --count "$count" \
     --deadline-ms "$deadline" --max-seconds "$max_s" --workers "${WORKERS:-64}" \
     --max-conns "${MAX_CONNS:-${WORKERS:-64}}" \
