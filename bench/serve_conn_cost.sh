@@ -9,8 +9,7 @@
 # /metrics.
 #   bench/serve_conn_cost.sh [BUILD_DIR] [MAP]
 #   env: CONNS ("32 512"), REFUSE_RATE (8000), ANSWER_RATE (3000), REPS (2),
-#        PORT (5077), SERVER_CPU (0), CLIENT_CPU (1),
-#        HTTP_LOOP (mhd; evhttp, or "mhd evhttp": each load on both, alternated)
+#        PORT (5077), SERVER_CPU (0), CLIENT_CPU (1)
 set -u
 B=${1:-build}
 MAP=${2:-data/monaco.osm.pbf}
@@ -20,9 +19,9 @@ if [ ! -x "$W" ] || [ ! -x "$L" ]; then
   echo "serve_conn_cost.sh: build first ($W, $L)" >&2
   exit 2
 fi
-run() { # label conns rate loop extra...
-  local label=$1 conns=$2 rate=$3 loop=$4; shift 4
-  taskset -c "${SERVER_CPU:-0}" "$W" serve "$MAP" --host 127.0.0.1 --port "$PORT" --http-threads 1 --connections 4096 --http-loop "$loop" "$@" > /dev/null 2>&1 &
+run() { # label conns rate extra...
+  local label=$1 conns=$2 rate=$3; shift 3
+  taskset -c "${SERVER_CPU:-0}" "$W" serve "$MAP" --host 127.0.0.1 --port "$PORT" --http-threads 1 --connections 4096 "$@" > /dev/null 2>&1 &
   local pid=$!
   local up=0
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/health" && { up=1; break; }; sleep 0.2; done
@@ -40,15 +39,11 @@ run() { # label conns rate loop extra...
   m1=$(curl -s http://127.0.0.1:$PORT/metrics | awk '/^wattgraph_requests_total/{print $2}')
   kill "$pid"
   wait "$pid" 2>/dev/null
-  python3 -c "t=($t1-$t0)/float($(getconf CLK_TCK)); r=float('$m1')-float('$m0'); print('%-6s %-6s conns %5d rate %6d: requests %8.0f server CPU %.2f s -> %.1f us/request' % ('$loop','$label',$conns,$rate,r,t,1e6*t/max(r,1)))"
+  python3 -c "t=($t1-$t0)/float($(getconf CLK_TCK)); r=float('$m1')-float('$m0'); print('%-12s conns %5d rate %6d: requests %8.0f server CPU %.2f s -> %.1f us/request' % ('$label',$conns,$rate,r,t,1e6*t/max(r,1)))"
 }
 for _ in $(seq "${REPS:-2}"); do
   for c in ${CONNS:-32 512}; do
-    for loop in ${HTTP_LOOP:-mhd}; do
-      run refuse "$c" "${REFUSE_RATE:-8000}" "$loop" --max-rate 50
-    done
-    for loop in ${HTTP_LOOP:-mhd}; do
-      run answer "$c" "${ANSWER_RATE:-3000}" "$loop" --no-admission
-    done
+    run refuse "$c" "${REFUSE_RATE:-8000}" --max-rate 50
+    run answer "$c" "${ANSWER_RATE:-3000}" --no-admission
   done
 done

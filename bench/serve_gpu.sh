@@ -48,8 +48,7 @@
 # the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
 # CAPACITY_ONLY=1 (steps 1 and 2 only); EXP_FLAGS (more flags for the
-# experiment's servers, e.g. "--integral-band 0.5"); HTTP_LOOP (mhd|evhttp,
-# every server's --http-loop).
+# experiment's servers, e.g. "--integral-band 0.5").
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -88,7 +87,7 @@ start_server() { # start_server NAME BACKEND FLAGS... -> $pid, $port
   shift 2
   port=$((20000 + RANDOM % 12000)) # below the ephemeral ports (32768-): thousands of client connections hold those
   "${spin[@]}" "$W" serve "$map" --port "$port" --backend "$be" --order "$order" --duration-s 120 --json \
-    --http-threads "${HTTP_THREADS:-16}" --http-loop "${HTTP_LOOP:-mhd}" --connections 20000 "$@" >"$out/server-$name.json" \
+    --http-threads "${HTTP_THREADS:-16}" --connections 20000 "$@" >"$out/server-$name.json" \
     2>"$out/server-$name.log" &
   pid=$!
   for _ in $(seq 1 1200); do # the first start builds the order: up to 2 min
@@ -210,7 +209,7 @@ if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
-  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --http-loop ${HTTP_LOOP:-mhd} --connections $((maxw + 1000))"
+  sflags="$sflags --http-threads ${HTTP_THREADS:-16} --connections $((maxw + 1000))"
   # the requests' clocks start at serve_load's send (X-Request-Start), so the
   # controller sees the wait in the sockets too
   sflags="$sflags --trust-request-start ${EXP_FLAGS:-}"

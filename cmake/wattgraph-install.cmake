@@ -33,7 +33,7 @@ install(FILES ${CMAKE_BINARY_DIR}/wattgraphConfig.cmake
 # `pkg-config --libs wattgraph` links), and the prefix is found from the
 # file's own place (an install with --prefix anywhere works).
 set(WG_PC_CFLAGS "")
-set(WG_PC_LIBS "-lmetis -lmicrohttpd -levent -ljansson -lreadosm -lexpat -lxxhash -llzma -lbz2 -lz ${OpenMP_C_FLAGS} -lpthread -ldl -lm")
+set(WG_PC_LIBS "-lmetis -lmicrohttpd -ljansson -lreadosm -lexpat -lxxhash -llzma -lbz2 -lz ${OpenMP_C_FLAGS} -lpthread -ldl -lm")
 if(WG_HAS_CUDA)
   set(WG_PC_CFLAGS "-DWG_HAS_CUDA=1")
   set(WG_PC_LIBS "${WG_PC_LIBS} -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt -lstdc++")

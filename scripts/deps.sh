@@ -15,7 +15,6 @@ packages=(
   libigraph-dev                       # independent Dijkstra for tests and benchmarks
   gnuplot-nox                         # wattgraph plot
   libmicrohttpd-dev                   # wattgraph serve: the HTTP server (thread pool, epoll, suspend/resume)
-  libevent-dev                        # wattgraph serve --http-loop evhttp: epoll loop whose cost follows the ready connections, not the open ones
   libjansson-dev                      # wattgraph serve: JSON answers
   curl                                # tests/test_serve_cli.sh asks the live server over loopback
   xz-utils

@@ -316,12 +316,8 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* the HTTP loop under test: test_serve [mhd|evhttp] (ctest runs both) */
-static wg_http_loop g_loop = WG_HTTP_LOOP_MHD;
-
 static void opts_for_test(wg_server_opts *o) {
   wg_server_opts_defaults(o);
-  o->http_loop = g_loop;
   o->port = 0;
   o->threads = 4;
   o->admission = 0;
@@ -613,29 +609,24 @@ static void bad_requests_get_4xx_and_the_server_keeps_serving(void **state) {
   wg_server_stop(&f->s);
 }
 
-/* A port in use is refused with a message, whichever loop holds it: the
- * evhttp loop's listening sockets share their port (SO_REUSEPORT), and
- * must never join another server's; the first keeps serving. */
+/* A port in use is refused with a message, and the first server keeps
+ * serving. */
 static void a_port_in_use_is_refused(void **state) {
   fixture *f = *state;
   wg_server_opts o;
   opts_for_test(&o);
   start(f, &o);
-  for (int loop = 0; loop < 2; loop++) {
-    wg_server_opts o2 = o;
-    o2.port = f->port;
-    o2.http_loop = loop ? WG_HTTP_LOOP_EVHTTP : WG_HTTP_LOOP_MHD;
-    wg_server_t *second = NULL;
-    const wg_status st = wg_server_start(f->ctx, &second, f->g, &f->be, &o2);
-    if (st == WG_OK) {
-      wg_server_stop(&second);
-      fail_msg("a second server (%s loop) started on port %u, in use",
-               loop ? "evhttp" : "mhd", f->port);
-    }
-    assert_null(second);
-    const char *m = wg_ctx_last_error(f->ctx);
-    if (!m || !strstr(m, "cannot listen")) fail_msg("message: %s", m ? m : "(none)");
+  wg_server_opts o2 = o;
+  o2.port = f->port;
+  wg_server_t *second = NULL;
+  const wg_status st = wg_server_start(f->ctx, &second, f->g, &f->be, &o2);
+  if (st == WG_OK) {
+    wg_server_stop(&second);
+    fail_msg("a second server started on port %u, in use", f->port);
   }
+  assert_null(second);
+  const char *m = wg_ctx_last_error(f->ctx);
+  if (!m || !strstr(m, "cannot listen")) fail_msg("message: %s", m ? m : "(none)");
   reply r = get(f->port, "/health");
   assert_int_equal(r.status, 200);
   assert_string_equal(code_of(&r), "Ok");
@@ -1215,9 +1206,8 @@ static void keepalive_connections_never_stall(void **state) {
       if (fd[c] >= 0) close(fd[c]);
     wg_server_stats st;
     wg_server_get_stats(f->s, &st);
-    print_message("%s, %d HTTP thread(s), %d keep-alive connections x %d rounds: %d "
-                  "answered, %d lost, %d not HTTP, %.2f s\n",
-                  g_loop == WG_HTTP_LOOP_EVHTTP ? "evhttp" : "poll()", o.threads, CONNS,
+    print_message("poll(), %d HTTP thread(s), %d keep-alive connections x %d rounds: %d "
+                  "answered, %d lost, %d not HTTP, %.2f s\n", o.threads, CONNS,
                   ROUNDS, answered, lost, other, wg__now() - t0);
     assert_int_equal(lost, 0);
     assert_int_equal(other, 0);
@@ -1371,17 +1361,12 @@ static void watchdog_drops_a_late_batch(void **state) {
   wg_router_destroy(&sr.r);
 }
 
-int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "evhttp") == 0) {
-    g_loop = WG_HTTP_LOOP_EVHTTP;
-  } else if (argc > 1 && strcmp(argv[1], "mhd") != 0) {
-    fprintf(stderr, "usage: test_serve [mhd|evhttp]\n");
-    return 2;
-  }
+int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parser_and_polyline),
       cmocka_unit_test_setup_teardown(routes_match_the_oracle, setup, teardown),
       cmocka_unit_test_setup_teardown(a_port_in_use_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(stop_with_requests_in_flight, setup, teardown),
       cmocka_unit_test_setup_teardown(router_backend_matches_the_oracle, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_requests_get_4xx_and_the_server_keeps_serving, setup,
                                       teardown),
@@ -1395,7 +1380,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(inline_answers_match_the_oracle, setup, teardown),
       cmocka_unit_test_setup_teardown(watchdog_drops_a_late_batch, setup, teardown),
       cmocka_unit_test_setup_teardown(keepalive_connections_never_stall, setup, teardown),
-      cmocka_unit_test_setup_teardown(stop_with_requests_in_flight, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,21 +127,10 @@ void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r);
 
 typedef struct wg_server wg_server_t;
 
-/* The HTTP loop in front of the server (everything behind it, parsing,
- * admission, batches, JSON, is shared). */
-typedef enum wg_http_loop {
-  WG_HTTP_LOOP_MHD = 0, /* libmicrohttpd's thread pool over poll(): a pass
-                           costs per open connection */
-  WG_HTTP_LOOP_EVHTTP   /* libevent's evhttp, one event_base (epoll) per
-                           thread on one listening socket: a pass costs per
-                           ready connection */
-} wg_http_loop;
-
 typedef struct wg_server_opts {
   const char *host;          /* "127.0.0.1"; an IPv4 address */
   unsigned port;             /* 5000; 0: any free port (wg_server_port) */
-  unsigned threads;          /* HTTP threads, 4 */
-  wg_http_loop http_loop;    /* WG_HTTP_LOOP_MHD (default) or _EVHTTP */
+  unsigned threads;          /* libmicrohttpd's thread pool, 4 */
   unsigned max_batch;        /* requests per batch at most, 256 */
   double max_wait_ms;        /* a batch waits at most this for company, 1 */
   size_t max_coords;         /* per request, 100 (TooBig above) */

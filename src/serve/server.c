@@ -22,12 +22,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
 #include <jansson.h>
 #include <math.h>
 #include <microhttpd.h>
@@ -36,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,13 +57,9 @@ typedef struct batcher {
   int downgraded;
 } batcher;
 
-struct evloop;
-
 typedef struct job {
-  struct job *next; /* the queue; then (evhttp) its loop's completion list */
-  struct MHD_Connection *conn;   /* the MHD loop's connection, or */
-  struct evhttp_request *evreq;  /* the evhttp loop's request and */
-  struct evloop *ev;             /* the loop thread that owns it */
+  struct job *next;
+  struct MHD_Connection *conn;
   job_kind kind;
   int dispatched;      /* queued (connection suspended) */
   int done;
@@ -113,15 +102,6 @@ struct wg_server {
   int metric_is_time; /* after POST /weights: weights are deciseconds */
   struct MHD_Daemon *d;
   unsigned port;
-  wg_http_loop loop;   /* o.http_loop */
-  /* the evhttp loop: one event_base a thread on one listening socket */
-  struct evloop *evl;
-  unsigned nevl;       /* started */
-  int listen_fd;
-  pthread_mutex_t conn_mu; /* the connection counts below */
-  unsigned nconns;
-  struct ipcount { uint32_t ip; unsigned n; } *ips; /* per_ip_limit: addresses open */
-  size_t nips, ips_cap;
   struct batcher *bt; /* o.batchers of them */
   unsigned nbt;       /* started */
   pthread_rwlock_t metric_lock; /* batches read, POST /weights writes */
@@ -224,109 +204,50 @@ static void count_error(wg_server_t *s, int http) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* ---- the front: the few calls that differ between the HTTP loops ------------------- */
-
-/* evhttp's reply body, when it was malloc'd: freed once written */
-static void free_ref(const void *data, size_t len, void *extra) {
-  (void)len;
-  (void)extra;
-  free((void *)data);
-}
-
-/* evhttp: sends body (freed here when own) and forgets the request
- * (libevent frees it once written, or at once when its client is gone).
- * HEAD gets the length and no body: evhttp 2.1 would write a body after
- * the headers of a HEAD answer. */
-static int ev_reply(job *j, int http, const char *body, int own, const char *type,
-                    const char *retry_after) {
-  struct evhttp_request *r = j->evreq;
-  j->evreq = NULL;
-  const size_t len = strlen(body);
-  struct evkeyvalq *h = evhttp_request_get_output_headers(r);
-  evhttp_add_header(h, "Content-Type", type);
-  if (retry_after) evhttp_add_header(h, "Retry-After", retry_after);
-  struct evbuffer *b = NULL;
-  if (evhttp_request_get_command(r) == EVHTTP_REQ_HEAD) {
-    char n[32];
-    snprintf(n, sizeof n, "%zu", len);
-    evhttp_add_header(h, "Content-Length", n);
-    if (own) free((void *)body);
-  } else {
-    b = evbuffer_new();
-    if (!b || evbuffer_add_reference(b, body, len, own ? free_ref : NULL, NULL) != 0) {
-      if (own) free((void *)body);
-      if (b) evbuffer_free(b);
-      evhttp_send_error(r, 500, NULL);
-      return 0;
-    }
-  }
-  evhttp_send_reply(r, http, NULL, b);
-  if (b) evbuffer_free(b); /* empty: evhttp took its contents (or freed them) */
-  return 1;
-}
-
-/* Sends text (malloc'd, freed here); 1, or 0 when the connection should
- * close (libmicrohttpd's MHD_NO). */
-static int send_text(wg_server_t *s, job *j, int http, char *text, const char *type,
-                     double retry_after) {
+static enum MHD_Result send_text(struct MHD_Connection *c, int http, char *text,
+                                 const char *type, double retry_after) {
   if (!text) {
     text = strdup("{\"code\":\"InternalError\",\"message\":\"out of memory\"}");
     http = 500;
-    if (!text) return 0;
+    if (!text) return MHD_NO;
   }
-  char buf[32];
-  if (retry_after > 0) snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
-  if (s->loop == WG_HTTP_LOOP_EVHTTP)
-    return ev_reply(j, http, text, 1, type, retry_after > 0 ? buf : NULL);
   struct MHD_Response *r =
       MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
   if (!r) {
     free(text);
-    return 0;
+    return MHD_NO;
   }
   MHD_add_response_header(r, "Content-Type", type);
-  if (retry_after > 0) MHD_add_response_header(r, "Retry-After", buf);
-  enum MHD_Result ret = MHD_queue_response(j->conn, (unsigned)http, r);
+  if (retry_after > 0) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
+    MHD_add_response_header(r, "Retry-After", buf);
+  }
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
   MHD_destroy_response(r);
-  return ret == MHD_YES;
+  return ret;
 }
 
 /* Sends a body that lives as long as the server (no copy, no JSON). */
-static int send_static(wg_server_t *s, job *j, int http, const char *text, double retry_after) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
-  if (s->loop == WG_HTTP_LOOP_EVHTTP) return ev_reply(j, http, text, 0, "application/json", buf);
+static enum MHD_Result send_static(struct MHD_Connection *c, int http, const char *text,
+                                   double retry_after) {
   struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
                                                            MHD_RESPMEM_PERSISTENT);
-  if (!r) return 0;
+  if (!r) return MHD_NO;
   MHD_add_response_header(r, "Content-Type", "application/json");
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.0f", ceil(retry_after));
   MHD_add_response_header(r, "Retry-After", buf);
-  enum MHD_Result ret = MHD_queue_response(j->conn, (unsigned)http, r);
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)http, r);
   MHD_destroy_response(r);
-  return ret == MHD_YES;
+  return ret;
 }
 
-static int send_error(wg_server_t *s, job *j, int http, const char *code, const char *message,
-                      double retry_after) {
+static enum MHD_Result send_error(wg_server_t *s, struct MHD_Connection *c, int http,
+                                  const char *code, const char *message, double retry_after) {
   count_error(s, http);
-  return send_text(s, j, http, error_json(code, message), "application/json", retry_after);
+  return send_text(c, http, error_json(code, message), "application/json", retry_after);
 }
-
-/* A request header (case-insensitive name), NULL when absent. */
-static const char *front_header(const wg_server_t *s, job *j, const char *name) {
-  if (s->loop == WG_HTTP_LOOP_EVHTTP)
-    return evhttp_find_header(evhttp_request_get_input_headers(j->evreq), name);
-  return MHD_lookup_connection_value(j->conn, MHD_HEADER_KIND, name);
-}
-
-/* Holds the request while it waits in the queue (before enqueue, under mu):
- * libmicrohttpd suspends the connection; evhttp holds an unanswered
- * request by itself. */
-static void front_suspend(const wg_server_t *s, job *j) {
-  if (s->loop == WG_HTTP_LOOP_MHD) MHD_suspend_connection(j->conn);
-}
-
-static void front_resume(wg_server_t *s, job *j);
 
 /* ---- /metrics ------------------------------------------------------------------- */
 
@@ -1167,13 +1088,13 @@ static void *batcher_main(void *arg) {
       s->batch_size_hist[b]++;
     }
     pthread_mutex_unlock(&s->mu);
-    /* hand back: after front_resume the job belongs to its HTTP thread
-     * again (it may be freed at once) */
+    /* hand back: after MHD_resume_connection the job belongs to the
+     * connection again (it may be freed at once) */
     const double t_back = wg__now();
     for (size_t i = 0; i < n; i++) {
       batch[i]->t_batch = t0;
       batch[i]->t_resume = t_back;
-      front_resume(s, batch[i]);
+      MHD_resume_connection(batch[i]->conn);
     }
     control_tick(s, t1);
     pthread_mutex_lock(&s->mu);
@@ -1189,14 +1110,14 @@ static void *batcher_main(void *arg) {
  * written over the HTTP threads at once), hands it to libmicrohttpd, and
  * counts it: answered, tardiness (response handed over / deadline, by the
  * server's clock), misses, the phases. */
-static int respond(wg_server_t *s, job *j) {
+static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j) {
   const double t_enc = wg__now();
   if (j->encode) encode_route(s, j);
   const double t_sent0 = wg__now();
   char *a = j->answer;
   j->answer = NULL;
   if (j->http != 200) count_error(s, j->http);
-  int ret = send_text(s, j, j->http, a, "application/json", 0);
+  enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
   if (j->kind != JOB_REQUEST) return ret;
   const double t = wg__now();
   const double dl = j->deadline - j->arrival;
@@ -1270,7 +1191,8 @@ static int presnap(wg_server_t *s, job *j) {
 /* Answers an admitted request on this HTTP thread (o.inline_answer with a
  * concurrent backend): no queue, no suspend and resume. Returns -1 when
  * it cannot (no context): the caller queues it. */
-static int answer_inline(wg_server_t *s, job *j, int *ret) {
+static int answer_inline(wg_server_t *s, struct MHD_Connection *c, job *j,
+                         enum MHD_Result *ret) {
   wg_ctx_t *ctx = thread_ctx(s);
   if (!ctx) return -1;
   const double t0 = wg__now();
@@ -1285,7 +1207,7 @@ static int answer_inline(wg_server_t *s, job *j, int *ret) {
   s->batch_queries++;
   s->batch_size_hist[0]++;
   pthread_mutex_unlock(&s->mu);
-  *ret = respond(s, j);
+  *ret = respond(s, c, j);
   return 0;
 }
 
@@ -1376,54 +1298,78 @@ static double wall_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static size_t body_limit(const wg_server_t *s) {
-  return s->o.max_body ? s->o.max_body : 16 * (size_t)s->csr.m + ((size_t)1 << 20);
-}
-
-/* A request's start, on either loop: its clock (X-Request-Start with
- * o.trust_request_start) and the count. */
-static void request_begins(wg_server_t *s, job *j) {
-  j->arrival = wg__now();
-  if (s->o.trust_request_start) {
-    const char *h = front_header(s, j, "X-Request-Start");
-    double w = h ? wg_serve_request_start_wait(h, wall_now()) : 0;
-    j->prewait = w;
-    j->arrival -= w;
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version,
+                               const char *upload, size_t *upload_size, void **con_cls) {
+  (void)version;
+  wg_server_t *s = cls;
+  job *j = *con_cls;
+  if (!j) {
+    j = calloc(1, sizeof *j);
+    if (!j) return MHD_NO;
+    j->conn = c;
+    j->arrival = wg__now();
+    if (s->o.trust_request_start) {
+      const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Start");
+      double w = h ? wg_serve_request_start_wait(h, wall_now()) : 0;
+      j->prewait = w;
+      j->arrival -= w;
+    }
+    *con_cls = j;
+    pthread_mutex_lock(&s->mu);
+    s->st.requests++;
+    pthread_mutex_unlock(&s->mu);
+    return MHD_YES;
   }
-  pthread_mutex_lock(&s->mu);
-  s->st.requests++;
-  pthread_mutex_unlock(&s->mu);
-}
-
-/* A whole request (a POST body in j->body), on either loop: answers it or
- * queues it (j->dispatched). qa: its query arguments when the loop split
- * them; NULL: libmicrohttpd's, collected here. Returns 1, or 0 when the
- * connection should close. */
-static int serve_request(wg_server_t *s, job *j, const char *method, const char *url,
-                         const args *qa) {
+  if (j->done) return respond(s, c, j); /* resumed: the batching thread answered */
+  if (j->dispatched) return MHD_YES; /* spurious call while suspended */
   int is_post = strcmp(method, "POST") == 0;
   if (is_post && strcmp(url, "/weights") == 0) {
+    if (*upload_size) {
+      size_t limit = s->o.max_body ? s->o.max_body : 16 * (size_t)s->csr.m + ((size_t)1 << 20);
+      if (j->body_too_big || j->body_len + *upload_size > limit) {
+        j->body_too_big = 1;
+        *upload_size = 0;
+        return MHD_YES;
+      }
+      if (j->body_len + *upload_size + 1 > j->body_cap) {
+        size_t cap = (j->body_len + *upload_size + 1) * 2;
+        if (cap > limit + 1) cap = limit + 1;
+        char *nb = realloc(j->body, cap);
+        if (!nb) return MHD_NO;
+        j->body = nb;
+        j->body_cap = cap;
+      }
+      memcpy(j->body + j->body_len, upload, *upload_size);
+      j->body_len += *upload_size;
+      *upload_size = 0;
+      return MHD_YES;
+    }
     if (j->body_too_big)
-      return send_error(s, j, 413, "TooBig", "the weights body is larger than the limit", 0);
+      return send_error(s, c, 413, "TooBig", "the weights body is larger than the limit", 0);
     char msg[200];
     if (parse_weights(s, j, msg, sizeof msg))
-      return send_error(s, j, 400, "InvalidQuery", msg, 0);
+      return send_error(s, c, 400, "InvalidQuery", msg, 0);
     free(j->body);
     j->body = NULL;
     j->kind = JOB_WEIGHTS;
     pthread_mutex_lock(&s->mu);
     if (s->stop) {
       pthread_mutex_unlock(&s->mu);
-      return send_error(s, j, 503, "Overloaded", "the server is stopping", 1);
+      return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
     }
     j->dispatched = 1;
-    front_suspend(s, j);
+    MHD_suspend_connection(c);
     enqueue(s, j);
     pthread_mutex_unlock(&s->mu);
-    return 1;
+    return MHD_YES;
+  }
+  if (*upload_size) { /* a body where none belongs: drop it */
+    *upload_size = 0;
+    return MHD_YES;
   }
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-    return send_error(s, j, 405, "InvalidUrl", "only GET (and POST /weights) are served", 0);
+    return send_error(s, c, 405, "InvalidUrl", "only GET (and POST /weights) are served", 0);
   if (strcmp(url, "/health") == 0) {
     json_t *o = json_object();
     json_object_set_new(o, "code", json_string("Ok"));
@@ -1431,37 +1377,33 @@ static int serve_request(wg_server_t *s, job *j, const char *method, const char 
     json_object_set_new(o, "vertices", json_integer((json_int_t)s->csr.n));
     json_object_set_new(o, "arcs", json_integer((json_int_t)s->csr.m));
     json_object_set_new(o, "levels", json_integer(s->be.num_levels));
-    return send_text(s, j, 200, dump(o), "application/json", 0);
+    return send_text(c, 200, dump(o), "application/json", 0);
   }
   if (strcmp(url, "/metrics") == 0)
-    return send_text(s, j, 200, metrics_text(s), "text/plain; version=0.0.4", 0);
-  args mine;
-  const args *a = qa;
-  if (!a) {
-    mine.n = 0;
-    mine.overflow = 0;
-    MHD_get_connection_values(j->conn, MHD_GET_ARGUMENT_KIND, collect, &mine);
-    a = &mine;
-  }
-  if (a->overflow)
-    return send_error(s, j, 400, "TooBig", "more than 64 query options", 0);
+    return send_text(c, 200, metrics_text(s), "text/plain; version=0.0.4", 0);
+  args a;
+  a.n = 0;
+  a.overflow = 0;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &a);
+  if (a.overflow)
+    return send_error(s, c, 400, "TooBig", "more than 64 query options", 0);
   wg_serve_error err;
-  if (wg_serve_parse(url, a->n, a->k, a->v, s->o.max_coords, &j->req, &err))
-    return send_error(s, j, err.http, err.code, err.message, 0);
+  if (wg_serve_parse(url, a.n, a.k, a.v, s->o.max_coords, &j->req, &err))
+    return send_error(s, c, err.http, err.code, err.message, 0);
   if (j->req.service == WG_SERVE_TABLE) {
     size_t ns = j->req.nsources ? j->req.nsources : j->req.ncoords;
     size_t nt = j->req.ndestinations ? j->req.ndestinations : j->req.ncoords;
     if (ns * nt > 10000)
-      return send_error(s, j, 400, "TooBig", "a table of more than 10000 entries", 0);
+      return send_error(s, c, 400, "TooBig", "a table of more than 10000 entries", 0);
   }
   double dl = j->req.deadline_ms;
-  const char *h = front_header(s, j, "X-Deadline-Ms");
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Deadline-Ms");
   if (h && dl == 0) {
     const char *hk[1] = {"deadline"}, *hv[1] = {h};
     wg_serve_request tmp;
     wg_serve_error e2;
     if (wg_serve_parse("/nearest/v1/x/0,0", 1, hk, hv, 1, &tmp, &e2))
-      return send_error(s, j, 400, "InvalidOptions",
+      return send_error(s, c, 400, "InvalidOptions",
                         "header X-Deadline-Ms must be milliseconds in [0.001, 3600000]", 0);
     dl = tmp.deadline_ms;
   }
@@ -1472,7 +1414,7 @@ static int serve_request(wg_server_t *s, job *j, const char *method, const char 
   pthread_mutex_lock(&s->mu);
   if (s->stop) {
     pthread_mutex_unlock(&s->mu);
-    return send_error(s, j, 503, "Overloaded", "the server is stopping", 1);
+    return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
   }
   double now = wg__now();
   int full = s->queued >= 16 * (size_t)s->o.max_batch;
@@ -1484,85 +1426,28 @@ static int serve_request(wg_server_t *s, job *j, const char *method, const char 
     s->errors_by_http[5]++;
     pthread_mutex_unlock(&s->mu);
     /* the refusal is the cheapest answer: its JSON was written at start */
-    return send_static(s, j, 503, s->refusal[full], wait > 1 ? wait : 1);
+    return send_static(c, 503, s->refusal[full], wait > 1 ? wait : 1);
   }
   s->st.admitted++;
   j->kind = JOB_REQUEST;
   pthread_mutex_unlock(&s->mu);
   if (s->inline_answer) {
-    int ret;
-    if (answer_inline(s, j, &ret) == 0) return ret;
+    enum MHD_Result ret;
+    if (answer_inline(s, c, j, &ret) == 0) return ret;
   }
   /* snap here, on this HTTP thread (they run at once), so that the batching
    * thread only routes */
-  if (presnap(s, j) < 0) return respond(s, j); /* NoSegment */
+  if (presnap(s, j) < 0) return respond(s, c, j); /* NoSegment */
   pthread_mutex_lock(&s->mu);
   if (s->stop) {
     pthread_mutex_unlock(&s->mu);
-    return send_error(s, j, 503, "Overloaded", "the server is stopping", 1);
+    return send_error(s, c, 503, "Overloaded", "the server is stopping", 1);
   }
   j->dispatched = 1;
-  front_suspend(s, j);
+  MHD_suspend_connection(c);
   enqueue(s, j);
   pthread_mutex_unlock(&s->mu);
-  return 1;
-}
-
-static void job_free(job *j) {
-  free(j->body);
-  free(j->weights);
-  free(j->answer);
-  free(j->res);
-  free(j->paths);
-  free(j->verts);
-  free(j->snapm);
-  free(j);
-}
-
-/* ---- the libmicrohttpd loop ------------------------------------------------------------ */
-
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version,
-                               const char *upload, size_t *upload_size, void **con_cls) {
-  (void)version;
-  wg_server_t *s = cls;
-  job *j = *con_cls;
-  if (!j) {
-    j = calloc(1, sizeof *j);
-    if (!j) return MHD_NO;
-    j->conn = c;
-    request_begins(s, j);
-    *con_cls = j;
-    return MHD_YES;
-  }
-  /* resumed: the batching thread answered */
-  if (j->done) return respond(s, j) ? MHD_YES : MHD_NO;
-  if (j->dispatched) return MHD_YES; /* spurious call while suspended */
-  if (*upload_size && strcmp(method, "POST") == 0 && strcmp(url, "/weights") == 0) {
-    size_t limit = body_limit(s);
-    if (j->body_too_big || j->body_len + *upload_size > limit) {
-      j->body_too_big = 1;
-      *upload_size = 0;
-      return MHD_YES;
-    }
-    if (j->body_len + *upload_size + 1 > j->body_cap) {
-      size_t cap = (j->body_len + *upload_size + 1) * 2;
-      if (cap > limit + 1) cap = limit + 1;
-      char *nb = realloc(j->body, cap);
-      if (!nb) return MHD_NO;
-      j->body = nb;
-      j->body_cap = cap;
-    }
-    memcpy(j->body + j->body_len, upload, *upload_size);
-    j->body_len += *upload_size;
-    *upload_size = 0;
-    return MHD_YES;
-  }
-  if (*upload_size) { /* a body where none belongs: drop it */
-    *upload_size = 0;
-    return MHD_YES;
-  }
-  return serve_request(s, j, method, url, NULL) ? MHD_YES : MHD_NO;
+  return MHD_YES;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -1572,425 +1457,15 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   (void)toe;
   job *j = *con_cls;
   if (!j) return;
-  job_free(j);
+  free(j->body);
+  free(j->weights);
+  free(j->answer);
+  free(j->res);
+  free(j->paths);
+  free(j->verts);
+  free(j->snapm);
+  free(j);
   *con_cls = NULL;
-}
-
-/* ---- the evhttp loop ---------------------------------------------------------------------
- *
- * One thread per o.threads, each with its own event_base (epoll,
- * level-triggered: a pass costs per ready connection, not per open one, the
- * reason for this loop: docs/journal) and evhttp, all accepting on one
- * listening socket. A queued request stays unanswered in evhttp; the
- * batching thread never calls libevent: it puts the job on its loop's
- * completion list and wakes the loop through an eventfd (once per batch and
- * loop: only when the list was empty), and the loop thread writes the JSON
- * (encode_route, as the MHD loop's threads do) and sends it. evhttp 2.1 has
- * no connection limit: each new connection is counted once accepted (the
- * bufferevent callback, then a zero-time event that sees its connection) and
- * freed at once when over o.connection_limit or o.per_ip_limit. */
-
-typedef struct evloop {
-  wg_server_t *s;
-  struct event_base *base;
-  struct evhttp *http;
-  struct evconnlistener *lis;
-  int lfd;     /* its listening socket until the listener owns it (-1) */
-  struct event *wake;
-  int wake_fd; /* eventfd */
-  pthread_t th;
-  int started;
-  pthread_mutex_t mu; /* the completion list and the flags */
-  job *done_head, *done_tail;
-  int quiesce, quit;
-} evloop;
-
-static void ev_wake_up(evloop *l) {
-  uint64_t one = 1;
-  /* a full counter (EAGAIN) is already a wake-up */
-  ssize_t r = write(l->wake_fd, &one, sizeof one);
-  (void)r;
-}
-
-static void front_resume(wg_server_t *s, job *j) {
-  if (s->loop == WG_HTTP_LOOP_MHD) {
-    MHD_resume_connection(j->conn);
-    return;
-  }
-  evloop *l = j->ev;
-  j->next = NULL;
-  pthread_mutex_lock(&l->mu);
-  int was_empty = !l->done_head;
-  if (l->done_tail) l->done_tail->next = j;
-  else l->done_head = j;
-  l->done_tail = j;
-  pthread_mutex_unlock(&l->mu);
-  if (was_empty) ev_wake_up(l);
-}
-
-/* The loop thread's wake-up: answered jobs to send, or stop's steps. */
-static void ev_on_wake(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  evloop *l = arg;
-  uint64_t v;
-  ssize_t r = read(fd, &v, sizeof v);
-  (void)r;
-  pthread_mutex_lock(&l->mu);
-  job *j = l->done_head;
-  l->done_head = l->done_tail = NULL;
-  const int quiesce = l->quiesce, quit = l->quit;
-  pthread_mutex_unlock(&l->mu);
-  while (j) {
-    job *next = j->next;
-    respond(l->s, j);
-    if (j->evreq) evhttp_send_error(j->evreq, 500, NULL); /* respond could not */
-    job_free(j);
-    j = next;
-  }
-  if (quiesce && l->lis) evconnlistener_disable(l->lis);
-  if (quit) {
-    /* a moment for the last answers to leave the sockets */
-    struct timeval tv = {0, 100000};
-    event_base_loopexit(l->base, &tv);
-  }
-}
-
-static const char *ev_method(enum evhttp_cmd_type c) {
-  switch (c) {
-  case EVHTTP_REQ_GET: return "GET";
-  case EVHTTP_REQ_POST: return "POST";
-  case EVHTTP_REQ_HEAD: return "HEAD";
-  case EVHTTP_REQ_PUT: return "PUT";
-  case EVHTTP_REQ_DELETE: return "DELETE";
-  case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-  case EVHTTP_REQ_TRACE: return "TRACE";
-  case EVHTTP_REQ_CONNECT: return "CONNECT";
-  case EVHTTP_REQ_PATCH: return "PATCH";
-  }
-  return "OTHER";
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* %XX in a path, in place (as libmicrohttpd decodes its URL; '+' stays) */
-static void path_decode(char *p) {
-  char *o = p;
-  while (*p) {
-    int a, b;
-    if (p[0] == '%' && (a = hexval(p[1])) >= 0 && (b = hexval(p[2])) >= 0) {
-      *o++ = (char)(a * 16 + b);
-      p += 3;
-    } else {
-      *o++ = *p++;
-    }
-  }
-  *o = '\0';
-}
-
-static void ev_request(struct evhttp_request *r, void *arg) {
-  evloop *l = arg;
-  wg_server_t *s = l->s;
-  job *j = calloc(1, sizeof *j);
-  char *target = j ? strdup(evhttp_request_get_uri(r)) : NULL;
-  if (!target) {
-    free(j);
-    evhttp_send_error(r, 503, NULL);
-    return;
-  }
-  j->evreq = r;
-  j->ev = l;
-  request_begins(s, j);
-  const char *method = ev_method(evhttp_request_get_command(r));
-  args a;
-  a.n = 0;
-  a.overflow = 0;
-  char *q = strchr(target, '?');
-  if (q) {
-    *q++ = '\0';
-    size_t n = wg_serve_split_query(q, a.k, a.v, MAX_ARGS);
-    if (n > MAX_ARGS) a.overflow = 1;
-    else a.n = n;
-  }
-  path_decode(target);
-  int ok = 1;
-  if (strcmp(method, "POST") == 0 && strcmp(target, "/weights") == 0) {
-    /* evhttp has read the whole body (at most its max body size) */
-    struct evbuffer *in = evhttp_request_get_input_buffer(r);
-    size_t len = evbuffer_get_length(in);
-    if (len > body_limit(s)) {
-      j->body_too_big = 1;
-    } else if (len) {
-      j->body = malloc(len + 1);
-      if (!j->body || evbuffer_remove(in, j->body, len) != (int)len) ok = 0;
-      else j->body_len = len;
-    }
-  }
-  if (ok) serve_request(s, j, method, target, &a);
-  free(target);
-  if (j->dispatched) return; /* answered from the completion list */
-  if (j->evreq) evhttp_send_error(j->evreq, 500, NULL); /* nothing could be sent */
-  job_free(j);
-}
-
-/* Connection counting (server-wide: the loops share the port). */
-static int conn_take(wg_server_t *s, uint32_t ip) {
-  const unsigned limit = s->o.connection_limit ? s->o.connection_limit : 1024;
-  int ok = 0;
-  pthread_mutex_lock(&s->conn_mu);
-  if (s->nconns < limit) {
-    ok = 1;
-    if (s->o.per_ip_limit) {
-      size_t i = 0;
-      while (i < s->nips && s->ips[i].ip != ip) i++;
-      if (i < s->nips && s->ips[i].n >= s->o.per_ip_limit) {
-        ok = 0;
-      } else if (i < s->nips) {
-        s->ips[i].n++;
-      } else if (s->nips < s->ips_cap) {
-        s->ips[s->nips].ip = ip;
-        s->ips[s->nips].n = 1;
-        s->nips++;
-      } else {
-        ok = 0; /* the table (one entry a connection allowed) is full */
-      }
-    }
-    if (ok) s->nconns++;
-  }
-  pthread_mutex_unlock(&s->conn_mu);
-  return ok;
-}
-
-static void conn_give(wg_server_t *s, uint32_t ip) {
-  pthread_mutex_lock(&s->conn_mu);
-  if (s->nconns) s->nconns--;
-  if (s->o.per_ip_limit) {
-    for (size_t i = 0; i < s->nips; i++)
-      if (s->ips[i].ip == ip) {
-        if (--s->ips[i].n == 0) s->ips[i] = s->ips[--s->nips];
-        break;
-      }
-  }
-  pthread_mutex_unlock(&s->conn_mu);
-}
-
-static uint32_t peer_ip(struct evhttp_connection *c) {
-  char *addr = NULL;
-  ev_uint16_t port = 0;
-  evhttp_connection_get_peer(c, &addr, &port);
-  struct in_addr a;
-  return addr && inet_pton(AF_INET, addr, &a) == 1 ? a.s_addr : 0;
-}
-
-static void ev_conn_closed(struct evhttp_connection *c, void *arg) {
-  conn_give(((evloop *)arg)->s, peer_ip(c));
-}
-
-/* A connection accepted this pass (ev_new_bev's): counted, or freed at
- * once when over a limit. evhttp's callbacks on its bufferevent carry its
- * connection; NULL when evhttp has freed it already (our reference kept the
- * bufferevent). */
-typedef struct newconn {
-  evloop *l;
-  struct bufferevent *b;
-} newconn;
-
-static void ev_admit_conn(evutil_socket_t fd, short what, void *arg) {
-  (void)fd;
-  (void)what;
-  newconn *nc = arg;
-  bufferevent_data_cb rd, wr;
-  bufferevent_event_cb ev;
-  void *cbarg = NULL;
-  bufferevent_getcb(nc->b, &rd, &wr, &ev, &cbarg);
-  struct evhttp_connection *c = cbarg;
-  if (c && bufferevent_getfd(nc->b) >= 0) {
-    if (conn_take(nc->l->s, peer_ip(c))) evhttp_connection_set_closecb(c, ev_conn_closed, nc->l);
-    else evhttp_connection_free(c); /* closes the socket: libmicrohttpd does the same */
-  }
-  bufferevent_decref(nc->b);
-  free(nc);
-}
-
-/* evhttp asks for each accepted connection's bufferevent (before it sets
- * the socket): ours, referenced until ev_admit_conn has judged it, which
- * runs once this accept callback has returned. */
-static struct bufferevent *ev_new_bev(struct event_base *base, void *arg) {
-  struct bufferevent *b = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-  newconn *nc = b ? malloc(sizeof *nc) : NULL;
-  if (!nc) return b; /* uncounted (out of memory) */
-  nc->l = arg;
-  nc->b = b;
-  bufferevent_incref(b);
-  if (event_base_once(base, -1, EV_TIMEOUT, ev_admit_conn, nc, NULL) != 0) {
-    bufferevent_decref(b);
-    free(nc);
-  }
-  return b;
-}
-
-static void *ev_main(void *arg) {
-  evloop *l = arg;
-  event_base_dispatch(l->base);
-  return NULL;
-}
-
-/* libevent's warnings go to stderr by default: the library never prints */
-static void ev_quiet_log(int severity, const char *msg) {
-  (void)severity;
-  (void)msg;
-}
-
-static void ev_quiet_once(void) { event_set_log_callback(ev_quiet_log); }
-
-/* Starts o.threads loops on one listening socket bound to addr. */
-static wg_status ev_start(wg_ctx_t *ctx, wg_server_t *s, const struct sockaddr_in *addr,
-                          const char *host, unsigned backlog, size_t max_headers) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, ev_quiet_once);
-  const unsigned n = s->o.threads;
-  s->ips_cap = s->o.per_ip_limit ? (s->o.connection_limit ? s->o.connection_limit : 1024) : 0;
-  if (s->ips_cap && !(s->ips = calloc(s->ips_cap, sizeof *s->ips)))
-    return wg__error(ctx, WG_ENOMEM, "serve: out of memory");
-  s->evl = calloc(n, sizeof *s->evl);
-  if (!s->evl) return wg__error(ctx, WG_ENOMEM, "serve: out of memory");
-  for (unsigned i = 0; i < n; i++) s->evl[i].lfd = -1;
-  int one = 1;
-  /* One listening socket a loop (SO_REUSEPORT: the kernel spreads new
-   * connections over them). With one socket shared, the loop that woke
-   * first accepted a whole burst: on the H200 host 4,096 connections
-   * opened at once mostly landed on one of 4 loops (48k answers/s against
-   * 65k for libmicrohttpd's poll loop). A port already in use is refused
-   * first by a socket without SO_REUSEPORT, so that another server of the
-   * same user is never joined silently. */
-  if (s->o.port != 0) {
-    const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int taken = probe >= 0 &&
-                      setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-                      bind(probe, (const struct sockaddr *)addr, sizeof *addr) != 0;
-    const int err = errno;
-    if (probe >= 0) close(probe);
-    if (taken)
-      return wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (%s)", host, s->o.port,
-                       strerror(err));
-  }
-  struct sockaddr_in at = *addr;
-  for (unsigned i = 0; i < n; i++) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (i == 0) s->listen_fd = fd;
-    else s->evl[i].lfd = fd;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-        bind(fd, (const struct sockaddr *)&at, sizeof at) != 0 || listen(fd, (int)backlog) != 0) {
-      const int err = errno;
-      for (unsigned k = 1; k <= i; k++) /* the first is closed by ev_stop */
-        if (s->evl[k].lfd >= 0) {
-          close(s->evl[k].lfd);
-          s->evl[k].lfd = -1;
-        }
-      return wg__error(ctx, WG_EIO, "serve: cannot listen on %s:%u (%s)", host,
-                       i ? (unsigned)ntohs(at.sin_port) : s->o.port, strerror(err));
-    }
-    if (i == 0) { /* port 0: the others join the port this one got */
-      struct sockaddr_in bound;
-      socklen_t bl = sizeof bound;
-      if (getsockname(fd, (struct sockaddr *)&bound, &bl) != 0)
-        return wg__error(ctx, WG_EIO, "serve: getsockname: %s", strerror(errno));
-      at.sin_port = bound.sin_port;
-      s->port = ntohs(bound.sin_port);
-    }
-  }
-  const size_t body = body_limit(s);
-  for (unsigned i = 0; i < n; i++) {
-    evloop *l = &s->evl[i];
-    l->s = s;
-    l->wake_fd = -1;
-    pthread_mutex_init(&l->mu, NULL);
-    s->nevl = i + 1; /* ev_stop frees what is made of it */
-    l->base = event_base_new();
-    l->http = l->base ? evhttp_new(l->base) : NULL;
-    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    l->wake = l->base && l->wake_fd >= 0
-                  ? event_new(l->base, l->wake_fd, EV_READ | EV_PERSIST, ev_on_wake, l)
-                  : NULL;
-    /* backlog 0: the socket listens already; the first is closed by
-     * ev_stop, the others with their listener */
-    l->lis = l->http ? evconnlistener_new(l->base, NULL, NULL,
-                                           LEV_OPT_CLOSE_ON_EXEC | (i ? LEV_OPT_CLOSE_ON_FREE : 0),
-                                           0, i ? l->lfd : s->listen_fd)
-                   : NULL;
-    if (l->lis && i) l->lfd = -1; /* the listener owns it now */
-    if (!l->http || !l->wake || event_add(l->wake, NULL) != 0 || !l->lis ||
-        !evhttp_bind_listener(l->http, l->lis))
-      return wg__error(ctx, WG_ENOMEM, "serve: cannot set up libevent's HTTP loop");
-    evhttp_set_timeout(l->http, (int)s->o.connection_timeout_s);
-    /* the request line and headers, as libmicrohttpd's connection memory
-     * bounds them (over: 413 from evhttp); a body one byte over the limit
-     * still reaches the handler, which answers it with OSRM's TooBig */
-    evhttp_set_max_headers_size(l->http, (ev_ssize_t)max_headers);
-    evhttp_set_max_body_size(l->http, (ev_ssize_t)(body + 1));
-    /* every method reaches the handler, which answers 405 in OSRM's words */
-    evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-                                            EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-    evhttp_set_gencb(l->http, ev_request, l);
-    evhttp_set_bevcb(l->http, ev_new_bev, l);
-  }
-  for (unsigned i = 0; i < n; i++) {
-    if (pthread_create(&s->evl[i].th, NULL, ev_main, &s->evl[i]) != 0)
-      return wg__error(ctx, WG_ENOMEM, "serve: cannot start an HTTP thread");
-    s->evl[i].started = 1;
-  }
-  return WG_OK;
-}
-
-static void ev_signal(wg_server_t *s, int quit) {
-  for (unsigned i = 0; i < s->nevl; i++) {
-    evloop *l = &s->evl[i];
-    pthread_mutex_lock(&l->mu);
-    l->quiesce = 1;
-    l->quit |= quit;
-    pthread_mutex_unlock(&l->mu);
-    if (l->wake_fd >= 0) ev_wake_up(l);
-  }
-}
-
-/* After the batching threads have stopped: the loops send what they were
- * handed, exit, and everything is freed (open connections closed). */
-static void ev_stop(wg_server_t *s) {
-  ev_signal(s, 1);
-  for (unsigned i = 0; i < s->nevl; i++)
-    if (s->evl[i].started) pthread_join(s->evl[i].th, NULL);
-  for (unsigned i = 0; i < s->nevl; i++) {
-    evloop *l = &s->evl[i];
-    /* jobs handed to a loop that never ran (a failed start) */
-    for (job *j = l->done_head, *next; j; j = next) {
-      next = j->next;
-      job_free(j);
-    }
-    if (l->http) evhttp_free(l->http); /* frees its listener too */
-    else if (l->lis) evconnlistener_free(l->lis);
-    if (l->lfd >= 0) close(l->lfd);
-    if (l->wake) event_free(l->wake);
-    if (l->wake_fd >= 0) close(l->wake_fd);
-    if (l->base) event_base_free(l->base);
-    pthread_mutex_destroy(&l->mu);
-  }
-  /* listening sockets of loops a failed start never reached */
-  for (unsigned i = s->nevl; s->evl && i < s->o.threads; i++)
-    if (s->evl[i].lfd >= 0) close(s->evl[i].lfd);
-  free(s->evl);
-  s->evl = NULL;
-  s->nevl = 0;
-  if (s->listen_fd >= 0) close(s->listen_fd);
-  s->listen_fd = -1;
-  free(s->ips);
-  s->ips = NULL;
 }
 
 /* ---- start and stop ------------------------------------------------------------------ */
@@ -2017,9 +1492,6 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
       !(o->period_ms >= 0 && o->period_ms <= 3.6e6) || !(o->burst >= 1 && o->burst <= 1e9))
     return wg__error(ctx, WG_EINVAL,
                      "serve: max wait, deadline, period or burst out of range");
-  if (o->http_loop != WG_HTTP_LOOP_MHD && o->http_loop != WG_HTTP_LOOP_EVHTTP)
-    return wg__error(ctx, WG_EINVAL, "serve: http_loop %d is neither mhd (0) nor evhttp (1)",
-                     (int)o->http_loop);
   if (b->num_levels < 1 || b->num_levels > WG_PROFILE_MAX_LEVELS)
     return wg__error(ctx, WG_EINVAL, "serve: the backend has %d levels", b->num_levels);
   struct sockaddr_in addr;
@@ -2036,8 +1508,6 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   s->be = *b;
   s->o = *o;
   s->o.host = NULL;
-  s->loop = o->http_loop;
-  s->listen_fd = -1;
   if (o->profile) {
     wg_status st = wg_profile_check(ctx, o->profile);
     if (st != WG_OK) {
@@ -2064,7 +1534,6 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   s->st.admitted_rate = o->admission ? s->admit.rate : 0;
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->meter_mu, NULL);
-  pthread_mutex_init(&s->conn_mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -2149,12 +1618,6 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
    * 4 cores (H200 host, c36d21a), so it is gone (journal/serve-s6.md). */
   const unsigned conn_limit = (unsigned)(o->connection_limit ? o->connection_limit : 1024);
   const unsigned backlog = (unsigned)(o->connection_limit > 4096 ? o->connection_limit : 4096);
-  if (s->loop == WG_HTTP_LOOP_EVHTTP) {
-    st = ev_start(ctx, s, &addr, host, backlog, pool);
-    if (st != WG_OK) goto fail;
-    *out = s;
-    return WG_OK;
-  }
   s->d = MHD_start_daemon(
       MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
       handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
@@ -2187,7 +1650,6 @@ void wg_server_stop(wg_server_t **sp) {
   if (!sp || !*sp) return;
   wg_server_t *s = *sp;
   if (s->d) MHD_quiesce_daemon(s->d);
-  if (s->evl) ev_signal(s, 0); /* stop accepting */
   pthread_mutex_lock(&s->mu);
   s->stop = 1;
   pthread_cond_broadcast(&s->cv);
@@ -2198,7 +1660,6 @@ void wg_server_stop(wg_server_t **sp) {
   for (unsigned i = 0; i < nbt; i++) pthread_join(s->bt[i].th, NULL);
   if (wd) pthread_join(s->watchdog, NULL);
   if (s->d) MHD_stop_daemon(s->d);
-  if (s->evl || s->listen_fd >= 0) ev_stop(s);
   for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
   free(s->inline_ctx);
   if (s->ctx_key_made) pthread_key_delete(s->ctx_key);
@@ -2213,7 +1674,6 @@ void wg_server_stop(wg_server_t **sp) {
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->meter_mu);
-  pthread_mutex_destroy(&s->conn_mu);
   free(s);
   *sp = NULL;
 }

@@ -17,7 +17,6 @@ int cmd_serve(int argc, char **argv) {
   wg_server_opts_defaults(&so);
   const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL,
              *gpu_wait = "block";
-  const char *http_loop = "mhd";
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
            per_ip = 0, max_coords = 100, batchers = 1;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
@@ -33,9 +32,6 @@ int cmd_serve(int argc, char **argv) {
        65535, NULL},
       {"http-threads", 0, OPT_U32, &threads_http, "N", "HTTP worker threads (thread pool)",
        "4", 1, 1024, NULL},
-      {"http-loop", 0, OPT_STRING, &http_loop, "LOOP",
-       "HTTP loop: mhd (libmicrohttpd, poll(): costs per open connection) or evhttp "
-       "(libevent, epoll: costs per ready connection)", "mhd", 0, 0, NULL},
       {"max-batch", 0, OPT_U32, &max_batch, "N", "requests per batch at most", "256", 1,
        1 << 20, NULL},
       {"max-wait-ms", 0, OPT_DOUBLE, &max_wait, "MS", "longest a request waits for its batch",
@@ -130,12 +126,6 @@ int cmd_serve(int argc, char **argv) {
   if (start_rate > 0 && start_rate < so.admit.rate_min) {
     cli_error("serve: --start-rate %g is below the least admitted rate %g", start_rate,
               so.admit.rate_min);
-    return CLI_USAGE;
-  }
-  if (strcmp(http_loop, "mhd") == 0) so.http_loop = WG_HTTP_LOOP_MHD;
-  else if (strcmp(http_loop, "evhttp") == 0) so.http_loop = WG_HTTP_LOOP_EVHTTP;
-  else {
-    cli_error("serve: --http-loop expects mhd or evhttp, got '%s'", http_loop);
     return CLI_USAGE;
   }
   wg_router_opts ro;
