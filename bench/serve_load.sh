@@ -3,7 +3,8 @@
 # on loopback, a spike at request 800 in which most requests ask for the
 # finest level, with the PI admission controller and without it. Writes
 # OUT/with.csv, OUT/without.csv (serve_load's bins), OUT/profile.csv, the
-# servers' summaries, and OUT/serve_load.png when gnuplot is there.
+# servers' summaries, and OUT/serve_load.png (wattgraph plot serve) when
+# gnuplot is there.
 #
 #   bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]
 #
@@ -94,22 +95,13 @@ for mode in "${modes[@]}"; do
   cat "$out/load-$mode.log"
   port=$((port + 1))
 done
-if command -v gnuplot >/dev/null && [ -f "$out/without.csv" ]; then
-  gnuplot <<GP
-set terminal pngcairo size 1200,900 noenhanced
-set output "$out/serve_load.png"
-set datafile separator ","
-set multiplot layout 2,2 title "route server: Poisson $rate/s, deadline $deadline ms, spike at request ${SPIKE_AT:-800} (x${SPIKE_RATE:-1})"
-set xlabel "time (s)"
-set ylabel "tardiness"
-plot "$out/with.csv" using 1:7 with lines title "with PI", "$out/without.csv" using 1:7 with lines title "without", 0.9 with lines dt 2 title "set-point"
-set ylabel "answered per second"
-plot "$out/with.csv" using 1:9 with lines title "with PI", "$out/without.csv" using 1:9 with lines title "without"
-set ylabel "deadline misses per bin"
-plot "$out/with.csv" using 1:8 with lines title "with PI", "$out/without.csv" using 1:8 with lines title "without"
-set ylabel "mean quality"
-plot "$out/with.csv" using 1:10 with lines title "with PI", "$out/without.csv" using 1:10 with lines title "without"
-unset multiplot
-GP
-  echo "plot: $out/serve_load.png"
+# the plot through `wattgraph plot serve`: every run of this call beside the
+# others, the first set-point drawn
+if command -v gnuplot >/dev/null; then
+  runs=()
+  for mode in "${modes[@]}"; do [ -f "$out/$mode.csv" ] && runs+=("$out/$mode.csv"); done
+  sp=${setpoints[0]%%[-:]*}
+  [ "${#runs[@]}" -gt 0 ] && "$build/wattgraph" plot serve -o "$out/serve_load.png" --setpoint "$sp" \
+    --title "route server: Poisson $rate/s, deadline $deadline ms, spike at request ${SPIKE_AT:-800} (x${SPIKE_RATE:-1})" \
+    "${runs[@]}" || echo "serve_load.sh: no plot"
 fi

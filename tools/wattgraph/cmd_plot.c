@@ -280,6 +280,167 @@ static void power_script(FILE *f, const char *title, const char **traces, int n)
   fputc('\n', f);
 }
 
+/* ---- plot serve: the route server's experiment (bench/serve_load.c bins) ---- */
+
+static const char *const serve_header =
+    "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,level,"
+    "spike,tardiness_sent,tardiness_p99";
+
+/* Checks one serve_load bins file (its '#' comment lines, the header, 14
+ * numbers a row: counts finite and >= 0, tardiness, quality, level and the
+ * two last columns may be nan in a bin that answered nothing) and writes
+ * s<i>.dat: t, tardiness, answered/s, refused/s, miss share, quality. The
+ * bin's length is the smallest step of t (1 s when one row). */
+static int copy_serve_run(const char *path, const char *dir, int index) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    cli_error("%s: cannot read: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  char *line = NULL, to[128];
+  size_t cap = 0;
+  unsigned long lineno = 0;
+  ssize_t len;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    lineno++;
+    line[strcspn(line, "\r\n")] = '\0';
+    if (line[0] != '#') break;
+  }
+  if (len <= 0 || strcmp(line, serve_header) != 0) {
+    cli_error("%s:%lu: not serve_load's bins (expected the header '%s')", path,
+              lineno ? lineno : 1, serve_header);
+    free(line);
+    fclose(f);
+    return CLI_FAIL;
+  }
+  enum { MAX_ROWS = 1000000 };
+  double(*rows)[6] = NULL;
+  size_t n = 0, rcap = 0;
+  int rc = CLI_OK;
+  double bin = INFINITY, prev = NAN;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    lineno++;
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0] || line[0] == '#') continue;
+    double v[14];
+    int nf = 0, bad = 0;
+    for (char *q = line; !bad; nf++) {
+      char *end = NULL;
+      errno = 0;
+      double x = strtod(q, &end);
+      /* nan allowed where a bin without answers has no mean */
+      const int may_nan = nf == 6 || nf == 9 || nf == 10 || nf == 12 || nf == 13;
+      bad = nf == 14 || end == q || errno == ERANGE || (*end != ',' && *end != '\0') ||
+            (isnan(x) ? !may_nan : !isfinite(x) || x < 0);
+      if (!bad) v[nf] = x;
+      if (bad || *end == '\0') break;
+      q = end + 1;
+    }
+    if (bad || nf != 13) {
+      cli_error("%s:%lu: expected 14 numbers separated by commas (counts finite and >= 0), "
+                "got '%.40s'", path, lineno, line);
+      rc = CLI_FAIL;
+      break;
+    }
+    if (isfinite(prev) && v[0] > prev && v[0] - prev < bin) bin = v[0] - prev;
+    if (isfinite(prev) && !(v[0] > prev)) {
+      cli_error("%s:%lu: t %g does not follow %g", path, lineno, v[0], prev);
+      rc = CLI_FAIL;
+      break;
+    }
+    prev = v[0];
+    if (n == MAX_ROWS) {
+      cli_error("%s:%lu: more than %d bins", path, lineno, MAX_ROWS);
+      rc = CLI_FAIL;
+      break;
+    }
+    if (n == rcap) {
+      size_t nc = rcap ? 2 * rcap : 256;
+      void *nr = realloc(rows, nc * sizeof *rows);
+      if (!nr) {
+        cli_error("plot: out of memory");
+        rc = CLI_FAIL;
+        break;
+      }
+      rows = nr;
+      rcap = nc;
+    }
+    rows[n][0] = v[0];
+    rows[n][1] = v[6];
+    rows[n][2] = v[2];
+    rows[n][3] = v[3];
+    rows[n][4] = v[2] > 0 ? v[7] / v[2] : NAN;
+    rows[n][5] = v[9];
+    n++;
+  }
+  free(line);
+  fclose(f);
+  if (rc == CLI_OK && n == 0) {
+    cli_error("%s: no bins", path);
+    rc = CLI_FAIL;
+  }
+  if (rc == CLI_OK) {
+    if (!isfinite(bin)) bin = 1;
+    snprintf(to, sizeof to, "%s/s%d.dat", dir, index);
+    FILE *o = fopen(to, "w");
+    for (size_t i = 0; o && i < n; i++) {
+      fprintf(o, "%.9g", rows[i][0]);
+      const double out[5] = {rows[i][1], rows[i][2] / bin, rows[i][3] / bin, rows[i][4],
+                             rows[i][5]};
+      for (int c = 0; c < 5; c++)
+        isfinite(out[c]) ? fprintf(o, " %.9g", out[c]) : fprintf(o, " NaN");
+      fputc('\n', o);
+    }
+    if (!o || fclose(o) != 0) {
+      cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+      rc = CLI_FAIL;
+    }
+  }
+  free(rows);
+  return rc;
+}
+
+/* Four panels over time, a line per run: tardiness (log scale) with the
+ * set-point, answered and refused per second, the share of answers past
+ * their deadline, mean quality. User strings only through put_quoted. */
+static void serve_script(FILE *f, const char *title, const char **runs, int n,
+                         double setpoint) {
+  fprintf(f, "set multiplot layout 2,2");
+  if (title) {
+    fprintf(f, " title ");
+    put_quoted(f, title);
+  }
+  fprintf(f, "\nset grid\nset key top right\nset xlabel 'time (s)'\n");
+  static const char *const panels[4][3] = {
+      {"tardiness (response / deadline)", "2", "lines"},
+      {"answered, refused per second", "3", "lines"},
+      {"share of answers past the deadline", "5", "lines"},
+      {"mean quality", "6", "lines"}};
+  for (int p = 0; p < 4; p++) {
+    fprintf(f, "set ylabel '%s'\n%s", panels[p][0], p == 0 ? "set logscale y\n" : "");
+    if (p == 2) fprintf(f, "set yrange [0:1]\n");
+    fprintf(f, "plot ");
+    for (int i = 0; i < n; i++) {
+      char label[256];
+      label_of(runs[i], label, sizeof label);
+      char t[300];
+      snprintf(t, sizeof t, "%s%s", label, p == 1 ? " answered" : "");
+      fprintf(f, "%s's%d.dat' using 1:%s with %s lw 1.5 title ", i ? ", " : "", i,
+              panels[p][1], panels[p][2]);
+      put_quoted(f, t);
+      if (p == 1) {
+        snprintf(t, sizeof t, "%s refused", label);
+        fprintf(f, ", 's%d.dat' using 1:4 with lines dt 2 title ", i);
+        put_quoted(f, t);
+      }
+    }
+    if (p == 0 && isfinite(setpoint))
+      fprintf(f, ", %.9g with lines dt 2 lc rgb 'black' title 'set-point'", setpoint);
+    fprintf(f, "\n%s", p == 0 ? "unset logscale y\n" : p == 2 ? "set yrange [*:*]\n" : "");
+  }
+  fprintf(f, "unset multiplot\n");
+}
+
 /* ---- plot congestion|fd DIR: a traffic run (wattgraph traffic --out DIR) ---- */
 
 static const char *const series_header = "time,from,to,flow_vph,density_vpkm,speed_ms";
@@ -775,8 +936,8 @@ fail:
 int cmd_plot(int argc, char **argv) {
   const char *out = NULL, *title = NULL;
   uint32_t skip = 0;
-  double time = -1, min_length = 50;
-  int have_time = 0, have_min_length = 0;
+  double time = -1, min_length = 50, setpoint = NAN;
+  int have_time = 0, have_min_length = 0, have_setpoint = 0;
   const cli_opt opts[] = {
       {"output", 'o', OPT_STRING, &out, "FILE.png",
        "the picture to write; its extension picks the format: .png, .svg or .pdf",
@@ -790,10 +951,16 @@ int cmd_plot(int argc, char **argv) {
       {"min-length", 0, OPT_DOUBLE, &min_length, "M",
        "fd: leave out arcs shorter than M metres (one car on a 5 m segment is a density of "
        "200/km)", "50", 0, 1e6, &have_min_length},
+      {"setpoint", 0, OPT_DOUBLE, &setpoint, "T",
+       "serve: the admission set-point, drawn on the tardiness panel", NULL, 0.001, 100,
+       &have_setpoint},
       {0}};
   const cli_command cmd = {
-      "plot", "profile|distribution|power -o FILE.png TRACE.csv... | congestion|fd -o FILE.png DIR",
-      "Draw SSSP traces (wattgraph sssp --trace) and traffic runs with gnuplot.",
+      "plot",
+      "profile|distribution|power -o FILE.png TRACE.csv... | congestion|fd -o FILE.png DIR | "
+      "serve -o FILE.png RUN.csv...",
+      "Draw SSSP traces (wattgraph sssp --trace), traffic runs and the route server's "
+      "experiment with gnuplot.",
       "profile       advance_out (the parallelism) per iteration, one line per "
       "trace, log\n              scale, with each trace's distribution beside "
       "it (e.g. a fixed-delta\n              baseline and a self-tuned run)\n"
@@ -806,6 +973,9 @@ int cmd_plot(int argc, char **argv) {
       "              chosen by --time (arcs without traffic in grey)\n"
       "fd            a traffic run's measured fundamental diagram: flow against density\n"
       "              per lane, a point per arc and period, beside the model's curve\n"
+      "serve         the route server's experiment (bench/serve_load.sh: serve_load --out\n"
+      "              bins, e.g. with.csv and without.csv): tardiness with --setpoint,\n"
+      "              answered and refused per second, deadline misses, quality over time\n"
       "A trace's label is its file name. Each SSSP trace needs at least 2 "
       "iterations\nwith advance_out > 0 after --skip. A run folder needs series.csv, "
       "arcs.csv and\nmodel.csv.",
@@ -817,9 +987,14 @@ int cmd_plot(int argc, char **argv) {
   const int power = strcmp(args[0], "power") == 0;
   const int congestion = strcmp(args[0], "congestion") == 0, fd = strcmp(args[0], "fd") == 0;
   const int traffic = congestion || fd;
-  if (!profile && !power && !traffic && strcmp(args[0], "distribution") != 0) {
-    cli_error("plot: unknown plot '%s' (profile, distribution, power, congestion or fd)",
-              args[0]);
+  const int serve = strcmp(args[0], "serve") == 0;
+  if (!profile && !power && !traffic && !serve && strcmp(args[0], "distribution") != 0) {
+    cli_error("plot: unknown plot '%s' (profile, distribution, power, congestion, fd or "
+              "serve)", args[0]);
+    return CLI_USAGE;
+  }
+  if (have_setpoint && !serve) {
+    cli_error("plot: --setpoint applies to plot serve");
     return CLI_USAGE;
   }
   if (traffic && nargs != 2) {
@@ -887,7 +1062,9 @@ int cmd_plot(int argc, char **argv) {
   int n = traffic ? 0 : nargs - 1;
   rc = CLI_OK;
   for (int i = 0; i < n && rc == CLI_OK; i++)
-    rc = power ? copy_power_trace(args[1 + i], dir, i) : copy_trace(args[1 + i], dir, i, skip);
+    rc = power   ? copy_power_trace(args[1 + i], dir, i)
+         : serve ? copy_serve_run(args[1 + i], dir, i)
+                 : copy_trace(args[1 + i], dir, i, skip);
   char script[64], picture[64], errors[64];
   snprintf(script, sizeof script, "%s/plot.gp", dir);
   snprintf(picture, sizeof picture, "%s/out%s", dir, ext);
@@ -907,9 +1084,13 @@ int cmd_plot(int argc, char **argv) {
     }
     goto script_done;
   }
-  fprintf(f, "set terminal %s noenhanced size %d,600 font ',10'\n", term,
-          profile || power ? 1200 : 200 + 120 * n);
+  fprintf(f, "set terminal %s noenhanced size %d,%d font ',10'\n", term,
+          profile || power || serve ? 1200 : 200 + 120 * n, serve ? 900 : 600);
   fprintf(f, "set output 'out%s'\n", ext);
+  if (serve) {
+    serve_script(f, title, args + 1, n, setpoint);
+    goto script_done;
+  }
   if (power) {
     fprintf(f, "set grid\n");
     power_script(f, title, args + 1, n);
@@ -990,7 +1171,7 @@ script_done:
     printf("wrote %s (%s of %s)\n", out, congestion ? "congestion map" : "fundamental diagram",
            args[1]);
   else if (rc == CLI_OK)
-    printf("wrote %s (%d trace%s)\n", out, n, n == 1 ? "" : "s");
+    printf("wrote %s (%d %s%s)\n", out, n, serve ? "run" : "trace", n == 1 ? "" : "s");
 done:
   remove_dir(dir);
   return rc;
