@@ -851,6 +851,19 @@ static void concurrent_clients_are_batched(void **state) {
   wg_server_stop(&f->s);
 }
 
+/* Sends a keep-alive route request between two random vertices of the
+ * map on fd (the reply is read by read_keepalive). */
+static void send_random_route(fixture *f, int fd, wg__rng *rng) {
+  uint32_t x = (uint32_t)wg__bounded(wg__rng_next(rng), f->o.csr.n);
+  uint32_t y = (uint32_t)wg__bounded(wg__rng_next(rng), f->o.csr.n);
+  char req[400];
+  int n = snprintf(req, sizeof req,
+                   "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false HTTP/1.1\r\n"
+                   "Host: localhost\r\n\r\n",
+                   f->o.csr.lon[x], f->o.csr.lat[x], f->o.csr.lon[y], f->o.csr.lat[y]);
+  send_all(fd, req, (size_t)n);
+}
+
 static int read_keepalive(int fd, char *buf, size_t cap);
 
 /* wg_server_stop with requests queued (a batch waits 300 ms for company),
@@ -874,14 +887,7 @@ static void stop_with_requests_in_flight(void **state) {
     assert_true(fd[c] >= 0);
     struct timeval tv = {3, 0};
     setsockopt(fd[c], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    uint32_t x = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
-    uint32_t y = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
-    char req[400];
-    int n = snprintf(req, sizeof req,
-                     "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false HTTP/1.1\r\n"
-                     "Host: localhost\r\n\r\n",
-                     f->o.csr.lon[x], f->o.csr.lat[x], f->o.csr.lon[y], f->o.csr.lat[y]);
-    send_all(fd[c], req, (size_t)n);
+    send_random_route(f, fd[c], &rng);
     if (c % 4 == 3) { /* gone while its request waits in the batch */
       close(fd[c]);
       fd[c] = -1;
@@ -1178,14 +1184,7 @@ static void keepalive_connections_never_stall(void **state) {
     for (int round = 0; round < ROUNDS; round++) {
       for (int c = 0; c < CONNS; c++) {
         if (fd[c] < 0) continue;
-        uint32_t x = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
-        uint32_t y = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
-        char req[400];
-        int n = snprintf(req, sizeof req,
-                         "GET /route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=false HTTP/1.1\r\n"
-                         "Host: localhost\r\n\r\n",
-                         f->o.csr.lon[x], f->o.csr.lat[x], f->o.csr.lon[y], f->o.csr.lat[y]);
-        send_all(fd[c], req, (size_t)n);
+        send_random_route(f, fd[c], &rng);
       }
       for (int c = 0; c < CONNS; c++) {
         if (fd[c] < 0) continue;
