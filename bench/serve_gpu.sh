@@ -9,10 +9,11 @@
 #   2. capacity: exact routes, open-loop Poisson far above what is answered,
 #      no admission, serve_load's keep-alive connections (CPU: --inline,
 #      256 connections; CUDA: batches, 16384): answered per s;
-#   3. the experiment (bench/serve_load.sh) at twice the measured capacity,
-#      with the PI admission controller and without it (8 s each, a 2x load
-#      step of fine requests 3 s in, 2 s long): share in time, tardiness in
-#      steady state and the control periods it takes to come back.
+#   3. the experiment (bench/serve_load.sh, EXP_S = 8 s a run): A, twice
+#      the measured capacity throughout, with the PI admission controller
+#      (each set-point) and without it: the share in time and the steady
+#      tardiness; B, the capacity and then a 2x load step, with admission:
+#      the control periods it takes tardiness to come back within 5%.
 # 1 and 2 run on the CPU router, and on the CUDA router when the build has
 # CUDA; 3 on the CUDA router when present, else the CPU one.
 #
