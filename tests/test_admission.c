@@ -459,6 +459,44 @@ static void http_wait_after_the_batch_is_saturation(void **state) {
   assert_true(probe == 0 || probe > 5000);
 }
 
+/* A set-point below the bare response on the HTTP-bound plant (0.1 D
+ * there; set-point 0.05) at 2x: throttling cannot reach it, and the HTTP
+ * wait rule must not drag the rate down to nothing (admitted per period:
+ * what the stage can read besides the refusals, ~0.4 of its capacity). */
+static void unreachable_setpoint_on_the_socket_plant(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    wg_admit_opts o;
+    wg_admit_opts_defaults(&o);
+    o.setpoint = 0.05;
+    wg_admit a;
+    wgt_assert_status(NULL, wg_admit_init(NULL, &a, &o), WG_OK);
+    sock_plant p;
+    memset(&p, 0, sizeof p);
+    p.D = 0.2, p.r = 3e-5, p.a = 7e-5, p.s0 = 0.02, p.lambda = 20000, p.trust = 1;
+    wg__rng_seed(&p.rng, seed);
+    double ct[PERIODS];
+    double admitted = 0;
+    double r = a.rate;
+    for (int k = 0; k < PERIODS; k++) {
+      sock_step(&p, r);
+      if (k >= 100) admitted += p.admitted;
+      wg_admit_period per = {.seconds = p.D, .busy = 0.2 * p.D, .answered = p.admitted,
+                             .tardiness = p.admitted > 0 ? p.server_tard : -1,
+                             .prewait = p.prewait, .refused = p.refused};
+      r = wg_admit_update(&a, per.tardiness, wg_admit_capacity_sample(&a, &per, 1));
+      ct[k] = p.client_tard;
+    }
+    const double rate = admitted / (p.D * (PERIODS - 100));
+    print_message("seed %llu, set-point 0.05 under a bare 0.1: admitted %.0f/s, client "
+                  "tardiness %.3f, sockets %.0f at the end\n",
+                  (unsigned long long)seed, rate, mean_of(ct, 100, PERIODS), p.sock);
+    /* the stage reads 20,000/s refusing at 3e-5 (0.6 s a second) and has
+     * 0.4 s left: up to ~5,700 answers/s; starving would be near 0 */
+    if (rate < 1000) fail_msg("starved: %.0f admitted/s", rate);
+  }
+}
+
 static void options_are_checked(void **state) {
   (void)state;
   wg_ctx_t *ctx = NULL;
@@ -545,6 +583,7 @@ int main(void) {
       cmocka_unit_test(socket_queue_needs_the_request_start),
       cmocka_unit_test(low_setpoint_on_the_socket_plant),
       cmocka_unit_test(http_wait_after_the_batch_is_saturation),
+      cmocka_unit_test(unreachable_setpoint_on_the_socket_plant),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };
