@@ -280,167 +280,6 @@ static void power_script(FILE *f, const char *title, const char **traces, int n)
   fputc('\n', f);
 }
 
-/* ---- plot serve: the route server's experiment (bench/serve_load.c bins) ---- */
-
-static const char *const serve_header =
-    "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,level,"
-    "spike,tardiness_sent,tardiness_p99";
-
-/* Checks one serve_load bins file (its '#' comment lines, the header, 14
- * numbers a row: counts finite and >= 0, tardiness, quality, level and the
- * two last columns may be nan in a bin that answered nothing) and writes
- * s<i>.dat: t, tardiness, answered/s, refused/s, miss share, quality. The
- * bin's length is the smallest step of t (1 s when one row). */
-static int copy_serve_run(const char *path, const char *dir, int index) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    cli_error("%s: cannot read: %s", path, strerror(errno));
-    return CLI_FAIL;
-  }
-  char *line = NULL, to[128];
-  size_t cap = 0;
-  unsigned long lineno = 0;
-  ssize_t len;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    lineno++;
-    line[strcspn(line, "\r\n")] = '\0';
-    if (line[0] != '#') break;
-  }
-  if (len <= 0 || strcmp(line, serve_header) != 0) {
-    cli_error("%s:%lu: not serve_load's bins (expected the header '%s')", path,
-              lineno ? lineno : 1, serve_header);
-    free(line);
-    fclose(f);
-    return CLI_FAIL;
-  }
-  enum { MAX_ROWS = 1000000 };
-  double(*rows)[6] = NULL;
-  size_t n = 0, rcap = 0;
-  int rc = CLI_OK;
-  double bin = INFINITY, prev = NAN;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    lineno++;
-    line[strcspn(line, "\r\n")] = '\0';
-    if (!line[0] || line[0] == '#') continue;
-    double v[14];
-    int nf = 0, bad = 0;
-    for (char *q = line; !bad; nf++) {
-      char *end = NULL;
-      errno = 0;
-      double x = strtod(q, &end);
-      /* nan allowed where a bin without answers has no mean */
-      const int may_nan = nf == 6 || nf == 9 || nf == 10 || nf == 12 || nf == 13;
-      bad = nf == 14 || end == q || errno == ERANGE || (*end != ',' && *end != '\0') ||
-            (isnan(x) ? !may_nan : !isfinite(x) || x < 0);
-      if (!bad) v[nf] = x;
-      if (bad || *end == '\0') break;
-      q = end + 1;
-    }
-    if (bad || nf != 13) {
-      cli_error("%s:%lu: expected 14 numbers separated by commas (counts finite and >= 0), "
-                "got '%.40s'", path, lineno, line);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (isfinite(prev) && v[0] > prev && v[0] - prev < bin) bin = v[0] - prev;
-    if (isfinite(prev) && !(v[0] > prev)) {
-      cli_error("%s:%lu: t %g does not follow %g", path, lineno, v[0], prev);
-      rc = CLI_FAIL;
-      break;
-    }
-    prev = v[0];
-    if (n == MAX_ROWS) {
-      cli_error("%s:%lu: more than %d bins", path, lineno, MAX_ROWS);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (n == rcap) {
-      size_t nc = rcap ? 2 * rcap : 256;
-      void *nr = realloc(rows, nc * sizeof *rows);
-      if (!nr) {
-        cli_error("plot: out of memory");
-        rc = CLI_FAIL;
-        break;
-      }
-      rows = nr;
-      rcap = nc;
-    }
-    rows[n][0] = v[0];
-    rows[n][1] = v[6];
-    rows[n][2] = v[2];
-    rows[n][3] = v[3];
-    rows[n][4] = v[2] > 0 ? v[7] / v[2] : NAN;
-    rows[n][5] = v[9];
-    n++;
-  }
-  free(line);
-  fclose(f);
-  if (rc == CLI_OK && n == 0) {
-    cli_error("%s: no bins", path);
-    rc = CLI_FAIL;
-  }
-  if (rc == CLI_OK) {
-    if (!isfinite(bin)) bin = 1;
-    snprintf(to, sizeof to, "%s/s%d.dat", dir, index);
-    FILE *o = fopen(to, "w");
-    for (size_t i = 0; o && i < n; i++) {
-      fprintf(o, "%.9g", rows[i][0]);
-      const double out[5] = {rows[i][1], rows[i][2] / bin, rows[i][3] / bin, rows[i][4],
-                             rows[i][5]};
-      for (int c = 0; c < 5; c++)
-        isfinite(out[c]) ? fprintf(o, " %.9g", out[c]) : fprintf(o, " NaN");
-      fputc('\n', o);
-    }
-    if (!o || fclose(o) != 0) {
-      cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
-      rc = CLI_FAIL;
-    }
-  }
-  free(rows);
-  return rc;
-}
-
-/* Four panels over time, a line per run: tardiness (log scale) with the
- * set-point, answered and refused per second, the share of answers past
- * their deadline, mean quality. User strings only through put_quoted. */
-static void serve_script(FILE *f, const char *title, const char **runs, int n,
-                         double setpoint) {
-  fprintf(f, "set multiplot layout 2,2");
-  if (title) {
-    fprintf(f, " title ");
-    put_quoted(f, title);
-  }
-  fprintf(f, "\nset grid\nset key top right\nset xlabel 'time (s)'\n");
-  static const char *const panels[4][3] = {
-      {"tardiness (response / deadline)", "2", "lines"},
-      {"answered, refused per second", "3", "lines"},
-      {"share of answers past the deadline", "5", "lines"},
-      {"mean quality", "6", "lines"}};
-  for (int p = 0; p < 4; p++) {
-    fprintf(f, "set ylabel '%s'\n%s", panels[p][0], p == 0 ? "set logscale y\n" : "");
-    if (p == 2) fprintf(f, "set yrange [0:1]\n");
-    fprintf(f, "plot ");
-    for (int i = 0; i < n; i++) {
-      char label[256];
-      label_of(runs[i], label, sizeof label);
-      char t[300];
-      snprintf(t, sizeof t, "%s%s", label, p == 1 ? " answered" : "");
-      fprintf(f, "%s's%d.dat' using 1:%s with %s lw 1.5 title ", i ? ", " : "", i,
-              panels[p][1], panels[p][2]);
-      put_quoted(f, t);
-      if (p == 1) {
-        snprintf(t, sizeof t, "%s refused", label);
-        fprintf(f, ", 's%d.dat' using 1:4 with lines dt 2 title ", i);
-        put_quoted(f, t);
-      }
-    }
-    if (p == 0 && isfinite(setpoint))
-      fprintf(f, ", %.9g with lines dt 2 lc rgb 'black' title 'set-point'", setpoint);
-    fprintf(f, "\n%s", p == 0 ? "unset logscale y\n" : p == 2 ? "set yrange [*:*]\n" : "");
-  }
-  fprintf(f, "unset multiplot\n");
-}
-
 /* ---- plot congestion|fd DIR: a traffic run (wattgraph traffic --out DIR) ---- */
 
 static const char *const series_header = "time,from,to,flow_vph,density_vpkm,speed_ms";
@@ -931,6 +770,159 @@ fail:
   free(line);
   free(arcs);
   return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
+/* ---- plot serve: the route server's experiment (bench/serve_load.c bins) ---- */
+
+static const char *const serve_header =
+    "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,level,"
+    "spike,tardiness_sent,tardiness_p99";
+
+/* Checks one serve_load bins file (its '#' comment lines, the header, 14
+ * numbers a row: counts finite and >= 0, tardiness, quality, level and the
+ * two last columns may be nan in a bin that answered nothing) and writes
+ * s<i>.dat: t, tardiness, answered/s, refused/s, miss share, quality. The
+ * bin's length is the smallest step of t (1 s when one row). */
+static int copy_serve_run(const char *path, const char *dir, int index) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    cli_error("%s: cannot read: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  char *line = NULL, to[128];
+  size_t cap = 0;
+  unsigned long lineno = 0;
+  int got;
+  while ((got = run_line(f, &line, &cap, &lineno)) && line[0] == '#') {
+  }
+  if (!got || strcmp(line, serve_header) != 0) {
+    cli_error("%s:%lu: not serve_load's bins (expected the header '%s')", path,
+              lineno ? lineno : 1, serve_header);
+    free(line);
+    fclose(f);
+    return CLI_FAIL;
+  }
+  enum { MAX_ROWS = 1000000 };
+  double(*rows)[6] = NULL;
+  size_t n = 0, rcap = 0;
+  int rc = CLI_OK;
+  double bin = INFINITY, prev = NAN;
+  while (run_line(f, &line, &cap, &lineno)) {
+    if (!line[0] || line[0] == '#') continue;
+    char *fl[15];
+    double v[14];
+    const int nf = run_fields(line, fl, 14);
+    int bad = nf != 14;
+    for (int k = 0; !bad && k < 14; k++) {
+      /* nan where a bin without answers has no mean */
+      const int may_nan = k == 6 || k == 9 || k == 10 || k == 12 || k == 13;
+      if (may_nan && (strcmp(fl[k], "nan") == 0 || strcmp(fl[k], "-nan") == 0))
+        v[k] = NAN;
+      else
+        bad = run_num(fl[k], 0, &v[k]) != 0;
+    }
+    if (bad) {
+      cli_error("%s:%lu: expected 14 numbers separated by commas (counts finite and >= 0)",
+                path, lineno);
+      rc = CLI_FAIL;
+      break;
+    }
+    if (isfinite(prev) && v[0] > prev && v[0] - prev < bin) bin = v[0] - prev;
+    if (isfinite(prev) && !(v[0] > prev)) {
+      cli_error("%s:%lu: t %g does not follow %g", path, lineno, v[0], prev);
+      rc = CLI_FAIL;
+      break;
+    }
+    prev = v[0];
+    if (n == MAX_ROWS) {
+      cli_error("%s:%lu: more than %d bins", path, lineno, MAX_ROWS);
+      rc = CLI_FAIL;
+      break;
+    }
+    if (n == rcap) {
+      size_t nc = rcap ? 2 * rcap : 256;
+      void *nr = realloc(rows, nc * sizeof *rows);
+      if (!nr) {
+        cli_error("plot: out of memory");
+        rc = CLI_FAIL;
+        break;
+      }
+      rows = nr;
+      rcap = nc;
+    }
+    rows[n][0] = v[0];
+    rows[n][1] = v[6];
+    rows[n][2] = v[2];
+    rows[n][3] = v[3];
+    rows[n][4] = v[2] > 0 ? v[7] / v[2] : NAN;
+    rows[n][5] = v[9];
+    n++;
+  }
+  free(line);
+  fclose(f);
+  if (rc == CLI_OK && n == 0) {
+    cli_error("%s: no bins", path);
+    rc = CLI_FAIL;
+  }
+  if (rc == CLI_OK) {
+    if (!isfinite(bin)) bin = 1;
+    snprintf(to, sizeof to, "%s/s%d.dat", dir, index);
+    FILE *o = fopen(to, "w");
+    for (size_t i = 0; o && i < n; i++) {
+      fprintf(o, "%.9g", rows[i][0]);
+      const double out[5] = {rows[i][1], rows[i][2] / bin, rows[i][3] / bin, rows[i][4],
+                             rows[i][5]};
+      for (int c = 0; c < 5; c++)
+        isfinite(out[c]) ? fprintf(o, " %.9g", out[c]) : fprintf(o, " NaN");
+      fputc('\n', o);
+    }
+    if (!o || fclose(o) != 0) {
+      cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
+      rc = CLI_FAIL;
+    }
+  }
+  free(rows);
+  return rc;
+}
+
+/* Four panels over time, a line per run: tardiness (log scale) with the
+ * set-point, answered and refused per second, the share of answers past
+ * their deadline, mean quality. User strings only through put_quoted. */
+static void serve_script(FILE *f, const char *title, const char **runs, int n,
+                         double setpoint) {
+  fprintf(f, "set multiplot layout 2,2");
+  if (title) {
+    fprintf(f, " title ");
+    put_quoted(f, title);
+  }
+  fprintf(f, "\nset grid\nset key top right\nset xlabel 'time (s)'\n");
+  static const char *const ylabel[4] = {"tardiness (response / deadline)",
+                                        "answered, refused per second",
+                                        "share of answers past the deadline", "mean quality"};
+  static const int column[4] = {2, 3, 5, 6}; /* of s<i>.dat */
+  for (int p = 0; p < 4; p++) {
+    fprintf(f, "set ylabel '%s'\n%s", ylabel[p], p == 0 ? "set logscale y\n" : "");
+    if (p == 2) fprintf(f, "set yrange [0:1]\n");
+    fprintf(f, "plot ");
+    for (int i = 0; i < n; i++) {
+      char label[256];
+      label_of(runs[i], label, sizeof label);
+      char t[300];
+      snprintf(t, sizeof t, "%s%s", label, p == 1 ? " answered" : "");
+      fprintf(f, "%s's%d.dat' using 1:%d with lines lw 1.5 title ", i ? ", " : "", i,
+              column[p]);
+      put_quoted(f, t);
+      if (p == 1) {
+        snprintf(t, sizeof t, "%s refused", label);
+        fprintf(f, ", 's%d.dat' using 1:4 with lines dt 2 title ", i);
+        put_quoted(f, t);
+      }
+    }
+    if (p == 0 && isfinite(setpoint))
+      fprintf(f, ", %.9g with lines dt 2 lc rgb 'black' title 'set-point'", setpoint);
+    fprintf(f, "\n%s", p == 0 ? "unset logscale y\n" : p == 2 ? "set yrange [*:*]\n" : "");
+  }
+  fprintf(f, "unset multiplot\n");
 }
 
 int cmd_plot(int argc, char **argv) {
