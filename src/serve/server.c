@@ -70,7 +70,7 @@ typedef struct job {
   /* an answered request's response is queued: its tardiness and waits are
    * counted when libmicrohttpd has written it (completed), the moment its
    * client can read it; encode_s is the JSON's time on the HTTP thread */
-  int counted_at_send;
+  int count_when_written;
   double encode_s;
   wg_serve_request req;
   /* POST body */
@@ -1111,40 +1111,6 @@ static void *batcher_main(void *arg) {
 
 /* ---- answering: on the HTTP thread ------------------------------------------------ */
 
-/* Sends an answered job: writes a route's JSON here (so the batches' JSON is
- * written over the HTTP threads at once), hands it to libmicrohttpd, and
- * counts it: answered, tardiness (response handed over / deadline, by the
- * server's clock), misses, the phases. */
-static void count_sent(wg_server_t *s, const job *j, double t);
-
-static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j) {
-  const double t_enc = wg__now();
-  if (j->encode) encode_route(s, j);
-  const double t_sent0 = wg__now();
-  char *a = j->answer;
-  j->answer = NULL;
-  if (j->http != 200) count_error(s, j->http);
-  enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
-  if (j->kind != JOB_REQUEST) return ret;
-  const double t = wg__now();
-  j->encode_s = t_sent0 - t_enc;
-  j->counted_at_send = ret == MHD_YES;
-  pthread_mutex_lock(&s->mu);
-  s->st.answered++;
-  s->ph_encode += t_sent0 - t_enc;
-  s->ph_snap += j->snap_s;
-  if (j->t_resume > 0) {
-    s->ph_queue += j->t_batch - j->arrival;
-    s->ph_respond += t - j->t_resume - (t_sent0 - t_enc);
-  } else { /* inline: no queue; respond is the send */
-    s->ph_respond += t - t_sent0;
-  }
-  s->ph_requests++;
-  pthread_mutex_unlock(&s->mu);
-  if (!j->counted_at_send) count_sent(s, j, t);
-  return ret;
-}
-
 /* An answered request's response time, from its arrival (or its client's
  * send, X-Request-Start) to t, when libmicrohttpd had written it: the
  * period's tardiness, misses and its waits for the HTTP stage (prewait
@@ -1162,6 +1128,38 @@ static void count_sent(wg_server_t *s, const job *j, double t) {
   if (dl > 0 && j->t_resume > 0) s->period_postwait += (t - j->t_resume - j->encode_s) / dl;
   s->period_answered++;
   pthread_mutex_unlock(&s->mu);
+}
+
+/* Sends an answered job: writes a route's JSON here (so the batches' JSON is
+ * written over the HTTP threads at once), hands it to libmicrohttpd, and
+ * counts it answered and its phases; its tardiness and miss are counted
+ * when libmicrohttpd has written it (count_sent, from completed). */
+static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j) {
+  const double t_enc = wg__now();
+  if (j->encode) encode_route(s, j);
+  const double t_sent0 = wg__now();
+  char *a = j->answer;
+  j->answer = NULL;
+  if (j->http != 200) count_error(s, j->http);
+  enum MHD_Result ret = send_text(c, j->http, a, "application/json", 0);
+  if (j->kind != JOB_REQUEST) return ret;
+  const double t = wg__now();
+  j->encode_s = t_sent0 - t_enc;
+  j->count_when_written = ret == MHD_YES;
+  pthread_mutex_lock(&s->mu);
+  s->st.answered++;
+  s->ph_encode += t_sent0 - t_enc;
+  s->ph_snap += j->snap_s;
+  if (j->t_resume > 0) {
+    s->ph_queue += j->t_batch - j->arrival;
+    s->ph_respond += t - j->t_resume - (t_sent0 - t_enc);
+  } else { /* inline: no queue; respond is the send */
+    s->ph_respond += t - t_sent0;
+  }
+  s->ph_requests++;
+  pthread_mutex_unlock(&s->mu);
+  if (!j->count_when_written) count_sent(s, j, t);
+  return ret;
 }
 
 /* This HTTP thread's context for inline answers (one thread: the request
@@ -1479,7 +1477,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   job *j = *con_cls;
   if (!j) return;
   /* written, or the connection ended first: counted at this moment */
-  if (j->counted_at_send) count_sent(s, j, wg__now());
+  if (j->count_when_written) count_sent(s, j, wg__now());
   free(j->body);
   free(j->weights);
   free(j->answer);
