@@ -21,7 +21,8 @@
 # entry SP:noprobe runs wattgraph serve --no-probe, OUT/with-SP-noprobe.csv),
 # SERVER_CPUS and CLIENT_CPUS (taskset core lists for the server and
 # serve_load), BACKEND (cpu or cuda: the router; cuda when built with it),
-# NO_BASELINE=1 (no run without admission).
+# NO_BASELINE=1 (no run without admission), PROFILE (a profile.csv an
+# earlier call measured on the same map and router: copied, not measured).
 set -euo pipefail
 build=${1:?usage: bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]}
 map=${2:?map}
@@ -53,8 +54,12 @@ case $router in
   cuda) backend=auto ;; # wattgraph serve's name for the GPU router
   *) echo "serve_load.sh: BACKEND must be cpu or cuda, not '$router'" >&2; exit 2 ;;
 esac
-"$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
-  --backend "$router" 2>"$out/profile.log"
+if [ -n "${PROFILE:-}" ] && [ -f "$PROFILE" ]; then # measured by an earlier call
+  cp "$PROFILE" "$out/profile.csv"
+else
+  "$build/serve_load" --map "$map" --profile-out "$out/profile.csv" "${order_flag[@]}" \
+    --backend "$router" 2>"$out/profile.log"
+fi
 port=$((20000 + RANDOM % 12000)) # below the ephemeral ports (32768-): thousands of client connections hold those
 for mode in "${modes[@]}"; do
   flags=()
@@ -79,7 +84,7 @@ for mode in "${modes[@]}"; do
   done
   if ! grep -q "serving" "$out/server-$mode.log" 2>/dev/null; then
     echo "serve_load.sh: the server ($mode) did not start: $(tail -1 "$out/server-$mode.log")"
-    kill -TERM "$pid" 2>/dev/null
+    kill -TERM "$pid" 2>/dev/null || true # set -e: it may have exited
     wait "$pid" 2>/dev/null || true
     port=$((port + 1))
     continue
