@@ -40,7 +40,16 @@ typedef struct oracle {
   int levels;
   uint64_t queries;
   int corrupt; /* 1: return broken paths (for the evaluator) */
+  int prepared; /* calls of o_prepare (when the test sets it) */
 } oracle;
+
+/* The backend's prepare hook: the server calls it before it serves and
+ * after each accepted weight swap. */
+static wg_status o_prepare(void *user, wg_ctx_t *ctx) {
+  (void)ctx;
+  ((oracle *)user)->prepared++;
+  return WG_OK;
+}
 
 /* Dijkstra from s over o->w with a binary heap; dist (n) and pred (n). */
 static void dijkstra(const oracle *o, uint32_t s, uint64_t *dist, uint32_t *pred) {
@@ -747,7 +756,9 @@ static void weights_swap_between_batches(void **state) {
   fixture *f = *state;
   wg_server_opts o;
   opts_for_test(&o);
+  f->be.prepare = o_prepare;
   start(f, &o);
+  assert_int_equal(f->o.prepared, 1); /* before it served */
   /* new metric: every arc weighs 7 (hops); then the lengths again */
   size_t m = f->o.csr.m, cap = m * 12 + 16, at = 0;
   char *body = malloc(cap);
@@ -756,6 +767,7 @@ static void weights_swap_between_batches(void **state) {
   if (w.status != 200) fail_msg("POST /weights: %d %s", w.status, w.body);
   reply_free(&w);
   for (size_t e = 0; e < m; e++) assert_int_equal(f->o.w[e], 7);
+  assert_int_equal(f->o.prepared, 2); /* after the swap, before its answer */
   reply r = get(f->port, "/route/v1/driving/7.4166,43.7318;7.4246,43.7384?geometries=geojson&"
                          "annotations=true");
   uint32_t s, t;
@@ -777,6 +789,7 @@ static void weights_swap_between_batches(void **state) {
   reply mt = get(f->port, "/metrics");
   assert_non_null(strstr(mt.body, "wattgraph_weight_swaps_total 1"));
   reply_free(&mt);
+  assert_int_equal(f->o.prepared, 2); /* refused swaps prepare nothing */
   free(body);
   memcpy(f->o.w, f->o.csr.weights, m * sizeof *f->o.w);
   wg_server_stop(&f->s);

@@ -116,6 +116,10 @@ typedef struct wg_serve_backend {
    * wg_router_downgrade), set from the server's watchdog thread while a
    * query call runs on another; ctx may be NULL. */
   wg_status (*downgrade)(void *user, wg_ctx_t *ctx, int level);
+  /* Optional (NULL: none): builds what the first batch after a metric change
+   * would otherwise build (wg_router_prepare); called before the server
+   * serves and after each set_weights, on the thread that swapped. */
+  wg_status (*prepare)(void *user, wg_ctx_t *ctx);
   int concurrent; /* 1: query and table may run from several threads at once */
 } wg_serve_backend;
 

@@ -764,6 +764,22 @@ typedef struct thread_paths {
   uint64_t len, cap;
 } thread_paths;
 
+wg_status wg_router_prepare(wg_ctx_t *ctx, wg_router_t *r) {
+  if (!r || r->magic != WG__ROUTER_MAGIC)
+    return wg__error(ctx, WG_EINVAL, "wg_router_prepare: not a router");
+  if (r->h.n < 2) return WG_OK;
+  /* one query a level, between two vertices far apart in id order: its
+   * path makes the hop counts too (whether a route exists does not matter) */
+  for (int l = 0; l < r->num_levels; l++) {
+    const wg_route_query q = {0, r->h.n / 2, l};
+    wg_route_batch b;
+    wg_status st = wg_router_query(ctx, r, &q, 1, WG_ROUTE_PATH, &b);
+    wg_route_batch_free(&b);
+    if (st != WG_OK) return st;
+  }
+  return WG_OK;
+}
+
 wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
                           const wg_route_query *queries, size_t n,
                           unsigned flags, wg_route_batch *out) {

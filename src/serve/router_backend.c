@@ -25,6 +25,8 @@ static wg_status r_downgrade(void *user, wg_ctx_t *ctx, int level) {
   return wg_router_downgrade(ctx, user, level);
 }
 
+static wg_status r_prepare(void *user, wg_ctx_t *ctx) { return wg_router_prepare(ctx, user); }
+
 static void r_free(void *user, wg_route_batch *b) {
   (void)user;
   wg_route_batch_free(b);
@@ -42,5 +44,6 @@ void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r) {
   b->set_weights = r_weights;
   b->batch_free = r_free;
   b->downgrade = r_downgrade;
+  b->prepare = r_prepare;
   b->concurrent = info.backend == WG_ROUTE_BACKEND_CPU;
 }

@@ -939,6 +939,12 @@ static void answer_weights(batcher *w, job *j) {
     finish(j, 400, error_json("InvalidQuery", backend_error(w->ctx)));
     return;
   }
+  /* the new metric's lazily built parts, before the next batch needs them
+   * (the swap answers once they are built; the weights are in use already) */
+  if (s->be.prepare && (st = s->be.prepare(s->be.user, w->ctx)) != WG_OK) {
+    finish(j, 500, error_json("InternalError", backend_error(w->ctx)));
+    return;
+  }
   s->metric_is_time = 1;
   pthread_mutex_lock(&s->mu);
   s->st.weight_swaps++;
@@ -1595,6 +1601,9 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
     }
     if (share) wg_ctx_set_threads(s->bt[i].ctx, share);
   }
+  /* what the first batch would build (the transit level): now, not while a
+   * request waits for it */
+  if (s->be.prepare && (st = s->be.prepare(s->be.user, ctx)) != WG_OK) goto fail;
   wg_meter_opts mo;
   wg_meter_opts_defaults(&mo);
   if (wg_meter_create(NULL, &s->meter, &mo) == WG_OK) wg_meter_begin(s->meter);
