@@ -48,7 +48,8 @@
 # ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
 # the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
-# CAPACITY_ONLY=1 (steps 1 and 2 only); EXP_FLAGS (more flags for the
+# CAPACITY_ONLY=1 (steps 1 and 2 only); since session 11 GPU_SPIN_US (the
+# CUDA servers' --gpu-spin-us, 200); EXP_FLAGS (more flags for the
 # experiment's servers, e.g. "--integral-band 0.5").
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
@@ -134,7 +135,7 @@ if [ -n "${CAPACITY:-}" ]; then
 fi
 for be in $run_be; do
   name=latency-$be
-  lflags=(--max-wait-ms 0)
+  lflags=(--max-wait-ms 0 --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}")
   [ "$be" = cpu ] && lflags=(--inline)
   if [ -n "${SKIP_LATENCY:-}" ]; then
     :
@@ -156,7 +157,7 @@ for be in $run_be; do
   # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2
-           --gpu-wait "${GPU_WAIT:-block}")
+           --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}")
     workers=${CUDA_WORKERS:-4096}
   elif [ "${CPU_CAPACITY:-inline}" = batch ]; then
     # the experiment's own mode (CPU_BATCHERS batching threads): its 2x is
@@ -207,7 +208,7 @@ if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
   mc=${MAX_CONNS:-$((1024 * ${HTTP_THREADS:-16}))}
   [ "$maxw" -gt "$mc" ] && maxw=$mc
   if [ "$xbe" = cuda ]; then
-    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2 --gpu-wait ${GPU_WAIT:-block}"
+    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2 --gpu-wait ${GPU_WAIT:-block} --gpu-spin-us ${GPU_SPIN_US:-200}"
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi

@@ -76,6 +76,11 @@ typedef struct wg_router_opts {
    * its core to the HTTP threads; 0 (default) keeps the runtime's choice
    * (a spin: a few microseconds less a batch). */
   int block_host_waits;
+  /* CUDA backend, with block_host_waits: before it sleeps, a waiting host
+   * thread polls the GPU up to this many microseconds, 200 by default (a
+   * short batch, a single route's, ends inside it and is not delayed by a
+   * wake-up; a long one still sleeps); 0 sleeps at once. */
+  unsigned host_spin_us;
 } wg_router_opts;
 
 void wg_router_opts_defaults(wg_router_opts *opts);

@@ -278,6 +278,8 @@ wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t,
   return absent(why, why_cap);
 }
 
+void wg__cuda_cch_set_host_spin(wg__cuda_cch *c, unsigned spin_us) { (void)c, (void)spin_us; }
+
 void wg__cuda_cch_destroy(wg__cuda_cch **c) {
   if (c) *c = NULL;
 }

@@ -339,6 +339,10 @@ typedef struct wg__cuda_cch wg__cuda_cch; /* device copy; opaque */
 wg_status wg__cuda_cch_create(int device, const wg__cuda_cch_topology *t,
                               wg__cuda_cch **out, char *why, size_t why_cap);
 void wg__cuda_cch_destroy(wg__cuda_cch **c);
+/* How the host waits for a query's copies (wg_router_opts.host_spin_us):
+ * it polls the stream up to spin_us microseconds, then waits as the
+ * device's flags say (asleep with cudaDeviceScheduleBlockingSync). */
+void wg__cuda_cch_set_host_spin(wg__cuda_cch *c, unsigned spin_us);
 /* Customises with weights[e] (host, m entries, each < 2^30). On success the
  * device metric is replaced; fwd/bwd (host, m_up each) receive the packed
  * words when not NULL. On failure the previous device metric stays. */

@@ -25,6 +25,7 @@ void wg_router_opts_defaults(wg_router_opts *opts) {
   if (!opts) return;
   memset(opts, 0, sizeof *opts);
   opts->backend = WG_ROUTE_BACKEND_AUTO;
+  opts->host_spin_us = 200;
 }
 
 static wg__cuda_cch_topology topology_of(const wg_router_t *r) {
@@ -144,6 +145,7 @@ static wg_status resolve_backend(wg_ctx_t *ctx, wg_router_t *r, const wg_router_
     }
     return wg__error(ctx, st, "router (cuda): %s", why);
   }
+  if (o->block_host_waits) wg__cuda_cch_set_host_spin(r->cuda, o->host_spin_us);
   r->backend = WG_ROUTE_BACKEND_CUDA;
   r->device = o->device;
   return WG_OK;

@@ -16,9 +16,9 @@ int cmd_serve(int argc, char **argv) {
   wg_server_opts so;
   wg_server_opts_defaults(&so);
   const char *host = "127.0.0.1", *profile_path = NULL, *backend = "auto", *order = NULL,
-             *gpu_wait = "block";
+             *gpu_wait = "block", *control_log = NULL;
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
-           per_ip = 0, max_coords = 100, batchers = 1;
+           per_ip = 0, max_coords = 100, batchers = 1, gpu_spin_us = 200;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
          integral_band = 0.25,
          burst = 64, duration = 0, snap = 2000, max_rate = 1e6, start_rate = 0;
@@ -95,6 +95,10 @@ int cmd_serve(int argc, char **argv) {
        "serves HTTP meanwhile: 65.7k against 52.1k routes/s on 4 cores of the H200 host) "
        "or spin (the runtime's default: a core busy while the GPU works)", "block", 0, 0,
        NULL},
+      {"gpu-spin-us", 0, OPT_U32, &gpu_spin_us, "US",
+       "with --gpu-wait block: poll the GPU this long before sleeping (a single route's "
+       "batch ends inside it, so no wake-up delays it; a large batch still sleeps)", "200",
+       0, 1000000, NULL},
       {"order", 0, OPT_STRING, &order, "FILE",
        "the router's order file: loaded when FILE exists (checked against the map), else "
        "built and saved to FILE",
@@ -137,6 +141,7 @@ int cmd_serve(int argc, char **argv) {
     cli_error("serve: --backend expects auto, cpu or cuda, got '%s'", backend);
     return CLI_USAGE;
   }
+  ro.host_spin_us = gpu_spin_us;
   if (strcmp(gpu_wait, "block") == 0) ro.block_host_waits = 1;
   else if (strcmp(gpu_wait, "spin") != 0) {
     cli_error("serve: --gpu-wait expects spin or block, got '%s'", gpu_wait);

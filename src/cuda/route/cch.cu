@@ -570,6 +570,10 @@ done:
   return WG_OK;
 }
 
+void wg__cuda_cch_set_host_spin(wg__cuda_cch *c, unsigned spin_us) {
+  if (c) c->host_spin_us = spin_us;
+}
+
 void wg__cuda_cch_destroy(wg__cuda_cch **cp) {
   if (!cp || !*cp) return;
   wg__cuda_cch *c = *cp;

@@ -30,6 +30,7 @@ enum { WG__CCH_PHASES = 6 };
 
 struct wg__cuda_cch {
   int device;
+  unsigned host_spin_us; /* wg__cuda_cch_set_host_spin: poll before a blocking wait */
   uint32_t n;
   uint32_t m_up;
   uint64_t m;
