@@ -268,12 +268,18 @@ done
 # the step in the bin)
 for mode in $modes; do
   [ -f "$out/experiment/$mode.csv" ] || continue
-  # A: steady state = the bins from 1 s on
-  awk -F, -v sp="$(sp_of "$mode")" -v mode="$mode" '
+  # A: steady state = the bins from 1 s on; beside it the server's own
+  # (its control log: the tardiness the controller saw, answer-weighted)
+  # (its clock starts before the load: steady from 1 s after its first answers)
+  srv=$(awk -F, 'NR > 1 && $3 > 0 && t0 == "" { t0 = $1 }
+                 NR > 1 && t0 != "" && $1 >= t0 + 1 && $5 >= 0 { s += $3 * $5; n += $3; k++; if ($5 >= 0.95 * sp && $5 <= 1.05 * sp) inb++ }
+                 END { if (n > 0) printf "%.3f (%+.1f%%), %d of %d periods within", s / n, 100 * (s / n - sp) / sp, inb, k }' \
+             sp="$(sp_of "$mode")" "$out/experiment/control-$mode.csv" 2>/dev/null)
+  awk -F, -v sp="$(sp_of "$mode")" -v mode="$mode" -v srv="${srv:-?}" '
     /^#/ || $1 == "t" { next }
     $1 >= 1 && $7 != "nan" { s += $7; k++; if ($7 >= 0.95 * sp && $7 <= 1.05 * sp) inb++ }
     END { if (k < 1) exit
-          printf "| 2x capacity, tardiness, %s admission (set-point %.2f, +-5%%) | steady mean %.3f (%+.1f%%), %d of %d bins within |\n", mode, sp, s / k, 100 * (s / k - sp) / sp, inb, k }' \
+          printf "| 2x capacity, tardiness, %s admission (set-point %.2f, +-5%%) | steady mean %.3f (%+.1f%%), %d of %d bins within; server%s clock %s |\n", mode, sp, s / k, 100 * (s / k - sp) / sp, inb, k, "\047s", srv }' \
     "$out/experiment/$mode.csv"
 done
 f="$out/experiment-step/with.csv"
@@ -294,5 +300,22 @@ if [ -f "$f" ]; then
           else printf "never back within 5%%"
           if (k1) printf "; from 10 periods after the step mean %.3f (%+.1f%%), %d of %d bins within", s1 / k1, 100 * (s1 / k1 - sp) / sp, inb, k1
           printf " |\n" }' "$f"
+  # the same on the server's clock (its control log; the step comes
+  # 3/8 of the run after its first answers)
+  awk -F, -v sp="$(sp_of with)" -v step_s="$(awk -v e="${EXP_S:-8}" 'BEGIN { print e * 3 / 8 }')" '
+    NR == 1 { next }
+    $3 > 0 && t0 == "" { t0 = $1 }
+    t0 == "" { next }
+    { t = $1 - t0; td = $5 }
+    t >= 1 && t < step_s && td >= 0 { s0 += td; k0++ }
+    t >= step_s { n++ }
+    t >= step_s && back == "" && td >= 0.95 * sp && td <= 1.05 * sp { back = n }
+    t >= step_s && n > 10 && td >= 0 { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
+    END { if (!n) exit
+          printf "| 2x load step, server'"'"'s clock (set-point %.2f) | before the step mean %.3f; ", sp, k0 ? s0 / k0 : -1
+          if (back != "") printf "back within 5%% in period %d after the step", back
+          else printf "never back within 5%%"
+          if (k1) printf "; from 10 periods after the step mean %.3f (%+.1f%%), %d of %d periods within", s1 / k1, 100 * (s1 / k1 - sp) / sp, inb, k1
+          printf " |\n" }' "$out/experiment-step/control-with.csv" 2>/dev/null
 fi
 echo "(serve_gpu: $((SECONDS - t_start)) s)"

@@ -8,6 +8,8 @@
 #
 #   bench/serve_load.sh BUILD MAP OUT [RATE] [COUNT] [DEADLINE_MS]
 #
+# With admission each server also writes OUT/control-MODE.csv (its control
+# periods: tardiness by the server's clock, capacity estimate, rate).
 # Defaults: RATE 2000/s, COUNT 4000, DEADLINE_MS 50. Loopback only; every run
 # is bounded (serve_load --max-seconds, wattgraph serve --duration-s).
 # Environment: ORDER (the router's order file, built and saved when missing),
@@ -69,7 +71,7 @@ for mode in "${modes[@]}"; do
     with-*) e=${mode#with-} ;;
   esac
   if [ "$mode" != without ]; then
-    flags+=(--setpoint "${e%%[-:]*}")
+    flags+=(--setpoint "${e%%[-:]*}" --control-log "$out/control-$mode.csv")
     [[ $e == *noprobe ]] && flags+=(--no-probe)
   fi
   "${spin[@]}" "$build/wattgraph" serve "$map" --port "$port" --backend "$backend" \

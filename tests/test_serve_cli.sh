@@ -26,6 +26,9 @@ grep -q -- "--max-rate" "$tmp/err" || fail "--max-rate error message: $(cat "$tm
 grep -q -- "--start-rate 5000 is above --max-rate 1000" "$tmp/err" || fail "--start-rate error message: $(cat "$tmp/err")"
 "$bin" serve /nonexistent.gr --port 0 >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "missing file: expected exit 1"
 printf 'level,batch\n' >"$tmp/bad.csv"
+"$bin" serve "$tmp/bad.csv" --control-log "$tmp/bad.csv" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--control-log naming the input: expected exit 2"
+grep -q "names the input file; refusing to overwrite it" "$tmp/err" || fail "--control-log over the input: $(cat "$tmp/err")"
+"$bin" serve x.gr --order "$tmp/o" --control-log "$tmp/o" >/dev/null 2>"$tmp/err"; [ $? -eq 2 ] || fail "--control-log naming --order: expected exit 2"
 "$bin" serve /nonexistent.gr --profile "$tmp/bad.csv" >/dev/null 2>"$tmp/err"; [ $? -eq 1 ] || fail "bad profile: expected exit 1"
 grep -q "bad.csv:1:" "$tmp/err" || fail "bad profile message lacks file:line: $(cat "$tmp/err")"
 
@@ -35,7 +38,8 @@ if [ ! -f "$map" ] || ! command -v curl >/dev/null; then
   [ "$failures" -eq 0 ] || exit 1
   exit 7
 fi
-"$bin" serve "$map" --port 0 --duration-s 300 --max-rate 5000 --json >"$tmp/summary" 2>"$tmp/log" &
+"$bin" serve "$map" --port 0 --duration-s 300 --max-rate 5000 --json \
+  --period-ms 100 --control-log "$tmp/control.csv" >"$tmp/summary" 2>"$tmp/log" &
 pid=$!
 port=
 for _ in $(seq 1 1200); do # up to 2 min: a sanitizer build loads and builds the router slowly
@@ -68,11 +72,20 @@ grep -q '^wattgraph_answered_total 5' "$tmp/body" || fail "metrics: $(grep answe
 # until a control period measures one; the library's default is 1e6)
 rate=$(awk '/^wattgraph_admitted_rate /{print $2}' "$tmp/body")
 awk -v r="$rate" 'BEGIN {exit !(r > 0 && r <= 5000)}' || fail "--max-rate 5000: admitted rate '$rate'"
+sleep 0.5 # a few 100 ms control periods after the last answer
+[ ! -e "$tmp/control.csv" ] || fail "--control-log: the file appeared before the stop"
 kill -TERM "$pid"
 for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 wait "$pid"; rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "serve exit $rc after SIGTERM"
+# the control log: its header, 16 fields a line, and the five answers above
+# counted in its periods (the last, unfinished period is not written)
+head -1 "$tmp/control.csv" | grep -q '^t,seconds,answered,refused,tardiness,' ||
+  fail "control log header: $(head -1 "$tmp/control.csv")"
+awk -F, 'NR > 1 { if (NF != 16) bad++; n++; a += $3; if ($2 < 0.09) short++ }
+  END { exit !(bad == 0 && n >= 5 && a == 5 && short == 0) }' "$tmp/control.csv" ||
+  fail "control log: $(wc -l <"$tmp/control.csv") lines, answered $(awk -F, 'NR > 1 {a += $3} END {print a}' "$tmp/control.csv")"
 grep -q '"command":"serve"' "$tmp/summary" || fail "summary JSON: $(cat "$tmp/summary")"
 grep -q '"answered":5' "$tmp/summary" || fail "summary counts: $(cat "$tmp/summary")"
 # serve_load (bench/serve_load.c) against an --inline server: keep-alive

@@ -175,6 +175,10 @@ typedef struct wg_server_opts {
                                 clock, so its response time and tardiness
                                 include the wait in the sockets before an
                                 HTTP thread read it; 0 (default): ignored */
+  FILE *control_log;         /* NULL (default); else a CSV line a control
+                                period, written by the server while it
+                                runs (columns in docs/serve.md, "Control
+                                log"); the caller opens and closes it */
 } wg_server_opts;
 
 /* How long ago (seconds, in [0, 60]) the X-Request-Start value `h` says the

@@ -127,10 +127,12 @@ struct wg_server {
   wg_admit admit;
   wg_bucket bucket;
   /* period accumulators (batching thread) */
+  double t_start; /* wg__now() when it started: the control log's t = 0 */
   double period_start, period_busy, period_tard_sum;
   double period_busy_inline; /* seconds HTTP threads spent answering inline */
   double period_inflight0;   /* requests admitted and not answered at its start */
   double period_backend;     /* seconds in the backend's route calls (batches) */
+  double period_longest;     /* the longest of those calls (the control log's) */
   /* inline answers: each HTTP thread's own context (made on first use) */
   pthread_key_t ctx_key;
   int ctx_key_made;
@@ -929,6 +931,7 @@ static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs
   s->ph_route += t_routed - t_snapped;
   s->ph_encode += t_done - t_routed; /* tables, nearest and the copies; routes: respond() */
   s->period_backend += backend_s;
+  if (backend_s > s->period_longest) s->period_longest = backend_s;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -960,6 +963,24 @@ static void answer_weights(batcher *w, job *j) {
 static double period_s(const wg_server_t *s) {
   double p = s->o.period_ms > 0 ? s->o.period_ms : s->o.default_deadline_ms;
   return p / 1000.0;
+}
+
+/* The control log's columns (docs/serve.md, "Control log"): the period
+ * as the controller saw it, then what it made of it. */
+static const char control_log_header[] =
+    "t,seconds,answered,refused,tardiness,prewait,postwait,busy,inflight_growth,"
+    "capacity_sample,capacity,u,error,integral_term,admitted_rate,longest_batch\n";
+
+static void write_control_line(wg_server_t *s, double now, const wg_admit_period *p,
+                               double cap, double rate) {
+  const wg_admit *a = &s->admit;
+  const int on = s->o.admission;
+  fprintf(s->o.control_log,
+          "%.4f,%.4f,%.0f,%.0f,%.5f,%.5f,%.5f,%.4f,%.0f,%.1f,%.1f,%.4f,%.4f,%.4f,%.1f,%.5f\n",
+          now - s->t_start, p->seconds, p->answered, p->refused, p->tardiness, p->prewait,
+          p->postwait, p->busy, p->inflight_growth, cap, on ? a->capacity : 0, on ? a->u : 0,
+          on ? a->error : 0, on ? a->o.ki * a->integral : 0, on ? rate : 0, s->period_longest);
+  fflush(s->o.control_log);
 }
 
 /* With several batching threads, busy is the batches' time summed over
@@ -1018,8 +1039,10 @@ static void control_tick(wg_server_t *s, double now) {
   }
   if (tard >= 0) s->st.tardiness = tard;
   s->st.admitted_rate = s->o.admission ? rate : 0;
+  if (s->o.control_log) write_control_line(s, now, &per, cap, rate);
   s->period_start = now;
   s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
+  s->period_longest = 0;
   s->period_answered = s->period_refused = 0;
   s->period_prewait = s->period_postwait = 0;
   pthread_mutex_unlock(&s->mu);
@@ -1607,7 +1630,11 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
   wg_meter_opts mo;
   wg_meter_opts_defaults(&mo);
   if (wg_meter_create(NULL, &s->meter, &mo) == WG_OK) wg_meter_begin(s->meter);
-  s->period_start = wg__now();
+  s->period_start = s->t_start = wg__now();
+  if (s->o.control_log) {
+    fputs(control_log_header, s->o.control_log);
+    fflush(s->o.control_log);
+  }
   for (unsigned i = 0; i < s->o.batchers; i++) {
     if (pthread_create(&s->bt[i].th, NULL, batcher_main, &s->bt[i]) != 0) {
       st = wg__error(ctx, WG_ENOMEM, "serve: cannot start a batching thread");

@@ -103,6 +103,10 @@ int cmd_serve(int argc, char **argv) {
        "the router's order file: loaded when FILE exists (checked against the map), else "
        "built and saved to FILE",
        NULL, 0, 0, NULL},
+      {"control-log", 0, OPT_STRING, &control_log, "FILE",
+       "write a CSV line a control period: the period's answers, tardiness and waits as "
+       "admission control saw them, its capacity estimate and admitted rate "
+       "(docs/serve.md)", NULL, 0, 0, NULL},
       {"duration-s", 0, OPT_DOUBLE, &duration, "S", "stop after S seconds (0: on Ctrl-C)", "0",
        0, 1e9, NULL},
       CLI_THREADS_OPT(threads),
@@ -152,11 +156,26 @@ int cmd_serve(int argc, char **argv) {
     ro.order_file = order;
   else if (order)
     save_order = 1; /* built below, then saved for the next start */
+  const cli_output outs[] = {{"--order", save_order ? order : NULL},
+                             {"--control-log", control_log}};
+  rc = cli_check_outputs("serve", args[0], outs, 2);
+  if (rc != CLI_OK) return rc;
+  if (control_log && (order && strcmp(order, control_log) == 0)) {
+    cli_error("serve: --control-log %s names the --order file; give it another", control_log);
+    return CLI_USAGE;
+  }
+  if (control_log && profile_path &&
+      (strcmp(profile_path, control_log) == 0 || wg_outfile_same(profile_path, control_log))) {
+    cli_error("serve: --control-log %s names the --profile file; refusing to overwrite it",
+              control_log);
+    return CLI_USAGE;
+  }
 
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
   wg_router_t *router = NULL;
   wg_server_t *server = NULL;
+  wg_outfile_t *log_out = NULL;
   wg_profile prof;
   if (cli_ctx(&ctx, threads, quiet) != WG_OK) return CLI_FAIL;
   wg_status st;
@@ -207,6 +226,10 @@ int cmd_serve(int argc, char **argv) {
   so.no_probe = no_probe;
   so.trust_request_start = trust_start;
   so.inline_answer = inline_answer;
+  if (control_log && !(so.control_log = cli_out_open(ctx, control_log, &log_out))) {
+    rc = CLI_FAIL;
+    goto done;
+  }
   /* the HTTP threads inherit a mask without SIGINT/SIGTERM, so this thread
    * receives them with sigtimedwait */
   sigset_t set;
@@ -273,6 +296,10 @@ int cmd_serve(int argc, char **argv) {
   wg_server_get_stats(server, &s);
   wg_server_stop(&server);
   cli_energy_end(&energy);
+  if (log_out && (st = wg_outfile_commit(ctx, &log_out)) != WG_OK) {
+    rc = cli_fail(ctx, st, control_log);
+    goto done;
+  }
   double secs = now - t0;
   if (json) {
     cli_json j;
@@ -320,6 +347,7 @@ int cmd_serve(int argc, char **argv) {
   rc = CLI_OK;
 done:
   wg_server_stop(&server);
+  wg_outfile_abort(&log_out);
   wg_router_destroy(&router);
   wg_graph_destroy(&g);
   wg_ctx_destroy(&ctx);
