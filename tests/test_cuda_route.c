@@ -259,7 +259,7 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
   size_t ofirst = 0;
   const size_t nq = make_queries(og, info.num_levels, seed, osrc, &q, &ofirst);
 
-  wg_route_batch bc = {0}, bg = {0}, bd = {0};
+  wg_route_batch bc = {0}, bg = {0}, bd = {0}, bh = {0};
   double t0 = wg__now();
   wgt_assert_status(ctx, wg_router_query(ctx, cpu, q, nq, WG_ROUTE_PATH, &bc), WG_OK);
   const double t_cpu = wg__now() - t0;
@@ -267,6 +267,10 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
   wgt_assert_status(ctx, wg_router_query(ctx, gpu, q, nq, WG_ROUTE_PATH, &bg), WG_OK);
   const double t_gpu = wg__now() - t0;
   wgt_assert_status(ctx, wg_router_query(ctx, gpu, q, nq, 0, &bd), WG_OK);
+  /* the CUDA router asked to answer on the host (a server's lone request) */
+  wgt_assert_status(ctx, wg_router_query(ctx, gpu, q, nq, WG_ROUTE_PATH | WG_ROUTE_HOST, &bh),
+                    WG_OK);
+  assert_int_equal(bh.count, nq);
   assert_int_equal(bc.count, nq);
   assert_int_equal(bg.count, nq);
   assert_int_equal(bd.count, nq);
@@ -285,6 +289,17 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
              what, i, q[i].source, q[i].target, q[i].level, (unsigned long long)a->distance,
              a->level, a->path_len, (unsigned long long)b->distance, b->level, b->path_len,
              (unsigned long long)bd.results[i].distance);
+    const wg_route_result *h = &bh.results[i];
+    int host_same = h->distance == b->distance && h->level == b->level &&
+                    h->path_len == b->path_len;
+    if (host_same && h->path_len)
+      host_same = memcmp(bh.path + h->path_first, bg.path + b->path_first,
+                         (size_t)h->path_len * sizeof(uint32_t)) == 0;
+    if (!host_same && bad++ < SHOW)
+      printf("%s query %zu (%u -> %u, level %d): cuda %llu (level %d, %u vertices), cuda on "
+             "the host %llu (level %d, %u vertices)\n",
+             what, i, q[i].source, q[i].target, q[i].level, (unsigned long long)b->distance,
+             b->level, b->path_len, (unsigned long long)h->distance, h->level, h->path_len);
     if (b->distance == WG_ROUTE_INF) unreachable++;
     if (q[i].source == q[i].target && (b->distance != 0 || b->path_len != 1) && bad++ < SHOW)
       printf("%s query %zu: s = t = %u answered %llu with %u vertices\n", what, i, q[i].source,
@@ -319,6 +334,7 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
   wg_route_batch_free(&bc);
   wg_route_batch_free(&bg);
   wg_route_batch_free(&bd);
+  wg_route_batch_free(&bh);
   if (bad || bad_paths || wrong || bad_short || bad_small)
     fail_msg("%s: the CUDA router disagrees", what);
 }

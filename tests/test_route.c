@@ -835,6 +835,18 @@ static void prepare_builds_the_lazy_parts(void **state) {
     }
   }
   assert_int_equal(bad, 0);
+  /* WG_ROUTE_HOST on a CPU router: the same batch (test_cuda_route checks
+   * it on a CUDA router) */
+  wg_route_batch h;
+  wgt_assert_status(ctx, wg_router_query(ctx, r, q, N, WG_ROUTE_PATH | WG_ROUTE_HOST, &h),
+                    WG_OK);
+  for (int i = 0; i < N; i++)
+    if (h.results[i].distance != a.results[i].distance && bad++ < 5)
+      print_message("query %d: host flag %llu, without %llu\n", i,
+                    (unsigned long long)h.results[i].distance,
+                    (unsigned long long)a.results[i].distance);
+  assert_int_equal(bad, 0);
+  wg_route_batch_free(&h);
   wg_route_batch_free(&a);
   wg_route_batch_free(&b);
   assert_int_equal(wg_router_prepare(ctx, NULL), WG_EINVAL);

@@ -129,7 +129,13 @@ enum {
    * the lengths of those paths add up to exactly the returned distance.
    * wg_router_expand turns it into the full vertex path. Level 0 (and a
    * coarse query that fell back to it) returns the full path as always. */
-  WG_ROUTE_SHORTCUTS = 1u << 2
+  WG_ROUTE_SHORTCUTS = 1u << 2,
+  /* Answer on the CPU even when the router's backend is CUDA (the same
+   * answers: the host searches the same metric, fetched from the device
+   * once after each change). Safe while a CUDA batch runs on another
+   * thread. A single route costs no launches, copies or waits this way
+   * (a server answers a lone request so when its GPU is idle). */
+  WG_ROUTE_HOST = 1u << 3
 };
 
 typedef struct wg_route_query {

@@ -768,6 +768,9 @@ wg_status wg_router_prepare(wg_ctx_t *ctx, wg_router_t *r) {
   if (!r || r->magic != WG__ROUTER_MAGIC)
     return wg__error(ctx, WG_EINVAL, "wg_router_prepare: not a router");
   if (r->h.n < 2) return WG_OK;
+  /* the CUDA backend's host copy of the metric (WG_ROUTE_HOST, tables) */
+  wg_status hs = wg__router_host_metric(ctx, r);
+  if (hs != WG_OK) return hs;
   /* one query a level, between two vertices far apart in id order: its
    * path makes the hop counts too (whether a route exists does not matter) */
   for (int l = 0; l < r->num_levels; l++) {
@@ -788,12 +791,15 @@ wg_status wg_router_query(wg_ctx_t *ctx, wg_router_t *r,
   if (!r || r->magic != WG__ROUTER_MAGIC)
     return wg__error(ctx, WG_EINVAL, "wg_router_query: not a router");
   if (n && !queries) return wg__error(ctx, WG_EINVAL, "wg_router_query: queries is NULL");
-  if (flags & ~(unsigned)(WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY | WG_ROUTE_SHORTCUTS))
+  if (flags & ~(unsigned)(WG_ROUTE_PATH | WG_ROUTE_MEASURE_QUALITY | WG_ROUTE_SHORTCUTS |
+                          WG_ROUTE_HOST))
     return wg__error(ctx, WG_EINVAL, "wg_router_query: unknown flags 0x%x", flags);
   wg_status st = check_queries(ctx, r, queries, n);
   if (st != WG_OK) return st;
   if (n == 0) return WG_OK;
-  if (r->backend == WG_ROUTE_BACKEND_CUDA) return query_cuda(ctx, r, queries, n, flags, out);
+  if (r->backend == WG_ROUTE_BACKEND_CUDA && !(flags & WG_ROUTE_HOST))
+    return query_cuda(ctx, r, queries, n, flags, out);
+  if ((st = wg__router_host_metric(ctx, r)) != WG_OK) return st; /* CUDA: once a metric */
 
   const int want_path = (flags & WG_ROUTE_PATH) != 0;
   const int coarse_mode = want_path && (flags & WG_ROUTE_SHORTCUTS) ? WG__ROUTE_PATH_SHORTCUTS : want_path;
