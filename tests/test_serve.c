@@ -41,6 +41,7 @@ typedef struct oracle {
   uint64_t queries;
   int corrupt; /* 1: return broken paths (for the evaluator) */
   int prepared; /* calls of o_prepare (when the test sets it) */
+  int host_calls; /* calls of o_query_host (when the test sets it) */
 } oracle;
 
 /* The backend's prepare hook: the server calls it before it serves and
@@ -49,6 +50,17 @@ static wg_status o_prepare(void *user, wg_ctx_t *ctx) {
   (void)ctx;
   ((oracle *)user)->prepared++;
   return WG_OK;
+}
+
+static wg_status o_query(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                         unsigned flags, wg_route_batch *out);
+
+/* The backend's host path (the CUDA router's WG_ROUTE_HOST): the same
+ * answers, counted. */
+static wg_status o_query_host(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                              unsigned flags, wg_route_batch *out) {
+  __atomic_fetch_add(&((oracle *)user)->host_calls, 1, __ATOMIC_RELAXED);
+  return o_query(user, ctx, q, n, flags, out);
 }
 
 /* Dijkstra from s over o->w with a binary heap; dist (n) and pred (n). */
@@ -864,6 +876,70 @@ static void concurrent_clients_are_batched(void **state) {
   wg_server_stop(&f->s);
 }
 
+/* A backend that is not concurrent (the CUDA router) but answers on the
+ * host too: a request that arrives while no batch runs or waits is
+ * answered there on its HTTP thread (right, as the oracle says); a burst
+ * of concurrent clients still forms batches; no_idle_host sends every
+ * request through a batch. */
+static void lone_requests_are_answered_on_the_host(void **state) {
+  fixture *f = *state;
+  f->be.query_host = o_query_host;
+  for (int off = 0; off <= 1; off++) {
+    wg_server_opts o;
+    opts_for_test(&o);
+    o.max_wait_ms = 5;
+    o.no_idle_host = off;
+    start(f, &o);
+    const int before = f->o.host_calls;
+    wg__rng rng;
+    wg__rng_seed(&rng, 31);
+    int checked = 0;
+    for (int i = 0; i < 10; i++) {
+      uint32_t a = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
+      uint32_t b = (uint32_t)wg__bounded(wg__rng_next(&rng), f->o.csr.n);
+      char url[256];
+      snprintf(url, sizeof url, "/route/v1/driving/%.7f,%.7f;%.7f,%.7f?overview=full&"
+               "geometries=geojson&annotations=true", f->o.csr.lon[a], f->o.csr.lat[a],
+               f->o.csr.lon[b], f->o.csr.lat[b]);
+      reply r = get(f->port, url);
+      if (r.status == 200) {
+        uint32_t s0, t0;
+        check_route(f, &r, &s0, &t0); /* against the oracle */
+        checked++;
+      } else if (!(r.status == 400 && strcmp(code_of(&r), "NoRoute") == 0)) {
+        fail_msg("route %d: status %d %.200s", i, r.status, r.body);
+      }
+      reply_free(&r);
+    }
+    const int lone = f->o.host_calls - before;
+    print_message("%s: 10 requests one after another (%d routes checked), %d on the host\n",
+                  off ? "no_idle_host" : "idle host", checked, lone);
+    assert_true(checked >= 5);
+    assert_int_equal(lone, off ? 0 : 10);
+    if (!off) { /* a burst: 8 clients x 40 routes at once */
+      pthread_t th[8];
+      client_arg args[8];
+      for (int i = 0; i < 8; i++) {
+        args[i] = (client_arg){f, i, 0};
+        pthread_create(&th[i], NULL, client, &args[i]);
+      }
+      int ok = 0;
+      for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+      }
+      wg_server_stats st;
+      wg_server_get_stats(f->s, &st);
+      const int host = f->o.host_calls - before - 10;
+      print_message("8 clients x 40 routes: %d answered, %d on the host, %llu batches in all\n",
+                    ok, host, (unsigned long long)st.batches);
+      assert_int_equal(ok, 320);
+      assert_true(host < 320); /* the rest went through batches */
+    }
+    wg_server_stop(&f->s);
+  }
+}
+
 /* Sends a keep-alive route request between two random vertices of the
  * map on fd (the reply is read by read_keepalive). */
 static void send_random_route(fixture *f, int fd, wg__rng *rng) {
@@ -1380,6 +1456,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_port_in_use_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(stop_with_requests_in_flight, setup, teardown),
       cmocka_unit_test_setup_teardown(router_backend_matches_the_oracle, setup, teardown),
+      cmocka_unit_test_setup_teardown(lone_requests_are_answered_on_the_host, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_requests_get_4xx_and_the_server_keeps_serving, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(deadline_picks_the_level, setup, teardown),

@@ -120,6 +120,13 @@ typedef struct wg_serve_backend {
    * would otherwise build (wg_router_prepare); called before the server
    * serves and after each set_weights, on the thread that swapped. */
   wg_status (*prepare)(void *user, wg_ctx_t *ctx);
+  /* Optional (NULL: none), for a backend that is not concurrent: query on
+   * the host (the CUDA router's WG_ROUTE_HOST), safe while a query call
+   * runs on another thread. The server answers a lone request with it on
+   * its HTTP thread when no batch is running or queued
+   * (wg_server_opts.no_idle_host). */
+  wg_status (*query_host)(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                          unsigned flags, wg_route_batch *out);
   int concurrent; /* 1: query and table may run from several threads at once */
 } wg_serve_backend;
 
@@ -175,6 +182,12 @@ typedef struct wg_server_opts {
                                 clock, so its response time and tardiness
                                 include the wait in the sockets before an
                                 HTTP thread read it; 0 (default): ignored */
+  int no_idle_host;          /* 1: every request of a backend with query_host
+                                goes through a batch; 0 (default): one that
+                                arrives while no batch runs or waits is
+                                answered on its HTTP thread on the host (a
+                                single exact route through the CUDA router:
+                                no launches, copies or waits) */
   FILE *control_log;         /* NULL (default); else a CSV line a control
                                 period, written by the server while it
                                 runs (columns in docs/serve.md, "Control

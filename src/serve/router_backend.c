@@ -27,6 +27,11 @@ static wg_status r_downgrade(void *user, wg_ctx_t *ctx, int level) {
 
 static wg_status r_prepare(void *user, wg_ctx_t *ctx) { return wg_router_prepare(ctx, user); }
 
+static wg_status r_query_host(void *user, wg_ctx_t *ctx, const wg_route_query *q, size_t n,
+                              unsigned flags, wg_route_batch *out) {
+  return wg_router_query(ctx, user, q, n, flags | WG_ROUTE_HOST, out);
+}
+
 static void r_free(void *user, wg_route_batch *b) {
   (void)user;
   wg_route_batch_free(b);
@@ -46,4 +51,5 @@ void wg_serve_backend_router(wg_serve_backend *b, wg_router_t *r) {
   b->downgrade = r_downgrade;
   b->prepare = r_prepare;
   b->concurrent = info.backend == WG_ROUTE_BACKEND_CPU;
+  b->query_host = b->concurrent ? NULL : r_query_host;
 }

@@ -137,6 +137,9 @@ struct wg_server {
   pthread_key_t ctx_key;
   int ctx_key_made;
   int inline_answer; /* o.inline_answer and a concurrent backend */
+  int idle_host;     /* be.query_host and not o.no_idle_host */
+  unsigned running;  /* batches taken by batching threads and not yet done */
+  unsigned on_host;  /* lone requests being answered on the host now */
   char *refusal[2];  /* the 503 bodies: above the admitted rate, queue full */
   wg_ctx_t **inline_ctx;
   size_t ninline_ctx, inline_ctx_cap;
@@ -751,7 +754,7 @@ static void encode_route(wg_server_t *s, job *j) {
 /* Answers a batch: on a batching thread (bw, its context), or inline on an
  * HTTP thread (bw NULL, that thread's context; a concurrent backend). */
 static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs, size_t nj,
-                          double now) {
+                          double now, int on_host) {
   /* snap, count legs */
   size_t legs = 0;
   uint32_t *verts = NULL;
@@ -810,7 +813,8 @@ static void answer_routes(wg_server_t *s, wg_ctx_t *ctx, batcher *bw, job **jobs
     }
     if (bw) route_begin(bw, level, legs, budget);
     const double t_in = wg__now(); /* after the turn (route_mu) was taken */
-    st = s->be.query(s->be.user, ctx, q, legs, WG_ROUTE_PATH, &batch);
+    st = (on_host ? s->be.query_host : s->be.query)(s->be.user, ctx, q, legs, WG_ROUTE_PATH,
+                                                    &batch);
     backend_s = wg__now() - t_in;
     if (bw) route_end(bw);
   } else if (legs) {
@@ -1098,6 +1102,7 @@ static void *batcher_main(void *arg) {
     }
     /* more work queued: wake another batching thread for it */
     if (s->head && s->nbt > 1) pthread_cond_signal(&s->cv);
+    s->running++;
     pthread_mutex_unlock(&s->mu);
     double t0 = wg__now();
     if (kind == JOB_WEIGHTS) {
@@ -1106,13 +1111,14 @@ static void *batcher_main(void *arg) {
       pthread_rwlock_unlock(&s->metric_lock);
     } else {
       pthread_rwlock_rdlock(&s->metric_lock);
-      answer_routes(s, w->ctx, w, batch, n, t0);
+      answer_routes(s, w->ctx, w, batch, n, t0, 0);
       pthread_rwlock_unlock(&s->metric_lock);
     }
     double t1 = wg__now();
     /* answered, tardiness and misses are counted when each answer is
      * handed to libmicrohttpd (respond), after its JSON is written */
     pthread_mutex_lock(&s->mu);
+    s->running--;
     s->period_busy += t1 - t0;
     if (kind == JOB_REQUEST) {
       s->st.batches++;
@@ -1240,13 +1246,13 @@ static int presnap(wg_server_t *s, job *j) {
  * concurrent backend): no queue, no suspend and resume. Returns -1 when
  * it cannot (no context): the caller queues it. */
 static int answer_inline(wg_server_t *s, struct MHD_Connection *c, job *j,
-                         enum MHD_Result *ret) {
+                         enum MHD_Result *ret, int on_host) {
   wg_ctx_t *ctx = thread_ctx(s);
   if (!ctx) return -1;
   const double t0 = wg__now();
   pthread_rwlock_rdlock(&s->metric_lock);
   job *one[1] = {j};
-  answer_routes(s, ctx, NULL, one, 1, t0);
+  answer_routes(s, ctx, NULL, one, 1, t0, on_host);
   pthread_rwlock_unlock(&s->metric_lock);
   const double t1 = wg__now();
   pthread_mutex_lock(&s->mu);
@@ -1478,10 +1484,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   }
   s->st.admitted++;
   j->kind = JOB_REQUEST;
+  /* a lone request while the (not concurrent) backend idles: on the host,
+   * here, without the batch's hand-offs and the GPU's launches and waits
+   * (the H200 host, session 11: single exact routes 1.07-1.36 ms through a
+   * CUDA batch); one at a time, so that a burst still forms batches */
+  const int lone = s->idle_host && s->queued == 0 && s->running == 0 && s->on_host == 0;
+  if (lone) s->on_host++;
   pthread_mutex_unlock(&s->mu);
-  if (s->inline_answer) {
+  if (s->inline_answer || lone) {
     enum MHD_Result ret;
-    if (answer_inline(s, c, j, &ret) == 0) return ret;
+    const int done = answer_inline(s, c, j, &ret, lone) == 0;
+    if (lone) {
+      pthread_mutex_lock(&s->mu);
+      s->on_host--;
+      pthread_mutex_unlock(&s->mu);
+    }
+    if (done) return ret;
   }
   /* snap here, on this HTTP thread (they run at once), so that the batching
    * thread only routes */
@@ -1604,6 +1622,7 @@ wg_status wg_server_start(wg_ctx_t *ctx, wg_server_t **out, const wg_graph_t *g,
     goto fail;
   }
   s->inline_answer = o->inline_answer && s->be.concurrent && s->ctx_key_made;
+  s->idle_host = !s->inline_answer && s->be.query_host && !o->no_idle_host && s->ctx_key_made;
   s->o.batchers = o->batchers ? o->batchers : 1;
   s->bt = calloc(s->o.batchers, sizeof *s->bt);
   if (!s->bt) {

@@ -22,7 +22,7 @@ int cmd_serve(int argc, char **argv) {
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
          integral_band = 0.25,
          burst = 64, duration = 0, snap = 2000, max_rate = 1e6, start_rate = 0;
-  int no_probe = 0, trust_start = 0;
+  int no_probe = 0, trust_start = 0, no_idle_host = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
   const cli_opt opts[] = {
       CLI_LOAD_OPTS(la, "file", "weights: file (unweighted inputs get 1), auto, random"),
@@ -88,6 +88,10 @@ int cmd_serve(int argc, char **argv) {
       {"inline", 0, OPT_FLAG, &inline_answer, NULL,
        "answer each request on the HTTP thread that admits it (no batching thread, no "
        "hand-off; the CPU router only, batches otherwise)", NULL, 0, 0, NULL},
+      {"no-idle-host", 0, OPT_FLAG, &no_idle_host, NULL,
+       "CUDA router: batch every request (by default one that arrives while no batch runs "
+       "or waits is answered on its HTTP thread by the CPU search, without the GPU's "
+       "launches and waits)", NULL, 0, 0, NULL},
       {"backend", 0, OPT_STRING, &backend, "B", "router backend: auto, cpu, cuda", "auto", 0, 0,
        NULL},
       {"gpu-wait", 0, OPT_STRING, &gpu_wait, "W",
@@ -226,6 +230,7 @@ int cmd_serve(int argc, char **argv) {
   so.no_probe = no_probe;
   so.trust_request_start = trust_start;
   so.inline_answer = inline_answer;
+  so.no_idle_host = no_idle_host;
   if (control_log && !(so.control_log = cli_out_open(ctx, control_log, &log_out))) {
     rc = CLI_FAIL;
     goto done;
