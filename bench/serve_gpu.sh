@@ -49,7 +49,7 @@
 # the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
 # CAPACITY_ONLY=1 (steps 1 and 2 only); since session 11 GPU_SPIN_US (the
-# CUDA servers' --gpu-spin-us, 200); EXP_FLAGS (more flags for the
+# CUDA servers' --gpu-spin-us, 200) and IDLE_HOST=0 (--no-idle-host); EXP_FLAGS (more flags for the
 # experiment's servers, e.g. "--integral-band 0.5").
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
@@ -109,6 +109,7 @@ metrics() { # the server's /metrics, without curl
 field() { # field LOG NAME: a number from serve_load's summary line
   case $2 in
     median) sed -n 's/.*median response \([0-9.]*\) ms.*/\1/p' "$1" ;;
+    median_sent) sed -n 's/.*from the actual send: median \([0-9.]*\),.*/\1/p' "$1" ;;
     p99) sed -n 's/.*p99 \([0-9.]*\) ms.*/\1/p' "$1" ;;
     rate) sed -n 's/.*, \([0-9]*\) answered\/s.*/\1/p' "$1" ;;
     inside) sed -n 's/.*answered (\([0-9.]*\)% of them within.*/\1/p' "$1" ;;
@@ -125,7 +126,10 @@ phases() { # per-request milliseconds of each server phase from a /metrics dump
              1e3 * s["encode"] / n, 1e3 * s["respond"] / n }' "$1"
 }
 
-declare -A lat p99 phase cap
+declare -A lat latp p99 phase cap
+# IDLE_HOST=0: the CUDA servers batch every request (--no-idle-host)
+idle_flag=
+[ "${IDLE_HOST:-1}" = 0 ] && idle_flag=--no-idle-host
 # CAPACITY=N: skip 1 and 2, run the experiment at 2 x N (a capacity measured
 # before on the same machine and map)
 run_be=$backends
@@ -135,7 +139,7 @@ if [ -n "${CAPACITY:-}" ]; then
 fi
 for be in $run_be; do
   name=latency-$be
-  lflags=(--max-wait-ms 0 --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}")
+  lflags=(--max-wait-ms 0 --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}" $idle_flag)
   [ "$be" = cpu ] && lflags=(--inline)
   if [ -n "${SKIP_LATENCY:-}" ]; then
     :
@@ -145,10 +149,13 @@ for be in $run_be; do
       --workers 8 --threads 1 --out "$out/$name.csv" 2>"$out/load-$name.log"
     metrics >"$out/metrics-$name.txt" 2>/dev/null
     stop_server
-    lat[$be]=$(field "$out/load-$name.log" median)
+    # from the actual send (what a client waits once it has sent); from the
+    # planned send the client's own timer slack counts too
+    lat[$be]=$(field "$out/load-$name.log" median_sent)
+    latp[$be]=$(field "$out/load-$name.log" median)
     p99[$be]=$(field "$out/load-$name.log" p99)
     phase[$be]=$(phases "$out/metrics-$name.txt")
-    echo "latency ($be): median ${lat[$be]:-?} ms, p99 ${p99[$be]:-?} ms; server: ${phase[$be]:-?}"
+    echo "latency ($be): median ${lat[$be]:-?} ms from the send (${latp[$be]:-?} ms from the planned send, p99 ${p99[$be]:-?} ms); server: ${phase[$be]:-?}"
   else
     echo "latency ($be): the server did not start ($(tail -1 "$out/server-$name.log"))"
   fi
@@ -157,7 +164,7 @@ for be in $run_be; do
   # connections / response time, so the GPU's large batches need thousands
   if [ "$be" = cuda ]; then
     flags=(--batchers "${CUDA_BATCHERS:-2}" --max-batch "${CUDA_MAX_BATCH:-4096}" --max-wait-ms 2
-           --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}")
+           --gpu-wait "${GPU_WAIT:-block}" --gpu-spin-us "${GPU_SPIN_US:-200}" $idle_flag)
     workers=${CUDA_WORKERS:-4096}
   elif [ "${CPU_CAPACITY:-inline}" = batch ]; then
     # the experiment's own mode (CPU_BATCHERS batching threads): its 2x is
@@ -208,7 +215,7 @@ if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
   mc=${MAX_CONNS:-$((1024 * ${HTTP_THREADS:-16}))}
   [ "$maxw" -gt "$mc" ] && maxw=$mc
   if [ "$xbe" = cuda ]; then
-    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2 --gpu-wait ${GPU_WAIT:-block} --gpu-spin-us ${GPU_SPIN_US:-200}"
+    sflags="--batchers ${CUDA_BATCHERS:-2} --max-batch ${CUDA_MAX_BATCH:-4096} --max-wait-ms 2 --gpu-wait ${GPU_WAIT:-block} --gpu-spin-us ${GPU_SPIN_US:-200} $idle_flag"
   else
     sflags="--batchers ${CPU_BATCHERS:-2}" # batches: inline answers would hide the wait before an HTTP thread reads a request from the server's clock
   fi
@@ -248,7 +255,7 @@ echo
 echo "| target | backend | result |"
 echo "|---|---|---|"
 for be in $run_be; do
-  echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms (p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
+  echo "| exact single route, median < 1 ms | $be | ${lat[$be]:-?} ms from the send (${latp[$be]:-?} ms from the planned send, p99 ${p99[$be]:-?} ms); ${phase[$be]:-} |"
   echo "| >= 100,000 exact routes/s | $be | ${cap[$be]:-?} /s |"
 done
 sp_of() { # the set-point of a serve_load.sh mode
