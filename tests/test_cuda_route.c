@@ -247,6 +247,15 @@ static uint64_t small_batches(wg_ctx_t *ctx, wg_router_t *gpu, const wg_route_qu
 
 /* One round: both routers answer the same batch (with paths), the CUDA one
  * also without paths; everything is compared as the header says. */
+/* Result i of x and of y: the same distance, level and vertex path. */
+static int same_answer(const wg_route_batch *x, const wg_route_batch *y, size_t i) {
+  const wg_route_result *a = &x->results[i], *b = &y->results[i];
+  if (a->distance != b->distance || a->level != b->level || a->path_len != b->path_len)
+    return 0;
+  return !a->path_len || memcmp(x->path + a->path_first, y->path + b->path_first,
+                                (size_t)a->path_len * sizeof(uint32_t)) == 0;
+}
+
 static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const wg_graph_t *og,
                         uint64_t seed, const char *what) {
   const uint32_t n = wg_graph_num_vertices(og);
@@ -278,11 +287,7 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
   uint64_t bad = 0, unreachable = 0, bad_paths = 0;
   for (size_t i = 0; i < nq; i++) {
     const wg_route_result *a = &bc.results[i], *b = &bg.results[i];
-    int same = a->distance == b->distance && a->level == b->level &&
-               a->path_len == b->path_len && bd.results[i].distance == b->distance;
-    if (same && a->path_len)
-      same = memcmp(bc.path + a->path_first, bg.path + b->path_first,
-                    (size_t)a->path_len * sizeof(uint32_t)) == 0;
+    const int same = same_answer(&bc, &bg, i) && bd.results[i].distance == b->distance;
     if (!same && bad++ < SHOW)
       printf("%s query %zu (%u -> %u, level %d): cpu %llu (level %d, %u vertices), cuda %llu "
              "(level %d, %u vertices), cuda without path %llu\n",
@@ -290,12 +295,7 @@ static void round_check(wg_ctx_t *ctx, wg_router_t *cpu, wg_router_t *gpu, const
              a->level, a->path_len, (unsigned long long)b->distance, b->level, b->path_len,
              (unsigned long long)bd.results[i].distance);
     const wg_route_result *h = &bh.results[i];
-    int host_same = h->distance == b->distance && h->level == b->level &&
-                    h->path_len == b->path_len;
-    if (host_same && h->path_len)
-      host_same = memcmp(bh.path + h->path_first, bg.path + b->path_first,
-                         (size_t)h->path_len * sizeof(uint32_t)) == 0;
-    if (!host_same && bad++ < SHOW)
+    if (!same_answer(&bh, &bg, i) && bad++ < SHOW)
       printf("%s query %zu (%u -> %u, level %d): cuda %llu (level %d, %u vertices), cuda on "
              "the host %llu (level %d, %u vertices)\n",
              what, i, q[i].source, q[i].target, q[i].level, (unsigned long long)b->distance,
