@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plot_read.h"
 
 #define MAX_TRACES 16
 
@@ -310,52 +311,9 @@ static FILE *run_open(const char *dir, const char *name, char *path, size_t cap)
   return f;
 }
 
-/* Reads one line without its end (CR too); 0 at the end of the file. */
-static int run_line(FILE *f, char **line, size_t *cap, unsigned long *lineno) {
-  ssize_t len = getline(line, cap, f);
-  if (len <= 0) return 0;
-  (*lineno)++;
-  (*line)[strcspn(*line, "\r\n")] = '\0';
-  return 1;
-}
-
-/* Splits at commas in place; returns the field count (at most max + 1, so
- * a row with too many fields is seen). */
-static int run_fields(char *line, char **field, int max) {
-  int n = 0;
-  for (char *p = line;; p++) {
-    if (n > max) return n;
-    field[n++] = p;
-    p = strchr(p, ',');
-    if (!p) return n;
-    *p = '\0';
-  }
-}
-
-static int run_u64(const char *s, uint64_t *out) {
-  if (*s < '0' || *s > '9') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return -1;
-  *out = v;
-  return 0;
-}
-
-/* A finite number >= lo (strtod's hex, inf and nan refused). */
-static int run_num(const char *s, double lo, double *out) {
-  if (!*s || strpbrk(s, "xXnNiI")) return -1;
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < lo) return -1;
-  *out = v;
-  return 0;
-}
-
 static int run_header(FILE *f, const char *path, const char *header, char **line, size_t *cap,
                       unsigned long *lineno, const char *what) {
-  if (!run_line(f, line, cap, lineno) || strcmp(*line, header) != 0) {
+  if (!plot_line(f, line, cap, lineno) || strcmp(*line, header) != 0) {
     cli_error("%s:1: not a %s (expected the header '%s')", path, what, header);
     return CLI_FAIL;
   }
@@ -397,16 +355,16 @@ static int read_run_arcs(const char *dir, run_arc **out, size_t *count, int *has
   int rc = run_header(f, path, arcs_header, &line, &cap, &lineno, "wattgraph traffic arcs file");
   int xy = 1;
   double lon0 = INFINITY, lat0 = INFINITY, latsum = 0;
-  while (rc == CLI_OK && run_line(f, &line, &cap, &lineno)) {
+  while (rc == CLI_OK && plot_line(f, &line, &cap, &lineno)) {
     if (!line[0]) continue;
     run_arc r = {0};
     double c[4] = {0, 0, 0, 0};
-    const int nf = run_fields(line, fl, 9);
-    int bad = nf != 9 || run_u64(fl[0], &r.from) || run_u64(fl[1], &r.to) ||
-              run_num(fl[6], 1e-9, &r.length) || run_num(fl[7], 1, &r.lanes) ||
-              run_num(fl[8], 1e-9, &r.vf);
+    const int nf = plot_fields(line, fl, 9);
+    int bad = nf != 9 || plot_u64(fl[0], &r.from) || plot_u64(fl[1], &r.to) ||
+              plot_num(fl[6], 1e-9, &r.length) || plot_num(fl[7], 1, &r.lanes) ||
+              plot_num(fl[8], 1e-9, &r.vf);
     const int empty = !bad && !fl[2][0] && !fl[3][0] && !fl[4][0] && !fl[5][0];
-    for (int k = 0; !bad && !empty && k < 4; k++) bad = run_num(fl[2 + k], -1e9, &c[k]);
+    for (int k = 0; !bad && !empty && k < 4; k++) bad = plot_num(fl[2 + k], -1e9, &c[k]);
     if (!bad && !empty && (fabs(c[0]) > 180 || fabs(c[2]) > 180 || fabs(c[1]) > 90 ||
                            fabs(c[3]) > 90))
       bad = 1;
@@ -475,13 +433,13 @@ static int read_run_model(const char *dir, run_model *m) {
   int rc = run_header(f, path, model_header, &line, &cap, &lineno, "wattgraph traffic model file");
   if (rc == CLI_OK) {
     int got = 0;
-    while (run_line(f, &line, &cap, &lineno) && !(got = line[0] != '\0')) {
+    while (plot_line(f, &line, &cap, &lineno) && !(got = line[0] != '\0')) {
     }
-    const int nf = got ? run_fields(line, fl, 6) : 0;
+    const int nf = got ? plot_fields(line, fl, 6) : 0;
     if (nf != 6 || (strcmp(fl[0], "triangular") && strcmp(fl[0], "greenshields")) ||
-        run_num(fl[1], 1e-9, &m->kj) || run_num(fl[2], 1e-9, &m->w_kmh) ||
-        run_num(fl[3], 0, &m->floor) || m->floor >= 1 || run_num(fl[4], 1e-9, &m->aggregate) ||
-        run_num(fl[5], 1e-9, &m->step)) {
+        plot_num(fl[1], 1e-9, &m->kj) || plot_num(fl[2], 1e-9, &m->w_kmh) ||
+        plot_num(fl[3], 0, &m->floor) || m->floor >= 1 || plot_num(fl[4], 1e-9, &m->aggregate) ||
+        plot_num(fl[5], 1e-9, &m->step)) {
       cli_error("%s:%lu: expected triangular|greenshields, jam density > 0, wave speed > 0, "
                 "speed floor in [0, 1), aggregate > 0, step > 0", path, got ? lineno : 2);
       rc = CLI_FAIL;
@@ -502,12 +460,12 @@ typedef struct series_row {
 
 static int read_series_row(char *line, series_row *r) {
   char *fl[7];
-  const int nf = run_fields(line, fl, 6);
-  if (nf != 6 || run_num(fl[0], 0, &r->t) || run_u64(fl[1], &r->from) ||
-      run_u64(fl[2], &r->to) || run_num(fl[3], 0, &r->flow) || run_num(fl[4], 0, &r->dens))
+  const int nf = plot_fields(line, fl, 6);
+  if (nf != 6 || plot_num(fl[0], 0, &r->t) || plot_u64(fl[1], &r->from) ||
+      plot_u64(fl[2], &r->to) || plot_num(fl[3], 0, &r->flow) || plot_num(fl[4], 0, &r->dens))
     return -1;
   r->speed = NAN;
-  if (fl[5][0] && run_num(fl[5], 0, &r->speed)) return -1;
+  if (fl[5][0] && plot_num(fl[5], 0, &r->speed)) return -1;
   return 0;
 }
 
@@ -592,7 +550,7 @@ static int traffic_data(const char *run, const char *dir, int fd, double time,
     cli_error("plot: cannot write in %s: %s", dir, strerror(errno));
     goto fail;
   }
-  while (run_line(f, &line, &cap, &lineno)) {
+  while (plot_line(f, &line, &cap, &lineno)) {
     if (!line[0]) continue;
     series_row r;
     if (read_series_row(line, &r) != 0) {
@@ -774,104 +732,25 @@ fail:
 
 /* ---- plot serve: the route server's experiment (bench/serve_load.c bins) ---- */
 
-static const char *const serve_header =
-    "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,level,"
-    "spike,tardiness_sent,tardiness_p99";
-
-/* Checks one serve_load bins file (its '#' comment lines, the header, 14
- * numbers a row: counts finite and >= 0, tardiness, quality, level and the
- * two last columns may be nan in a bin that answered nothing) and writes
- * s<i>.dat: t, tardiness, answered/s, refused/s, miss share, quality. The
- * bin's length is the smallest step of t (1 s when one row). */
+/* Checks one serve_load bins file (plot_serve_bins_read) and writes
+ * s<i>.dat: t, tardiness, answered/s, refused/s, miss share, quality. */
 static int copy_serve_run(const char *path, const char *dir, int index) {
   FILE *f = fopen(path, "r");
   if (!f) {
     cli_error("%s: cannot read: %s", path, strerror(errno));
     return CLI_FAIL;
   }
-  char *line = NULL, to[128];
-  size_t cap = 0;
-  unsigned long lineno = 0;
-  int got;
-  while ((got = run_line(f, &line, &cap, &lineno)) && line[0] == '#') {
-  }
-  if (!got || strcmp(line, serve_header) != 0) {
-    cli_error("%s:%lu: not serve_load's bins (expected the header '%s')", path,
-              lineno ? lineno : 1, serve_header);
-    free(line);
-    fclose(f);
-    return CLI_FAIL;
-  }
-  enum { MAX_ROWS = 1000000 };
-  double(*rows)[6] = NULL;
-  size_t n = 0, rcap = 0;
-  int rc = CLI_OK;
-  double bin = INFINITY, prev = NAN;
-  while (run_line(f, &line, &cap, &lineno)) {
-    if (!line[0] || line[0] == '#') continue;
-    char *fl[15];
-    double v[14];
-    const int nf = run_fields(line, fl, 14);
-    int bad = nf != 14;
-    for (int k = 0; !bad && k < 14; k++) {
-      /* nan where a bin without answers has no mean */
-      const int may_nan = k == 6 || k == 9 || k == 10 || k == 12 || k == 13;
-      if (may_nan && (strcmp(fl[k], "nan") == 0 || strcmp(fl[k], "-nan") == 0))
-        v[k] = NAN;
-      else
-        bad = run_num(fl[k], 0, &v[k]) != 0;
-    }
-    if (bad) {
-      cli_error("%s:%lu: expected 14 numbers separated by commas (counts finite and >= 0)",
-                path, lineno);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (isfinite(prev) && v[0] > prev && v[0] - prev < bin) bin = v[0] - prev;
-    if (isfinite(prev) && !(v[0] > prev)) {
-      cli_error("%s:%lu: t %g does not follow %g", path, lineno, v[0], prev);
-      rc = CLI_FAIL;
-      break;
-    }
-    prev = v[0];
-    if (n == MAX_ROWS) {
-      cli_error("%s:%lu: more than %d bins", path, lineno, MAX_ROWS);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (n == rcap) {
-      size_t nc = rcap ? 2 * rcap : 256;
-      void *nr = realloc(rows, nc * sizeof *rows);
-      if (!nr) {
-        cli_error("plot: out of memory");
-        rc = CLI_FAIL;
-        break;
-      }
-      rows = nr;
-      rcap = nc;
-    }
-    rows[n][0] = v[0];
-    rows[n][1] = v[6];
-    rows[n][2] = v[2];
-    rows[n][3] = v[3];
-    rows[n][4] = v[2] > 0 ? v[7] / v[2] : NAN;
-    rows[n][5] = v[9];
-    n++;
-  }
-  free(line);
+  plot_serve_bins b;
+  int rc = plot_serve_bins_read(f, path, &b);
   fclose(f);
-  if (rc == CLI_OK && n == 0) {
-    cli_error("%s: no bins", path);
-    rc = CLI_FAIL;
-  }
   if (rc == CLI_OK) {
-    if (!isfinite(bin)) bin = 1;
+    char to[128];
     snprintf(to, sizeof to, "%s/s%d.dat", dir, index);
     FILE *o = fopen(to, "w");
-    for (size_t i = 0; o && i < n; i++) {
-      fprintf(o, "%.9g", rows[i][0]);
-      const double out[5] = {rows[i][1], rows[i][2] / bin, rows[i][3] / bin, rows[i][4],
-                             rows[i][5]};
+    for (size_t i = 0; o && i < b.n; i++) {
+      const double *r = b.rows[i];
+      fprintf(o, "%.9g", r[0]);
+      const double out[5] = {r[1], r[2] / b.bin, r[3] / b.bin, r[4], r[5]};
       for (int c = 0; c < 5; c++)
         isfinite(out[c]) ? fprintf(o, " %.9g", out[c]) : fprintf(o, " NaN");
       fputc('\n', o);
@@ -881,7 +760,7 @@ static int copy_serve_run(const char *path, const char *dir, int index) {
       rc = CLI_FAIL;
     }
   }
-  free(rows);
+  plot_serve_bins_free(&b);
   return rc;
 }
 

@@ -1,0 +1,36 @@
+/* The readers of `wattgraph plot`'s input files, apart from the drawing so
+ * that they are fuzzed (fuzz/fuzz_plot_serve.c): CSV lines and fields, and
+ * serve_load's bins. Errors are printed through cli_error, naming the file
+ * and line. */
+#ifndef WATTGRAPH_PLOT_READ_H
+#define WATTGRAPH_PLOT_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Reads one line without its end (CR too); 0 at the end of the file. */
+int plot_line(FILE *f, char **line, size_t *cap, unsigned long *lineno);
+/* Splits at commas in place; returns the field count (at most max + 1, so
+ * a row with too many fields is seen). */
+int plot_fields(char *line, char **field, int max);
+/* A plain decimal whole number (0: ok, -1: not one). */
+int plot_u64(const char *s, uint64_t *out);
+/* A finite number >= lo (strtod's hex, inf and nan refused; 0: ok). */
+int plot_num(const char *s, double lo, double *out);
+
+/* serve_load's bins (bench/serve_load.c --out): its '#' comment lines, the
+ * header, 14 numbers a row (counts finite and >= 0; tardiness, quality,
+ * level and the two last columns may be nan in a bin that answered
+ * nothing), t increasing, at most a million rows. */
+typedef struct plot_serve_bins {
+  double (*rows)[6]; /* t, tardiness, answered, refused, miss share, quality */
+  size_t n;          /* >= 1 when read */
+  double bin;        /* the smallest step of t; 1 with one row */
+} plot_serve_bins;
+/* CLI_OK, or CLI_FAIL after one line naming path and the line. out is
+ * filled either way; free it with plot_serve_bins_free. */
+int plot_serve_bins_read(FILE *f, const char *path, plot_serve_bins *out);
+void plot_serve_bins_free(plot_serve_bins *b);
+
+#endif
