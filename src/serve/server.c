@@ -62,6 +62,7 @@ typedef struct job {
   struct MHD_Connection *conn;
   job_kind kind;
   int dispatched;      /* queued (connection suspended) */
+  int handed_back;     /* resumed with its answer: counted in unsent until completed */
   int done;
   double arrival, deadline; /* wg__now() seconds */
   double prewait;           /* seconds it waited before the server read it
@@ -140,6 +141,8 @@ struct wg_server {
   int idle_host;     /* be.query_host and not o.no_idle_host */
   unsigned running;  /* batches taken by batching threads and not yet done */
   unsigned on_host;  /* lone requests being answered on the host now */
+  unsigned unsent;   /* answers handed back that libmicrohttpd has not finished with
+                        (written or dropped): wg_server_stop waits for them */
   char *refusal[2];  /* the 503 bodies: above the admitted rate, queue full */
   wg_ctx_t **inline_ctx;
   size_t ninline_ctx, inline_ctx_cap;
@@ -1119,6 +1122,7 @@ static void *batcher_main(void *arg) {
      * handed to libmicrohttpd (respond), after its JSON is written */
     pthread_mutex_lock(&s->mu);
     s->running--;
+    s->unsent += (unsigned)n;
     s->period_busy += t1 - t0;
     if (kind == JOB_REQUEST) {
       s->st.batches++;
@@ -1134,6 +1138,7 @@ static void *batcher_main(void *arg) {
     for (size_t i = 0; i < n; i++) {
       batch[i]->t_batch = t0;
       batch[i]->t_resume = t_back;
+      batch[i]->handed_back = 1;
       MHD_resume_connection(batch[i]->conn);
     }
     control_tick(s, t1);
@@ -1525,6 +1530,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!j) return;
   /* written, or the connection ended first: counted at this moment */
   if (j->count_when_written) count_sent(s, j, wg__now());
+  if (j->handed_back) {
+    pthread_mutex_lock(&s->mu);
+    s->unsent--;
+    pthread_mutex_unlock(&s->mu);
+  }
   free(j->body);
   free(j->weights);
   free(j->answer);
@@ -1735,6 +1745,17 @@ void wg_server_stop(wg_server_t **sp) {
   pthread_mutex_unlock(&s->mu);
   for (unsigned i = 0; i < nbt; i++) pthread_join(s->bt[i].th, NULL);
   if (wd) pthread_join(s->watchdog, NULL);
+  /* the batchers answered what was queued; the HTTP threads write those
+   * answers a poll round later: wait for them (2 s at most), or stopping
+   * the daemon now would close their connections unanswered */
+  for (int k = 0; s->d && k < 2000; k++) {
+    pthread_mutex_lock(&s->mu);
+    const unsigned left = s->unsent;
+    pthread_mutex_unlock(&s->mu);
+    if (!left) break;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
   if (s->d) MHD_stop_daemon(s->d);
   for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
   free(s->inline_ctx);
