@@ -283,24 +283,6 @@ static void power_script(FILE *f, const char *title, const char **traces, int n)
 
 /* ---- plot congestion|fd DIR: a traffic run (wattgraph traffic --out DIR) ---- */
 
-static const char *const series_header = "time,from,to,flow_vph,density_vpkm,speed_ms";
-static const char *const arcs_header =
-    "from,to,from_lon,from_lat,to_lon,to_lat,length_m,lanes,free_speed_ms";
-static const char *const model_header =
-    "fd,jam_density_vpkm_lane,wave_speed_kmh,speed_floor,aggregate_s,step_s";
-
-typedef struct run_arc {
-  uint64_t from, to, row; /* file ids; the row in arcs.csv (ties keep the first) */
-  double x0, y0, x1, y1;  /* km east and north of the map's south-west corner */
-  double lanes, vf;       /* free speed, m/s */
-  double length;          /* metres */
-} run_arc;
-
-typedef struct run_model {
-  int greenshields;
-  double kj, w_kmh, floor, aggregate, step;
-} run_model;
-
 /* Opens DIR/name; a missing file is one line saying what writes it. */
 static FILE *run_open(const char *dir, const char *name, char *path, size_t cap) {
   snprintf(path, cap, "%s/%s", dir, name);
@@ -311,162 +293,24 @@ static FILE *run_open(const char *dir, const char *name, char *path, size_t cap)
   return f;
 }
 
-static int run_header(FILE *f, const char *path, const char *header, char **line, size_t *cap,
-                      unsigned long *lineno, const char *what) {
-  if (!plot_line(f, line, cap, lineno) || strcmp(*line, header) != 0) {
-    cli_error("%s:1: not a %s (expected the header '%s')", path, what, header);
-    return CLI_FAIL;
-  }
-  return CLI_OK;
-}
-
-static int cmp_run_arc(const void *a, const void *b) {
-  const run_arc *x = a, *y = b;
-  if (x->from != y->from) return x->from < y->from ? -1 : 1;
-  if (x->to != y->to) return x->to < y->to ? -1 : 1;
-  return (x->row > y->row) - (x->row < y->row);
-}
-
-/* The first arc from -> to (NULL when there is none). */
-static const run_arc *run_find(const run_arc *a, size_t n, uint64_t from, uint64_t to) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (a[mid].from < from || (a[mid].from == from && a[mid].to < to))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && a[lo].from == from && a[lo].to == to ? &a[lo] : NULL;
-}
-
-/* Reads DIR/arcs.csv, sorted by (from, to); *has_xy when every arc has
- * coordinates, which are then projected to km (equirectangular about the
- * map's mean latitude: fine for a city or a region). */
+/* DIR/arcs.csv and DIR/model.csv of a traffic run (plot_read.c reads them). */
 static int read_run_arcs(const char *dir, run_arc **out, size_t *count, int *has_xy,
                          double *aspect) {
   char path[4200];
   FILE *f = run_open(dir, "arcs.csv", path, sizeof path);
   if (!f) return CLI_FAIL;
-  char *line = NULL, *fl[10];
-  size_t cap = 0, n = 0, acap = 0;
-  unsigned long lineno = 0;
-  run_arc *a = NULL;
-  int rc = run_header(f, path, arcs_header, &line, &cap, &lineno, "wattgraph traffic arcs file");
-  int xy = 1;
-  double lon0 = INFINITY, lat0 = INFINITY, latsum = 0;
-  while (rc == CLI_OK && plot_line(f, &line, &cap, &lineno)) {
-    if (!line[0]) continue;
-    run_arc r = {0};
-    double c[4] = {0, 0, 0, 0};
-    const int nf = plot_fields(line, fl, 9);
-    int bad = nf != 9 || plot_u64(fl[0], &r.from) || plot_u64(fl[1], &r.to) ||
-              plot_num(fl[6], 1e-9, &r.length) || plot_num(fl[7], 1, &r.lanes) ||
-              plot_num(fl[8], 1e-9, &r.vf);
-    const int empty = !bad && !fl[2][0] && !fl[3][0] && !fl[4][0] && !fl[5][0];
-    for (int k = 0; !bad && !empty && k < 4; k++) bad = plot_num(fl[2 + k], -1e9, &c[k]);
-    if (!bad && !empty && (fabs(c[0]) > 180 || fabs(c[2]) > 180 || fabs(c[1]) > 90 ||
-                           fabs(c[3]) > 90))
-      bad = 1;
-    if (bad) {
-      cli_error("%s:%lu: expected from,to (file ids), four coordinates (all or none), "
-                "length > 0, lanes >= 1, free speed > 0", path, lineno);
-      rc = CLI_FAIL;
-      break;
-    }
-    if (empty) xy = 0;
-    r.x0 = c[0], r.y0 = c[1], r.x1 = c[2], r.y1 = c[3];
-    r.row = n;
-    if (!empty) {
-      lon0 = fmin(lon0, fmin(c[0], c[2]));
-      lat0 = fmin(lat0, fmin(c[1], c[3]));
-      latsum += c[1];
-    }
-    if (n == acap) {
-      acap = acap ? 2 * acap : 1024;
-      run_arc *na = realloc(a, acap * sizeof *na);
-      if (!na) {
-        cli_error("out of memory");
-        rc = CLI_FAIL;
-        break;
-      }
-      a = na;
-    }
-    a[n++] = r;
-  }
-  free(line);
+  const int rc = plot_arcs_read(f, path, out, count, has_xy, aspect);
   fclose(f);
-  if (rc == CLI_OK && n == 0) {
-    cli_error("%s: no arcs", path);
-    rc = CLI_FAIL;
-  }
-  if (rc != CLI_OK) {
-    free(a);
-    return rc;
-  }
-  *aspect = 1;
-  if (xy) {
-    const double kx = 111.32 * cos(latsum / (double)n * M_PI / 180), ky = 110.574;
-    double xmax = 0, ymax = 0;
-    for (size_t i = 0; i < n; i++) {
-      a[i].x0 = (a[i].x0 - lon0) * kx, a[i].x1 = (a[i].x1 - lon0) * kx;
-      a[i].y0 = (a[i].y0 - lat0) * ky, a[i].y1 = (a[i].y1 - lat0) * ky;
-      xmax = fmax(xmax, fmax(a[i].x0, a[i].x1));
-      ymax = fmax(ymax, fmax(a[i].y0, a[i].y1));
-    }
-    if (xmax > 0 && ymax > 0) *aspect = ymax / xmax;
-  }
-  qsort(a, n, sizeof *a, cmp_run_arc);
-  *out = a;
-  *count = n;
-  *has_xy = xy;
-  return CLI_OK;
+  return rc;
 }
 
 static int read_run_model(const char *dir, run_model *m) {
   char path[4200];
   FILE *f = run_open(dir, "model.csv", path, sizeof path);
   if (!f) return CLI_FAIL;
-  char *line = NULL, *fl[7];
-  size_t cap = 0;
-  unsigned long lineno = 0;
-  int rc = run_header(f, path, model_header, &line, &cap, &lineno, "wattgraph traffic model file");
-  if (rc == CLI_OK) {
-    int got = 0;
-    while (plot_line(f, &line, &cap, &lineno) && !(got = line[0] != '\0')) {
-    }
-    const int nf = got ? plot_fields(line, fl, 6) : 0;
-    if (nf != 6 || (strcmp(fl[0], "triangular") && strcmp(fl[0], "greenshields")) ||
-        plot_num(fl[1], 1e-9, &m->kj) || plot_num(fl[2], 1e-9, &m->w_kmh) ||
-        plot_num(fl[3], 0, &m->floor) || m->floor >= 1 || plot_num(fl[4], 1e-9, &m->aggregate) ||
-        plot_num(fl[5], 1e-9, &m->step)) {
-      cli_error("%s:%lu: expected triangular|greenshields, jam density > 0, wave speed > 0, "
-                "speed floor in [0, 1), aggregate > 0, step > 0", path, got ? lineno : 2);
-      rc = CLI_FAIL;
-    } else {
-      m->greenshields = strcmp(fl[0], "greenshields") == 0;
-    }
-  }
-  free(line);
+  const int rc = plot_model_read(f, path, m);
   fclose(f);
   return rc;
-}
-
-/* One series row, checked; speed is NAN when the field is empty. */
-typedef struct series_row {
-  double t, flow, dens, speed;
-  uint64_t from, to;
-} series_row;
-
-static int read_series_row(char *line, series_row *r) {
-  char *fl[7];
-  const int nf = plot_fields(line, fl, 6);
-  if (nf != 6 || plot_num(fl[0], 0, &r->t) || plot_u64(fl[1], &r->from) ||
-      plot_u64(fl[2], &r->to) || plot_num(fl[3], 0, &r->flow) || plot_num(fl[4], 0, &r->dens))
-    return -1;
-  r->speed = NAN;
-  if (fl[5][0] && plot_num(fl[5], 0, &r->speed)) return -1;
-  return 0;
 }
 
 /* The model's flow (vehicles/h/lane) at density k (vehicles/km/lane) for a
@@ -542,7 +386,7 @@ static int traffic_data(const char *run, const char *dir, int fd, double time,
   int nspeeds = 0;
   double chosen = -1, last = -1, kmax = 0;
   if (!f) goto fail;
-  if (run_header(f, path, series_header, &line, &cap, &lineno, "wattgraph traffic series") !=
+  if (plot_header(f, path, plot_series_header, &line, &cap, &lineno, "wattgraph traffic series") !=
       CLI_OK)
     goto fail;
   snprintf(name, sizeof name, "%s/%s", dir, fd ? "points.dat" : "segments.dat");
@@ -553,7 +397,7 @@ static int traffic_data(const char *run, const char *dir, int fd, double time,
   while (plot_line(f, &line, &cap, &lineno)) {
     if (!line[0]) continue;
     series_row r;
-    if (read_series_row(line, &r) != 0) {
+    if (plot_series_row(line, &r) != 0) {
       cli_error("%s:%lu: expected time,from,to,flow_vph,density_vpkm,speed_ms (numbers >= 0, "
                 "file ids, speed empty when no vehicle)", path, lineno);
       goto fail;
@@ -565,7 +409,7 @@ static int traffic_data(const char *run, const char *dir, int fd, double time,
     }
     last = r.t;
     rows++;
-    const run_arc *a = run_find(arcs, na, r.from, r.to);
+    const run_arc *a = plot_arc_find(arcs, na, r.from, r.to);
     if (!a) {
       cli_error("%s:%lu: arc %llu -> %llu is not in %s/arcs.csv (a series of another run?)",
                 path, lineno, (unsigned long long)r.from, (unsigned long long)r.to, run);

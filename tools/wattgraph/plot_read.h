@@ -33,4 +33,43 @@ typedef struct plot_serve_bins {
 int plot_serve_bins_read(FILE *f, const char *path, plot_serve_bins *out);
 void plot_serve_bins_free(plot_serve_bins *b);
 
+/* ---- a traffic run's files (wattgraph traffic --out DIR) ---- */
+
+extern const char *const plot_series_header;
+
+typedef struct run_arc {
+  uint64_t from, to, row; /* file ids; the row in arcs.csv (ties keep the first) */
+  double x0, y0, x1, y1;  /* km east and north of the map's south-west corner */
+  double lanes, vf;       /* free speed, m/s */
+  double length;          /* metres */
+} run_arc;
+
+typedef struct run_model {
+  int greenshields;
+  double kj, w_kmh, floor, aggregate, step;
+} run_model;
+
+/* One series row, checked; speed is NAN when the field is empty. */
+typedef struct series_row {
+  double t, flow, dens, speed;
+  uint64_t from, to;
+} series_row;
+
+/* Reads the first line and checks it is `header` (CLI_FAIL with one line
+ * naming `what` otherwise). */
+int plot_header(FILE *f, const char *path, const char *header, char **line, size_t *cap,
+                unsigned long *lineno, const char *what);
+/* arcs.csv: sorted by (from, to); *has_xy when every arc has coordinates,
+ * which are then projected to km (equirectangular about the map's mean
+ * latitude: fine for a city or a region). CLI_OK (*out malloc'd) or
+ * CLI_FAIL after one line. */
+int plot_arcs_read(FILE *f, const char *path, run_arc **out, size_t *count, int *has_xy,
+                   double *aspect);
+/* model.csv: CLI_OK or CLI_FAIL after one line. */
+int plot_model_read(FILE *f, const char *path, run_model *m);
+/* One series.csv row, split in place: 0, or -1 when it is not one. */
+int plot_series_row(char *line, series_row *r);
+/* The first arc from -> to of a sorted array (NULL when there is none). */
+const run_arc *plot_arc_find(const run_arc *a, size_t n, uint64_t from, uint64_t to);
+
 #endif
