@@ -3,21 +3,12 @@
  * at most a million, t strictly increasing, counts finite and >= 0 and a
  * positive finite bin length; one it refuses said why (one line). */
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "fuzz_cli.h"
 #include "plot_read.h"
-
-static int errors;
-
-/* The command line's error printer, counted instead of printed. */
-void cli_error(const char *fmt, ...) {
-  (void)fmt;
-  errors++;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FILE *f = fmemopen((void *)data, size, "r");

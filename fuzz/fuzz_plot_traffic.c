@@ -6,23 +6,14 @@
  * values in their ranges) and each line as a series.csv row (finite
  * values >= 0, speed NaN or >= 0). A refused file said why in one line. */
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "fuzz_cli.h"
 #include "plot_read.h"
-
-static int errors;
-
-/* The command line's error printer, counted instead of printed. */
-void cli_error(const char *fmt, ...) {
-  (void)fmt;
-  errors++;
-}
 
 static void arcs(const uint8_t *data, size_t size) {
   FILE *f = fmemopen((void *)data, size, "r");

@@ -98,18 +98,7 @@ static int copy_trace(const char *path, const char *dir, int i, uint32_t skip) {
     line[strcspn(line, "\r\n")] = '\0';
     if (!line[0]) continue;
     double v[8];
-    int nf = 0, bad = 0;
-    for (char *p = line; !bad; nf++) {
-      char *end = NULL;
-      errno = 0;
-      double x = strtod(p, &end);
-      bad = nf == 8 || end == p || errno == ERANGE || !isfinite(x) ||
-            (*end != ',' && *end != '\0');
-      if (!bad) v[nf] = x;
-      if (bad || *end == '\0') break;
-      p = end + 1;
-    }
-    if (bad || nf != 7) {
+    if (plot_trace_row(line, v) != 0) {
       cli_error("%s:%lu: expected 8 finite numbers separated by commas, got '%.40s'",
                 path, lineno, line);
       goto done;
@@ -233,9 +222,7 @@ static int copy_power_trace(const char *path, const char *dir, int index) {
   while (fgets(row, sizeof row, f)) {
     lineno++;
     double v[4];
-    char extra;
-    if (sscanf(row, "%lf,%lf,%lf,%lf %c", &v[0], &v[1], &v[2], &v[3], &extra) != 4 ||
-        !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || !isfinite(v[3])) {
+    if (plot_power_row(row, v) != 0) {
       cli_error("%s:%lu: expected four numbers t,watts,setpoint,knob, all finite", path, lineno);
       rc = CLI_FAIL;
       break;

@@ -48,6 +48,27 @@ int plot_num(const char *s, double lo, double *out) {
   return 0;
 }
 
+int plot_trace_row(const char *line, double v[8]) {
+  int nf = 0, bad = 0;
+  for (const char *p = line; !bad; nf++) {
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(p, &end);
+    bad = nf == 8 || end == p || errno == ERANGE || !isfinite(x) ||
+          (*end != ',' && *end != '\0');
+    if (!bad) v[nf] = x;
+    if (bad || *end == '\0') break;
+    p = end + 1;
+  }
+  return bad || nf != 7 ? -1 : 0;
+}
+
+int plot_power_row(const char *row, double v[4]) {
+  char extra;
+  if (sscanf(row, "%lf,%lf,%lf,%lf %c", &v[0], &v[1], &v[2], &v[3], &extra) != 4) return -1;
+  return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) && isfinite(v[3]) ? 0 : -1;
+}
+
 static const char *const serve_header =
     "t,sent,answered,refused,noroute,errors,tardiness,misses,admitted_rate,quality,level,"
     "spike,tardiness_sent,tardiness_p99";

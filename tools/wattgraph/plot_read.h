@@ -19,6 +19,13 @@ int plot_u64(const char *s, uint64_t *out);
 /* A finite number >= lo (strtod's hex, inf and nan refused; 0: ok). */
 int plot_num(const char *s, double lo, double *out);
 
+/* One row of an iteration trace (wattgraph sssp --trace): 8 finite
+ * numbers separated by commas (0), else -1. */
+int plot_trace_row(const char *line, double v[8]);
+/* One row of a power trace (wattgraph sssp --power-trace): t, watts,
+ * set-point, knob, all finite (0), else -1. */
+int plot_power_row(const char *row, double v[4]);
+
 /* serve_load's bins (bench/serve_load.c --out): its '#' comment lines, the
  * header, 14 numbers a row (counts finite and >= 0; tardiness, quality,
  * level and the two last columns may be nan in a bin that answered
