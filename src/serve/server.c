@@ -978,16 +978,17 @@ static const char control_log_header[] =
     "t,seconds,answered,refused,tardiness,prewait,postwait,busy,inflight_growth,"
     "capacity_sample,capacity,u,error,integral_term,admitted_rate,longest_batch\n";
 
-static void write_control_line(wg_server_t *s, double now, const wg_admit_period *p,
-                               double cap, double rate) {
+/* Formats the period's line (under mu); control_tick writes it after. */
+static void control_line(const wg_server_t *s, char *buf, size_t cap, double now,
+                         const wg_admit_period *p, double cap_sample, double rate) {
   const wg_admit *a = &s->admit;
   const int on = s->o.admission;
-  fprintf(s->o.control_log,
+  snprintf(buf, cap,
           "%.4f,%.4f,%.0f,%.0f,%.5f,%.5f,%.5f,%.4f,%.0f,%.1f,%.1f,%.4f,%.4f,%.4f,%.1f,%.5f\n",
           now - s->t_start, p->seconds, p->answered, p->refused, p->tardiness, p->prewait,
-          p->postwait, p->busy, p->inflight_growth, cap, on ? a->capacity : 0, on ? a->u : 0,
-          on ? a->error : 0, on ? a->o.ki * a->integral : 0, on ? rate : 0, s->period_longest);
-  fflush(s->o.control_log);
+          p->postwait, p->busy, p->inflight_growth, cap_sample, on ? a->capacity : 0,
+          on ? a->u : 0, on ? a->error : 0, on ? a->o.ki * a->integral : 0, on ? rate : 0,
+          s->period_longest);
 }
 
 /* With several batching threads, busy is the batches' time summed over
@@ -1046,13 +1047,18 @@ static void control_tick(wg_server_t *s, double now) {
   }
   if (tard >= 0) s->st.tardiness = tard;
   s->st.admitted_rate = s->o.admission ? rate : 0;
-  if (s->o.control_log) write_control_line(s, now, &per, cap, rate);
+  char line[256];
+  if (s->o.control_log) control_line(s, line, sizeof line, now, &per, cap, rate);
   s->period_start = now;
   s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
   s->period_longest = 0;
   s->period_answered = s->period_refused = 0;
   s->period_prewait = s->period_postwait = 0;
   pthread_mutex_unlock(&s->mu);
+  if (s->o.control_log) { /* the file's I/O outside the server's lock */
+    fputs(line, s->o.control_log);
+    fflush(s->o.control_log);
+  }
 }
 
 static void *batcher_main(void *arg) {
@@ -1157,23 +1163,22 @@ static void *batcher_main(void *arg) {
  * before it was read; postwait after its batch, encode excluded). Counting
  * at the write, not at the queueing, matters under load: the H200 runs of
  * session 10 (16 HTTP threads on 4 cores) saw client tardiness ~45% above
- * the set-point while the server's clock saw far fewer misses. */
-static void count_sent(wg_server_t *s, const job *j, double t) {
+ * the set-point while the server's clock saw far fewer misses. The caller
+ * holds mu. */
+static void count_sent_locked(wg_server_t *s, const job *j, double t) {
   const double dl = j->deadline - j->arrival;
   const double tard = dl > 0 ? (t - j->arrival) / dl : 0;
-  pthread_mutex_lock(&s->mu);
   if (tard > 1) s->st.deadline_misses++;
   s->period_tard_sum += tard;
   if (dl > 0) s->period_prewait += j->prewait / dl;
   if (dl > 0 && j->t_resume > 0) s->period_postwait += (t - j->t_resume - j->encode_s) / dl;
   s->period_answered++;
-  pthread_mutex_unlock(&s->mu);
 }
 
 /* Sends an answered job: writes a route's JSON here (so the batches' JSON is
  * written over the HTTP threads at once), hands it to libmicrohttpd, and
  * counts it answered and its phases; its tardiness and miss are counted
- * when libmicrohttpd has written it (count_sent, from completed). */
+ * when libmicrohttpd has written it (count_sent_locked, from completed). */
 static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j) {
   const double t_enc = wg__now();
   if (j->encode) encode_route(s, j);
@@ -1197,8 +1202,8 @@ static enum MHD_Result respond(wg_server_t *s, struct MHD_Connection *c, job *j)
     s->ph_respond += t - t_sent0;
   }
   s->ph_requests++;
+  if (!j->count_when_written) count_sent_locked(s, j, t);
   pthread_mutex_unlock(&s->mu);
-  if (!j->count_when_written) count_sent(s, j, t);
   return ret;
 }
 
@@ -1528,11 +1533,14 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   wg_server_t *s = cls;
   job *j = *con_cls;
   if (!j) return;
-  /* written, or the connection ended first: counted at this moment */
-  if (j->count_when_written) count_sent(s, j, wg__now());
-  if (j->handed_back) {
+  /* written, or the connection ended first: counted at this moment; an
+   * answer a batch handed back is no longer unsent (the last one wakes a
+   * stop that waits for them) */
+  if (j->count_when_written || j->handed_back) {
+    const double t = wg__now();
     pthread_mutex_lock(&s->mu);
-    s->unsent--;
+    if (j->count_when_written) count_sent_locked(s, j, t);
+    if (j->handed_back && --s->unsent == 0 && s->stop) pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
   }
   free(j->body);
@@ -1748,15 +1756,16 @@ void wg_server_stop(wg_server_t **sp) {
   /* the batchers answered what was queued; the HTTP threads write those
    * answers a poll round later: wait for them (2 s at most), or stopping
    * the daemon now would close their connections unanswered */
-  for (int k = 0; s->d && k < 2000; k++) {
+  if (s->d) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until); /* s->cv waits on the monotonic clock */
+    until.tv_sec += 2;
     pthread_mutex_lock(&s->mu);
-    const unsigned left = s->unsent;
+    while (s->unsent && pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0) {
+    }
     pthread_mutex_unlock(&s->mu);
-    if (!left) break;
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
+    MHD_stop_daemon(s->d);
   }
-  if (s->d) MHD_stop_daemon(s->d);
   for (size_t i = 0; i < s->ninline_ctx; i++) wg_ctx_destroy(&s->inline_ctx[i]);
   free(s->inline_ctx);
   if (s->ctx_key_made) pthread_key_delete(s->ctx_key);

@@ -164,16 +164,15 @@ int cmd_serve(int argc, char **argv) {
                              {"--control-log", control_log}};
   rc = cli_check_outputs("serve", args[0], outs, 2);
   if (rc != CLI_OK) return rc;
-  if (control_log && (order && strcmp(order, control_log) == 0)) {
-    cli_error("serve: --control-log %s names the --order file; give it another", control_log);
-    return CLI_USAGE;
-  }
-  if (control_log && profile_path &&
-      (strcmp(profile_path, control_log) == 0 || wg_outfile_same(profile_path, control_log))) {
-    cli_error("serve: --control-log %s names the --profile file; refusing to overwrite it",
-              control_log);
-    return CLI_USAGE;
-  }
+  /* the other files it reads (an order to be saved is an output, above) */
+  const char *const read_too[][2] = {{"--profile", profile_path},
+                                     {"--order", save_order ? NULL : order}};
+  for (size_t i = 0; control_log && i < sizeof read_too / sizeof *read_too; i++)
+    if (read_too[i][1] && wg_outfile_same(read_too[i][1], control_log)) {
+      cli_error("serve: --control-log %s names the %s file; refusing to overwrite it",
+                control_log, read_too[i][0]);
+      return CLI_USAGE;
+    }
 
   wg_ctx_t *ctx = NULL;
   wg_graph_t *g = NULL;
