@@ -286,6 +286,7 @@ typedef struct sock_plant {
   double D, r, a, s0, lambda, sock;
   int trust;
   wg__rng rng;
+  double busy; /* the batching stage's busy share of a period (0: 0.2) */
   double read, admitted, refused, client_tard, server_tard, prewait;
   double admitted_sum; /* over every step */
 } sock_plant;
@@ -317,13 +318,13 @@ static double sock_run(sock_plant *p, wg_admit *a, int periods, int step_at, dou
     if (k == step_at) p->lambda *= 2;
     sock_step(p, r);
     wg_admit_period per = {.seconds = p->D,
-                           .busy = 0.2 * p->D,
+                           .busy = (p->busy > 0 ? p->busy : 0.2) * p->D,
                            .answered = p->admitted,
                            .tardiness = p->admitted > 0 ? p->server_tard : -1,
                            .prewait = p->prewait,
                            .inflight_growth = 0,
                            .refused = p->refused};
-    r = wg_admit_update(a, per.tardiness, wg_admit_capacity_sample(a, &per, 1));
+    r = wg_admit_update_period(a, &per, 1);
     ct[k] = p->client_tard;
     if (tracing())
       printf("period %3d read %5.0f admitted %5.0f refused %5.0f sockets %6.0f tardiness "
@@ -433,11 +434,13 @@ static void low_setpoint_on_the_socket_plant(void **state) {
         print_message("seed %llu, set-point %.2f, 1x then 2x: back within 5%% after %d "
                       "periods, then mean %.3f; admitted %.0f/s, sockets %.0f at the end\n",
                       (unsigned long long)seed, sp, back - 200, after, r, p.sock);
-        /* 8-11 periods over these seeds (the issue's 10 is judged on the
-         * host, where it took 1-6) */
-        if (back - 200 > 12) fail_msg("back within 5%% only after %d periods", back - 200);
-        if (fabs(after - sp) > 0.1 * sp)
-          fail_msg("after the step tardiness %g, not %g +- 10%%", after, sp);
+        /* 4-13 periods over these seeds with tracking (7-11 without it,
+         * when the mean after the step sat 4-6% above the set-point); the
+         * first period within 5% of a signal this noisy strays, the
+         * issue's 10 is judged on the host (docs/benchmarks.md) */
+        if (back - 200 > 14) fail_msg("back within 5%% only after %d periods", back - 200);
+        if (fabs(after - sp) > 0.05 * sp)
+          fail_msg("after the step tardiness %g, not %g +- 5%%", after, sp);
       }
     }
   }
@@ -466,6 +469,52 @@ static void http_wait_after_the_batch_is_saturation(void **state) {
   per.tardiness = 0.1; /* early: no saturation sample (a probe: refusals, rate met) */
   const double probe = wg_admit_capacity_sample(&a, &per, 1);
   assert_true(probe == 0 || probe > 5000);
+}
+
+/* The H200 host's plant at a 2x load step (session 12): the GPU's
+ * batching threads run small batches back to back, so they are "busy"
+ * 95% of every period and the capacity sample (answered / busy) follows
+ * the admitted rate instead of measuring a capacity. Then u must settle
+ * at answered / capacity (0.95), and an integral wound elsewhere (the 1x
+ * stretch before the step, where nothing limited the rate) leaves the
+ * steady error (ki I - 0.95) / kp, which ki = 0.01 removes over kp / ki =
+ * 30 periods, or never when the error stays beyond twice the integral
+ * band. Tracking (wg_admit_opts.tracking) moves ki I to what the server
+ * took. Set-point 0.25 (the host's), bare response 0.15 D. */
+static void self_referential_capacity_after_a_step(void **state) {
+  (void)state;
+  const double sp = 0.25;
+  double off_without = 0; /* mean over the seeds of |mean - sp| / sp, no tracking */
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    double after[2];
+    for (int track = 0; track <= 1; track++) {
+      wg_admit_opts o;
+      wg_admit_opts_defaults(&o);
+      o.setpoint = sp;
+      if (!track) o.tracking = 0;
+      wg_admit a;
+      wgt_assert_status(NULL, wg_admit_init(NULL, &a, &o), WG_OK);
+      sock_plant p;
+      memset(&p, 0, sizeof p);
+      p.D = 0.2, p.r = 3e-5, p.a = 7e-5, p.s0 = 0.03, p.lambda = 10000, p.trust = 1;
+      p.busy = 0.95;
+      wg__rng_seed(&p.rng, seed);
+      double ct[PERIODS];
+      sock_run(&p, &a, PERIODS, 200, ct);
+      /* the 25 periods from 10 after the step: the host's 5 s */
+      after[track] = mean_of(ct, 210, 235);
+    }
+    off_without += fabs(after[0] - sp) / sp / 5;
+    print_message("seed %llu, batching stage busy 95%%, set-point %.2f, 1x then 2x: from 10 "
+                  "periods after the step mean %.3f without tracking, %.3f with it\n",
+                  (unsigned long long)seed, sp, after[0], after[1]);
+    if (fabs(after[1] - sp) > 0.05 * sp)
+      fail_msg("with tracking, after the step tardiness %g, not %g +- 5%%", after[1], sp);
+  }
+  /* the defect it mends: without tracking the offset stays */
+  if (!(off_without > 0.1))
+    fail_msg("without tracking the mean offset after the step is %.1f%%: the plant no longer "
+             "shows what this test is about", 100 * off_without);
 }
 
 /* A set-point below the bare response on the HTTP-bound plant (0.1 D
@@ -579,6 +628,7 @@ int main(void) {
       cmocka_unit_test(low_setpoint_on_the_socket_plant),
       cmocka_unit_test(http_wait_after_the_batch_is_saturation),
       cmocka_unit_test(unreachable_setpoint_on_the_socket_plant),
+      cmocka_unit_test(self_referential_capacity_after_a_step),
       cmocka_unit_test(options_are_checked),
       cmocka_unit_test(bucket_refuses_above_the_rate),
   };

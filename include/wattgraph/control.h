@@ -571,6 +571,13 @@ typedef struct wg_admit_opts {
                             [rate_min, rate_max]; 0: rate_max. The first
                             rate is u0 x this (a known capacity keeps the
                             first period from admitting a flood) */
+  double tracking;       /* wg_admit_update_period only: in a period with a
+                            capacity sample and refusals, ki I moves 1 /
+                            tracking of the way to the output the server took
+                            (answered / seconds / capacity): back-calculation,
+                            so that no stale integral holds tardiness off the
+                            set-point while admission is the limit. Periods,
+                            >= 1; 0: off. 5 */
 } wg_admit_opts;
 
 void wg_admit_opts_defaults(wg_admit_opts *o);
@@ -642,6 +649,11 @@ typedef struct wg_admit_period {
  *    relative error), which raises a capacity estimate left low by a slower
  *    stretch (docs/serve.md, "Admission"). */
 double wg_admit_capacity_sample(const wg_admit *a, const wg_admit_period *p, int probe);
+
+/* One control period from what the server saw: the capacity sample above
+ * (probe as there), tracking (wg_admit_opts.tracking) and the PI update
+ * with p->tardiness. Returns the new admitted rate. */
+double wg_admit_update_period(wg_admit *a, const wg_admit_period *p, int probe);
 
 #ifdef __cplusplus
 }

@@ -1033,9 +1033,11 @@ static void control_tick(wg_server_t *s, double now) {
                                .inflight_growth = inflight - s->period_inflight0,
                                .refused = (double)s->period_refused};
   s->period_inflight0 = inflight;
+  /* the sample again for the control log (wg_admit_update_period takes it
+   * itself; the function is pure) */
   const double cap =
       s->o.admission ? wg_admit_capacity_sample(&s->admit, &per, !s->o.no_probe) : 0;
-  double rate = s->o.admission ? wg_admit_update(&s->admit, tard, cap) : INFINITY;
+  double rate = s->o.admission ? wg_admit_update_period(&s->admit, &per, !s->o.no_probe) : INFINITY;
   if (s->o.admission) {
     wg_bucket_set_rate(&s->bucket, rate, now);
     /* the bucket holds at least a twentieth of a period at that rate: a

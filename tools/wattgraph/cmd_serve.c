@@ -20,7 +20,7 @@ int cmd_serve(int argc, char **argv) {
   unsigned port = 5000, threads_http = 4, max_batch = 256, timeout_s = 10, conns = 1024,
            per_ip = 0, max_coords = 100, batchers = 1, gpu_spin_us = 200;
   double max_wait = 1.0, deadline = 1000, setpoint = 0.9, kp = 0.3, ki = 0.01, period = 0,
-         integral_band = 0.25,
+         integral_band = 0.25, tracking = 5,
          burst = 64, duration = 0, snap = 2000, max_rate = 1e6, start_rate = 0;
   int no_probe = 0, trust_start = 0, no_idle_host = 0;
   int no_admission = 0, threads = 0, json = 0, quiet = 0, no_watchdog = 0, inline_answer = 0;
@@ -52,6 +52,9 @@ int cmd_serve(int argc, char **argv) {
        "admission's anti-windup: a period's relative tardiness error enters the integral "
        "clipped to E, and not at all beyond 2E (the proportional term's alone)", "0.25", 0,
        100, NULL},
+      {"tracking", 0, OPT_DOUBLE, &tracking, "P",
+       "admission's back-calculation: while it refuses, the integral moves 1/P of the way to "
+       "the rate the server took, each period (0: off)", "5", 0, 1e6, NULL},
       {"period-ms", 0, OPT_DOUBLE, &period, "MS", "control period (0: the default deadline)",
        "0", 0, 3.6e6, NULL},
       {"burst", 0, OPT_DOUBLE, &burst, "N", "token bucket depth (requests)", "64", 1, 1e9, NULL},
@@ -213,6 +216,7 @@ int cmd_serve(int argc, char **argv) {
   so.admit.kp = kp;
   so.admit.ki = ki;
   so.admit.integral_band = integral_band;
+  so.admit.tracking = tracking;
   so.admit.rate_max = max_rate;
   /* the capacity assumed until a control period measures one (u0 stays 1:
    * the integral starts at its neutral value) */
