@@ -50,7 +50,9 @@
 # Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
 # CAPACITY_ONLY=1 (steps 1 and 2 only); since session 11 GPU_SPIN_US (the
 # CUDA servers' --gpu-spin-us, 200) and IDLE_HOST=0 (--no-idle-host); EXP_FLAGS (more flags for the
-# experiment's servers, e.g. "--integral-band 0.5").
+# experiment's servers, e.g. "--integral-band 0.5"). Since session 12
+# SKIP_A=1: experiment B alone (with CAPACITY=N: variants of gains or
+# options on one offered load, without the capacity's spread between calls).
 set -u
 build=${1:?usage: bench/serve_gpu.sh BUILD MAP OUT}
 map=${2:?map}
@@ -240,14 +242,16 @@ if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
   }
   rate=$((2 * c))
   [ "$rate" -gt 500000 ] && rate=500000 # serve_load's bound: 10M requests
-  echo "experiment A ($xbe router, 2 x $c = $rate/s offered open-loop throughout):"
-  experiment experiment "$rate" $((rate * exp_s * 11 / 10)) 0 0 1
+  if [ "${SKIP_A:-0}" = 0 ]; then
+    echo "experiment A ($xbe router, 2 x $c = $rate/s offered open-loop throughout):"
+    experiment experiment "$rate" $((rate * exp_s * 11 / 10)) 0 0 1
+  fi
   if [ "${STEP:-1}" != 0 ]; then
     step_at=$((c * exp_s * 3 / 8))
     echo "experiment B ($xbe router, $c/s offered, then a 2x step at $((exp_s * 3 / 8)) s):"
     # the first set-point only: the table reads B's with.csv alone
     first=${SETPOINTS:-0.9}
-    SETPOINTS=${first%% *} PROFILE=$out/experiment/profile.csv experiment experiment-step "$c" $((c * exp_s * 2)) "$step_at" 1000000 2 1
+    SETPOINTS=${first%% *} PROFILE=${PROFILE:-$out/experiment/profile.csv} experiment experiment-step "$c" $((c * exp_s * 2)) "$step_at" 1000000 2 1
   fi
 fi
 
