@@ -329,4 +329,18 @@ if [ -f "$f" ]; then
           if (k1) printf "; from 10 periods after the step mean %.3f (%+.1f%%), %d of %d periods within", s1 / k1, 100 * (s1 / k1 - sp) / sp, inb, k1
           printf " |\n" }' "$out/experiment-step/control-with.csv" 2>/dev/null
 fi
+# the two clocks over the same requests: every answer of a run with
+# admission, the clients' time from the send against the server's (the
+# control log's periods, answer-weighted); session 12 found the server's
+# 8-17% above on the H200 host
+for f in "$out"/experiment/with*.csv "$out"/experiment-step/with.csv; do
+  [ -f "$f" ] || continue
+  ctl="$(dirname "$f")/control-$(basename "$f")"
+  [ -f "$ctl" ] || continue
+  cli=$(awk -F, '/^#/ || $1 == "t" { next } $3 > 0 && $13 != "nan" { s += $3 * $13; n += $3 } END { if (n) printf "%.4f %d", s / n, n }' "$f")
+  srv=$(awk -F, 'NR > 1 && $3 > 0 && $5 >= 0 { s += $3 * $5; n += $3 } END { if (n) printf "%.4f %d", s / n, n }' "$ctl")
+  [ -n "$cli" ] && [ -n "$srv" ] || continue
+  echo "$cli $srv" | awk -v name="$(basename "$(dirname "$f")")/$(basename "$f" .csv)" -v d="$deadline" \
+    '{ printf "| clocks, %s | clients %.4f (%d answers), server %.4f (%d): server/clients %.3f, %+.2f ms a request |\n", name, $1, $2, $3, $4, $3 / $1, d * ($3 - $1) }'
+done
 echo "(serve_gpu: $((SECONDS - t_start)) s)"
