@@ -251,7 +251,11 @@ if [ "${c:-0}" -gt 0 ] && [ -z "${CAPACITY_ONLY:-}" ]; then
     echo "experiment B ($xbe router, $c/s offered, then a 2x step at $((exp_s * 3 / 8)) s):"
     # the first set-point only: the table reads B's with.csv alone
     first=${SETPOINTS:-0.9}
-    SETPOINTS=${first%% *} PROFILE=${PROFILE:-$out/experiment/profile.csv} experiment experiment-step "$c" $((c * exp_s * 2)) "$step_at" 1000000 2 1
+    # every request from the step on is the spike's: a fixed 1,000,000
+    # ended the 2x load before the run did once 2c x (the time left) passed
+    # it (at EXP_S=16 and c = 57,704, 1.5 s of 1x at the end, which read as
+    # -3..-8% "after the step"; session 12)
+    SETPOINTS=${first%% *} PROFILE=${PROFILE:-$out/experiment/profile.csv} experiment experiment-step "$c" $((c * exp_s * 2)) "$step_at" $((c * exp_s * 2)) 2 1
   fi
 fi
 
@@ -297,14 +301,14 @@ f="$out/experiment-step/with.csv"
 if [ -f "$f" ]; then
   # B: after the step begins, the first bin within +-5% of the set-point,
   # in control periods (a period is a deadline), and the mean from 10
-  # periods after the step on
+  # periods after the step on, over the bins of the 2x load (the spike's)
   awk -F, -v sp="$(sp_of with)" -v per="$deadline" '
     /^#/ || $1 == "t" { next }
     { t = $1; td = $7 }
     step == "" && $12 > 0 { step = t }
     step == "" && t >= 1 && td != "nan" { s0 += td; k0++ }
     step != "" && back == "" && td != "nan" && td >= 0.95 * sp && td <= 1.05 * sp { back = t }
-    step != "" && t >= step + 10 * per / 1000 && td != "nan" { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
+    step != "" && t >= step + 10 * per / 1000 && td != "nan" && $12 >= 0.9 * $2 { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
     END { if (step == "") exit
           printf "| 2x load step (set-point %.2f) | before the step mean %.3f; ", sp, k0 ? s0 / k0 : -1
           if (back != "") printf "back within 5%% after %.0f periods", (back - step) * 1000 / per
@@ -312,8 +316,9 @@ if [ -f "$f" ]; then
           if (k1) printf "; from 10 periods after the step mean %.3f (%+.1f%%), %d of %d bins within", s1 / k1, 100 * (s1 / k1 - sp) / sp, inb, k1
           printf " |\n" }' "$f"
   # the same on the server's clock (its control log; the step comes
-  # 3/8 of the run after its first answers)
-  awk -F, -v sp="$(sp_of with)" -v step_s="$(awk -v e="${EXP_S:-8}" 'BEGIN { print e * 3 / 8 }')" '
+  # 3/8 of the run after its first answers, and the run's clients stop
+  # EXP_S after them)
+  awk -F, -v sp="$(sp_of with)" -v end_s="${EXP_S:-8}" -v step_s="$(awk -v e="${EXP_S:-8}" 'BEGIN { print e * 3 / 8 }')" '
     NR == 1 { next }
     $3 > 0 && t0 == "" { t0 = $1 }
     t0 == "" { next }
@@ -321,7 +326,7 @@ if [ -f "$f" ]; then
     t >= 1 && t < step_s && td >= 0 { s0 += td; k0++ }
     t >= step_s { n++ }
     t >= step_s && back == "" && td >= 0.95 * sp && td <= 1.05 * sp { back = n }
-    t >= step_s && n > 10 && td >= 0 { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
+    t >= step_s && n > 10 && t <= end_s && td >= 0 { s1 += td; k1++; if (td >= 0.95 * sp && td <= 1.05 * sp) inb++ }
     END { if (!n) exit
           printf "| 2x load step, server'"'"'s clock (set-point %.2f) | before the step mean %.3f; ", sp, k0 ? s0 / k0 : -1
           if (back != "") printf "back within 5%% in period %d after the step", back
