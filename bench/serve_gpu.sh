@@ -348,4 +348,20 @@ for f in "$out"/experiment/with*.csv "$out"/experiment-step/with.csv; do
   echo "$cli $srv" | awk -v name="$(basename "$(dirname "$f")")/$(basename "$f" .csv)" -v d="$deadline" \
     '{ printf "| clocks, %s | clients %.4f (%d answers), server %.4f (%d): server/clients %.3f, %+.2f ms a request |\n", name, $1, $2, $3, $4, $3 / $1, d * ($3 - $1) }'
 done
+# the energy of each experiment's serving window, from the server's JSON
+# (the meters present, and those missing with the reason)
+for js in "$out"/experiment/server-*.json "$out"/experiment-step/server-*.json; do
+  [ -f "$js" ] || continue
+  meters=$(grep -o '{"name":"[^"]*","kind":"[^"]*","available":[a-z]*[^}]*}' "$js" |
+    awk '{ name = $0; sub(/^{"name":"/, "", name); sub(/".*/, "", name)
+           if ($0 ~ /"available":true/) {
+             j = $0; sub(/.*"joules":/, "", j); sub(/[,}].*/, "", j)
+             w = $0; sub(/.*"mean_watts":/, "", w); sub(/[,}].*/, "", w)
+             s = s sep sprintf("%s %.0f J at %.0f W", name, j, w); sep = "; "
+           } else { miss = miss msep name; msep = ", " } }
+         END { printf "%s", s == "" ? "no meter present" : s; if (miss != "") printf "; missing: %s", miss }')
+  ans=$(sed -n 's/.*"answered":\([0-9]*\).*/\1/p' "$js")
+  ref=$(sed -n 's/.*"refused":\([0-9]*\).*/\1/p' "$js")
+  echo "| energy, $(basename "$(dirname "$js")")/$(basename "$js" .json | sed 's/^server-//') | ${meters:-no meter}; ${ans:-?} answers and ${ref:-?} refusals |"
+done
 echo "(serve_gpu: $((SECONDS - t_start)) s)"
