@@ -48,9 +48,10 @@
 # ceiling; FIRST_RATE=none leaves them out). CPU_CAPACITY=batch measures
 # the CPU router's capacity with the experiment's batchers, not --inline.
 # Since session 10: GPU_WAIT (spin|block, the CUDA servers' --gpu-wait);
-# CAPACITY_ONLY=1 (steps 1 and 2 only); since session 11 GPU_SPIN_US (the
-# CUDA servers' --gpu-spin-us, 200) and IDLE_HOST=0 (--no-idle-host); EXP_FLAGS (more flags for the
-# experiment's servers, e.g. "--integral-band 0.5"). Since session 12
+# CAPACITY_ONLY=1 (steps 1 and 2 only); EXP_FLAGS (more flags for the
+# experiment's servers, e.g. "--integral-band 0.5"). Since session 11
+# GPU_SPIN_US (the CUDA servers' --gpu-spin-us, 200) and IDLE_HOST=0
+# (--no-idle-host). Since session 12
 # SKIP_A=1: experiment B alone (with CAPACITY=N: variants of gains or
 # options on one offered load, without the capacity's spread between calls).
 set -u
@@ -318,7 +319,8 @@ if [ -f "$f" ]; then
   # the same on the server's clock (its control log; the step comes
   # 3/8 of the run after its first answers, and the run's clients stop
   # EXP_S after them)
-  awk -F, -v sp="$(sp_of with)" -v end_s="${EXP_S:-8}" -v step_s="$(awk -v e="${EXP_S:-8}" 'BEGIN { print e * 3 / 8 }')" '
+  awk -F, -v sp="$(sp_of with)" -v end_s="${EXP_S:-8}" '
+    BEGIN { step_s = end_s * 3 / 8 }
     NR == 1 { next }
     $3 > 0 && t0 == "" { t0 = $1 }
     t0 == "" { next }
@@ -349,7 +351,7 @@ for f in "$out"/experiment/with*.csv "$out"/experiment-step/with.csv; do
     '{ printf "| clocks, %s | clients %.4f (%d answers), server %.4f (%d): server/clients %.3f, %+.2f ms a request |\n", name, $1, $2, $3, $4, $3 / $1, d * ($3 - $1) }'
 done
 # the energy of each experiment's serving window, from the server's JSON
-# (the meters present, and those missing with the reason)
+# (the meters present, and the names of those missing)
 for js in "$out"/experiment/server-*.json "$out"/experiment-step/server-*.json; do
   [ -f "$js" ] || continue
   meters=$(grep -o '{"name":"[^"]*","kind":"[^"]*","available":[a-z]*[^}]*}' "$js" |

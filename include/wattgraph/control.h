@@ -589,6 +589,7 @@ typedef struct wg_admit {
   double capacity;  /* estimate, req/s */
   double rate;      /* admitted rate, req/s */
   double error;     /* last e */
+  double sample;    /* last capacity sample given (0: none) */
   uint64_t periods;
   uint64_t samples; /* capacity samples taken */
 } wg_admit;

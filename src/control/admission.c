@@ -96,6 +96,7 @@ wg_status wg_admit_init(wg_ctx_t *ctx, wg_admit *a, const wg_admit_opts *o) {
 static double update(wg_admit *a, double tardiness, double capacity, double realised) {
   const wg_admit_opts *o = &a->o;
   int sample = isfinite(capacity) && capacity > 0;
+  a->sample = sample ? capacity : 0;
   if (sample) {
     if (a->samples++ == 0)
       a->capacity = capacity; /* the first sample replaces rate_max */

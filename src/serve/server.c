@@ -981,13 +981,13 @@ static const char control_log_header[] =
 
 /* Formats the period's line (under mu); control_tick writes it after. */
 static void control_line(const wg_server_t *s, char *buf, size_t cap, double now,
-                         const wg_admit_period *p, double cap_sample, double rate) {
+                         const wg_admit_period *p, double rate) {
   const wg_admit *a = &s->admit;
   const int on = s->o.admission;
   snprintf(buf, cap,
           "%.4f,%.4f,%.0f,%.0f,%.5f,%.5f,%.5f,%.4f,%.0f,%.1f,%.1f,%.4f,%.4f,%.4f,%.1f,%.5f\n",
           now - s->t_start, p->seconds, p->answered, p->refused, p->tardiness, p->prewait,
-          p->postwait, p->busy, p->inflight_growth, cap_sample, on ? a->capacity : 0,
+          p->postwait, p->busy, p->inflight_growth, on ? a->sample : 0, on ? a->capacity : 0,
           on ? a->u : 0, on ? a->error : 0, on ? a->o.ki * a->integral : 0, on ? rate : 0,
           s->period_longest);
 }
@@ -1034,11 +1034,8 @@ static void control_tick(wg_server_t *s, double now) {
                                .inflight_growth = inflight - s->period_inflight0,
                                .refused = (double)s->period_refused};
   s->period_inflight0 = inflight;
-  /* the sample again for the control log (wg_admit_update_period takes it
-   * itself; the function is pure) */
-  const double cap =
-      s->o.admission ? wg_admit_capacity_sample(&s->admit, &per, !s->o.no_probe) : 0;
-  double rate = s->o.admission ? wg_admit_update_period(&s->admit, &per, !s->o.no_probe) : INFINITY;
+  double rate =
+      s->o.admission ? wg_admit_update_period(&s->admit, &per, !s->o.no_probe) : INFINITY;
   if (s->o.admission) {
     wg_bucket_set_rate(&s->bucket, rate, now);
     /* the bucket holds at least a twentieth of a period at that rate: a
@@ -1051,7 +1048,7 @@ static void control_tick(wg_server_t *s, double now) {
   if (tard >= 0) s->st.tardiness = tard;
   s->st.admitted_rate = s->o.admission ? rate : 0;
   char line[256];
-  if (s->o.control_log) control_line(s, line, sizeof line, now, &per, cap, rate);
+  if (s->o.control_log) control_line(s, line, sizeof line, now, &per, rate);
   s->period_start = now;
   s->period_busy = s->period_busy_inline = s->period_tard_sum = s->period_backend = 0;
   s->period_longest = 0;
